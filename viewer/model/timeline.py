@@ -1,0 +1,134 @@
+"""The Timeline model: what one cuzk log says, as sorted numpy/pandas tables.
+
+One ``Timeline`` per loaded file, holding one ``Session`` per daemon run.
+Times are float64 milliseconds in the session's own epoch (the ``offset_ms``
+of the TIMELINE lines); a missing time is NaN.  Tables are built once by the
+reader and never mutated afterwards, so analysis and drawing can share them.
+
+``Session.partitions`` has one row per GPU proving call (a partition of a
+partitioned job, or a whole monolithic job), sorted by ``gpu_start`` (rows
+that never reached the GPU last), with the columns in ``PARTITION_COLUMNS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+KERNEL_SOURCE_TIMING = "cuzk_timing"
+KERNEL_SOURCE_GPU_MS = "gpu_ms"
+
+#: Column name -> dtype of ``Session.partitions``.
+PARTITION_COLUMNS: dict[str, str] = {
+    "job": "int32",  # index into Session.jobs (row position)
+    "partition": "int32",  # partition number; -1 for a monolithic job
+    "synth_start": "float64",
+    "synth_end": "float64",
+    "synth_ms": "float64",  # as reported by SYNTH_END (NaN when absent)
+    "queued": "float64",  # CHAN_SEND / GPU_QUEUE
+    "pickup": "float64",  # GPU_PICKUP
+    "gpu_start": "float64",  # GPU_START
+    "gpu_end": "float64",  # GPU_END; NaN while open
+    "gpu_ms": "float64",  # as reported by GPU_END
+    "worker": "int32",  # GPU worker id; -1 unknown
+    "gpu": "int32",  # GPU ordinal; -1 unknown
+    "kernel_start": "float64",  # start of the CUDA region (from CUZK_TIMING)
+    "kernel_ms": "float64",  # gpu_total_ms of the attributed block
+    "ntt_msm_h_ms": "float64",
+    "batch_add_ms": "float64",
+    "tail_msm_ms": "float64",
+    "gpu_open": "bool",  # GPU_START seen, GPU_END never seen
+    "synth_open": "bool",  # SYNTH_START seen, SYNTH_END never seen
+}
+
+#: Column name -> dtype of ``Session.jobs`` (row position = job index).
+JOB_COLUMNS: dict[str, str] = {
+    "job_id": "object",  # str
+    "kind": "object",  # str or None (partitioned PoRep jobs carry no kind)
+    "partitions": "int32",  # GPU calls of this job (rows in partitions)
+    "monolithic": "bool",
+}
+
+#: Column name -> dtype of ``Session.workers``, sorted by worker.
+WORKER_COLUMNS: dict[str, str] = {
+    "worker": "int32",
+    "gpu": "int32",
+}
+
+
+def empty_frame(columns: dict[str, str]) -> pd.DataFrame:
+    """A zero-row frame with the given columns and dtypes."""
+    return conform(pd.DataFrame(), columns)
+
+
+def conform(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
+    """``frame`` with exactly ``columns`` in order and their dtypes (missing -> default)."""
+    out: dict[str, pd.Series] = {}
+    n = len(frame)
+    for name, dtype in columns.items():
+        if name in frame:
+            col = frame[name]
+            if dtype.startswith("int"):
+                col = col.fillna(-1)
+            elif dtype == "bool":
+                col = col.fillna(False)
+            out[name] = col.to_numpy().astype(dtype, copy=False)
+        elif dtype == "float64":
+            out[name] = np.full(n, np.nan)
+        elif dtype == "bool":
+            out[name] = np.zeros(n, dtype=bool)
+        elif dtype == "object":
+            out[name] = np.full(n, None, dtype=object)
+        else:
+            out[name] = np.full(n, -1, dtype=dtype)
+    # pandas >= 3 infers a string dtype from object arrays; keep None as None.
+    return pd.DataFrame({k: pd.Series(v, dtype=columns[k]) for k, v in out.items()})
+
+
+@dataclass(eq=False)
+class Session:
+    """One daemon run: its GPU calls, jobs and workers, plus what the reader saw."""
+
+    index: int
+    partitions: pd.DataFrame
+    jobs: pd.DataFrame
+    workers: pd.DataFrame
+    events: int = 0  # TIMELINE events accepted
+    skipped: dict[str, int] = field(default_factory=dict)  # reason -> lines
+    start_ms: float = 0.0  # first event of the session
+    end_ms: float = 0.0  # last event of the session
+    kernel_source: str = KERNEL_SOURCE_GPU_MS
+    notes: list[str] = field(default_factory=list)  # e.g. ambiguous kernel attribution
+
+    @property
+    def gpus(self) -> dict[int, list[int]]:
+        """GPU ordinal -> its worker ids, both ascending."""
+        out: dict[int, list[int]] = {}
+        for worker, gpu in zip(self.workers["worker"], self.workers["gpu"], strict=True):
+            out.setdefault(int(gpu), []).append(int(worker))
+        return {g: sorted(ws) for g, ws in sorted(out.items())}
+
+    @property
+    def open_intervals(self) -> int:
+        """GPU calls that started and never ended (a crash, or a log still being written)."""
+        return int(self.partitions["gpu_open"].sum())
+
+    def job_ids(self) -> np.ndarray:
+        """Job id of every partition row, as an object array."""
+        return self.jobs["job_id"].to_numpy()[self.partitions["job"].to_numpy()]
+
+
+@dataclass(eq=False)
+class Timeline:
+    """Everything read from one log file."""
+
+    source: Path
+    sessions: list[Session]
+    skipped: dict[str, int] = field(default_factory=dict)  # lines outside any session
+
+    @property
+    def events(self) -> int:
+        return sum(s.events for s in self.sessions)
