@@ -1,0 +1,69 @@
+"""About and keyboard-shortcut dialogs."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtWidgets
+
+import viewer
+
+SHORTCUTS: tuple[tuple[str, str], ...] = (
+    ("Ctrl+O", "Open logs (or drop files / a folder on the window)"),
+    ("Mouse wheel", "Zoom time around the cursor"),
+    ("Drag", "Pan"),
+    ("Shift+drag", "Zoom to the dragged span"),
+    ("Ctrl+drag", "Select a time range (the panels follow it)"),
+    ("W / S", "Zoom in / out"),
+    ("A / D", "Pan left / right"),
+    ("F or Home", "Fit the whole session"),
+    ("] or N", "Next sector transition"),
+    ("[ or P", "Previous sector transition"),
+    ("1 … 9", "Show session 1 … 9"),
+    ("V", "Select the visible span"),
+    ("Esc", "Clear the range (analyse the whole session)"),
+    ("Double-click a bar", "Frame that partition"),
+    ("Click a bar", "Highlight its job across lanes"),
+    ("Ctrl+C in a table", "Copy the selected rows as tab-separated text"),
+    ("F1", "This list"),
+)
+
+
+def show_shortcuts(parent: QtWidgets.QWidget) -> QtWidgets.QDialog:
+    dialog = QtWidgets.QDialog(parent)
+    dialog.setWindowTitle("Keyboard shortcuts")
+    table = QtWidgets.QTableWidget(len(SHORTCUTS), 2, dialog)
+    table.setHorizontalHeaderLabels(["Keys", "Action"])
+    table.verticalHeader().setVisible(False)
+    table.setEditTriggers(QtWidgets.QAbstractItemView.EditTrigger.NoEditTriggers)
+    for row, (keys, what) in enumerate(SHORTCUTS):
+        table.setItem(row, 0, QtWidgets.QTableWidgetItem(keys))
+        table.setItem(row, 1, QtWidgets.QTableWidgetItem(what))
+    table.resizeColumnsToContents()
+    table.horizontalHeader().setStretchLastSection(True)
+    buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
+    buttons.rejected.connect(dialog.reject)
+    layout = QtWidgets.QVBoxLayout(dialog)
+    layout.addWidget(table)
+    layout.addWidget(buttons)
+    dialog.resize(560, 520)
+    dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.show()
+    return dialog
+
+
+ABOUT = (
+    "cuzk Timeline Viewer {version}\n\n"
+    "Reads the TIMELINE and CUZK_TIMING lines of a cuzk proving daemon log and shows "
+    "where each GPU worker was busy, where the GPU sat idle, whether the gaps between "
+    "sectors are cold-start artifacts or starvation, and whether the run is GPU-bound "
+    "(measured s/proof equal to the serial CUDA kernel time).\n\n"
+    "The same figures, headless: python -m viewer report LOG"
+)
+
+
+def show_about(parent: QtWidgets.QWidget) -> None:
+    box = QtWidgets.QMessageBox(parent)
+    box.setWindowTitle("About cuzk Timeline Viewer")
+    box.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+    box.setText(ABOUT.format(version=viewer.__version__))
+    box.setIconPixmap(parent.windowIcon().pixmap(64, 64))
+    box.exec()

@@ -1,0 +1,53 @@
+"""Loading logs off the GUI thread, with progress and Cancel."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from PySide6 import QtCore
+
+from viewer.io import LoadCancelled, LogError, open_log
+
+
+class LoadJob(QtCore.QThread):
+    """Reads one log in a worker thread; the GUI thread only receives signals.
+
+    ``progress_changed(done, total)`` in bytes; ``loaded(timeline)``;
+    ``failed(message)`` with a message naming the file; ``cancelled()``.
+    """
+
+    progress_changed = QtCore.Signal(int, int)
+    loaded = QtCore.Signal(object)
+    failed = QtCore.Signal(str)
+    cancelled = QtCore.Signal()
+
+    def __init__(
+        self, path: Path, workers_per_gpu: int | None = None, parent: QtCore.QObject | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.path = Path(path)
+        self.workers_per_gpu = workers_per_gpu
+        self._cancel = threading.Event()
+
+    def cancel(self) -> None:
+        self._cancel.set()
+
+    def run(self) -> None:
+        try:
+            timeline = open_log(
+                self.path,
+                workers_per_gpu=self.workers_per_gpu,
+                progress=self.progress_changed.emit,
+                cancel=self._cancel.is_set,
+            )
+        except LoadCancelled:
+            self.cancelled.emit()
+        except LogError as exc:
+            self.failed.emit(str(exc))
+        except MemoryError:
+            self.failed.emit(f"{self.path}: not enough memory to load this log")
+        except Exception as exc:  # a reader bug must not take the window down
+            self.failed.emit(f"{self.path}: could not be read ({type(exc).__name__}: {exc})")
+        else:
+            self.loaded.emit(timeline)

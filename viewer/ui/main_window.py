@@ -1,0 +1,521 @@
+"""The main window: swimlanes in the middle, range panels docked around them."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.model import Timeline
+from viewer.ui.dialogs import show_about, show_shortcuts
+from viewer.ui.loader import LoadJob
+from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
+from viewer.ui.resources import app_icon
+from viewer.ui.summary_runner import SummaryRunner
+from viewer.ui.timeline_view import TimelineView
+
+LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".out", ".err")
+MAX_RECENT = 10
+
+
+def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
+    """Files as given; a folder contributes its log-looking files, sorted by name."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            out.extend(
+                sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(LOG_SUFFIXES))
+            )
+        else:
+            out.append(path)
+    return out
+
+
+class MessageBanner(QtWidgets.QFrame):
+    """An inline, dismissable message above the view (errors never take the view away)."""
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setObjectName("messageBanner")
+        self.label = QtWidgets.QLabel()
+        self.label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.label.setWordWrap(True)
+        self.label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+        close = QtWidgets.QToolButton()
+        close.setText("✕")
+        close.setAutoRaise(True)
+        close.setToolTip("Dismiss")
+        close.clicked.connect(self.hide)
+        layout = QtWidgets.QHBoxLayout(self)
+        layout.setContentsMargins(10, 6, 6, 6)
+        layout.addWidget(self.label, 1)
+        layout.addWidget(close)
+        self.hide()
+
+    def show_message(self, text: str, *, error: bool = True) -> None:
+        colour = "#d04a3c" if error else "#2e7bd0"
+        self.setStyleSheet(
+            f"#messageBanner {{ border: 1px solid {colour}; border-left: 5px solid {colour};"
+            " border-radius: 3px; }"
+        )
+        self.label.setText(text)
+        self.show()
+
+
+class MainWindow(QtWidgets.QMainWindow):
+    """Open logs, browse their swimlanes and read the figures of the selected range.
+
+    Every way in (command line, File > Open, Open Recent, drag and drop) goes through
+    ``open_paths``. ``timeline_loaded(timeline)`` fires when a log is shown;
+    ``load_failed(message)`` when one could not be read; ``summary_ready(summary)``
+    when the panels show the figures of a new range.
+    """
+
+    timeline_loaded = QtCore.Signal(object)
+    load_failed = QtCore.Signal(str)
+    summary_ready = QtCore.Signal(object)
+
+    def __init__(
+        self,
+        settings: QtCore.QSettings | None = None,
+        workers_per_gpu: int | None = None,
+        parent: QtWidgets.QWidget | None = None,
+    ) -> None:
+        super().__init__(parent)
+        self.settings = settings or QtCore.QSettings()
+        self.workers_per_gpu = workers_per_gpu
+        self._timeline: Timeline | None = None
+        self._session_index = 0
+        self._queue: list[Path] = []
+        self._job: LoadJob | None = None
+        self._summary = None
+
+        self.setWindowIcon(app_icon())
+        self.setAcceptDrops(True)
+        self.setDockOptions(
+            QtWidgets.QMainWindow.DockOption.AnimatedDocks
+            | QtWidgets.QMainWindow.DockOption.AllowTabbedDocks
+        )
+        self.view = TimelineView(self)
+        self.banner = MessageBanner(self)
+        central = QtWidgets.QWidget(self)
+        layout = QtWidgets.QVBoxLayout(central)
+        layout.setContentsMargins(4, 4, 4, 0)
+        layout.setSpacing(4)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.view, 1)
+        self.setCentralWidget(central)
+
+        self.kernel_panel = KernelPanel()
+        self.throughput_panel = ThroughputPanel()
+        self.transitions_panel = TransitionsPanel()
+        self.gaps_panel = GapsPanel()
+        self.jobs_panel = JobsPanel()
+        self.docks: dict[str, QtWidgets.QDockWidget] = {}
+        self._add_dock("throughput", "Throughput", self.throughput_panel,
+                       QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("kernel", "Kernel time", self.kernel_panel,
+                       QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
+        self._add_dock("transitions", "Sector transitions", self.transitions_panel,
+                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("gaps", "Idle gaps", self.gaps_panel,
+                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock("jobs", "Jobs", self.jobs_panel,
+                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
+        self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
+        self.docks["transitions"].raise_()
+        self.resizeDocks([self.docks["throughput"]], [400], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks([self.docks["transitions"]], [210], QtCore.Qt.Orientation.Vertical)
+
+        self.runner = SummaryRunner(self)
+        self.runner.summary_ready.connect(self._on_summary_ready)
+        self.runner.failed.connect(self._on_summary_failed)
+
+        self._build_status_bar()
+        self._build_actions()
+        self._connect_view()
+        self._update_title()
+        self._restore_layout()
+        self._show_empty_hint()
+
+    # ----------------------------------------------------------------- building
+    def _add_dock(self, key, title, widget, area) -> None:
+        dock = QtWidgets.QDockWidget(title, self)
+        dock.setObjectName(f"dock_{key}")
+        dock.setWidget(widget)
+        dock.setFeatures(
+            QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetMovable
+            | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
+            | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable
+        )
+        self.addDockWidget(area, dock)
+        self.docks[key] = dock
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        self.cursor_label = QtWidgets.QLabel("")
+        self.range_label = QtWidgets.QLabel("no range selected")
+        for label in (self.cursor_label, self.range_label):
+            label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        self.cursor_label.setMinimumWidth(130)
+        self.progress = QtWidgets.QProgressBar()
+        self.progress.setMaximumWidth(220)
+        self.progress.setRange(0, 1000)
+        self.progress.setFormat("loading %p%")
+        self.cancel_button = QtWidgets.QPushButton("Cancel")
+        self.cancel_button.clicked.connect(self.cancel_loading)
+        self.progress.hide()
+        self.cancel_button.hide()
+        bar.addWidget(self.cursor_label)
+        bar.addWidget(self.range_label, 1)
+        bar.addPermanentWidget(self.progress)
+        bar.addPermanentWidget(self.cancel_button)
+
+    def _action(self, text, slot, shortcut=None, tip=None) -> QtGui.QAction:
+        action = QtGui.QAction(text, self)
+        if shortcut is not None:
+            action.setShortcut(QtGui.QKeySequence(shortcut))
+        if tip:
+            action.setStatusTip(tip)
+            action.setToolTip(tip)
+        action.triggered.connect(slot)
+        return action
+
+    def _build_actions(self) -> None:
+        Std = QtGui.QKeySequence.StandardKey
+        self.open_action = self._action("&Open…", self.choose_files, Std.Open, "Open cuzk logs")
+        self.quit_action = self._action("&Quit", self.close, Std.Quit)
+        self.export_report_action = self._action(
+            "Export report (Markdown)…", self.export_report_markdown, None,
+            "Write the report of the selected range as Markdown tables",
+        )
+        self.fit_action = self._action("&Fit all", self.view.fit, "F", "Show the whole session")
+        self.select_visible_action = self._action(
+            "Select &visible", self.view.select_visible, "V", "Select the visible time span"
+        )
+        self.clear_selection_action = self._action(
+            "&Clear range", self.view.clear_selection, "Esc", "Analyse the whole session"
+        )
+        self.next_action = self._action(
+            "&Next transition", self.view.next_transition, "]",
+            "Frame the next sector transition",
+        )
+        self.prev_action = self._action(
+            "&Previous transition", self.view.prev_transition, "[",
+            "Frame the previous sector transition",
+        )
+        self.about_action = self._action("&About", lambda: show_about(self))
+        self.shortcuts_action = self._action(
+            "&Keyboard shortcuts", lambda: show_shortcuts(self), Std.HelpContents
+        )
+
+        menu = self.menuBar()
+        file_menu = menu.addMenu("&File")
+        file_menu.addAction(self.open_action)
+        self.recent_menu = file_menu.addMenu("Open &Recent")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
+        file_menu.addSeparator()
+        file_menu.addAction(self.export_report_action)
+        file_menu.addSeparator()
+        file_menu.addAction(self.quit_action)
+
+        view_menu = menu.addMenu("&View")
+        for action in (self.fit_action, self.select_visible_action, self.clear_selection_action,
+                       self.next_action, self.prev_action):
+            view_menu.addAction(action)
+        view_menu.addSeparator()
+        panels = view_menu.addMenu("&Panels")
+        for dock in self.docks.values():
+            panels.addAction(dock.toggleViewAction())
+
+        help_menu = menu.addMenu("&Help")
+        help_menu.addAction(self.shortcuts_action)
+        help_menu.addAction(self.about_action)
+
+        tools = self.addToolBar("Main")
+        tools.setObjectName("toolbar_main")
+        tools.setMovable(False)
+        tools.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
+        for action in (self.open_action, self.fit_action, self.select_visible_action,
+                       self.clear_selection_action, self.prev_action, self.next_action):
+            tools.addAction(action)
+        tools.addSeparator()
+        tools.addWidget(QtWidgets.QLabel(" Session "))
+        self.session_combo = QtWidgets.QComboBox()
+        self.session_combo.setMinimumContentsLength(28)
+        self.session_combo.setSizeAdjustPolicy(
+            QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
+        )
+        self.session_combo.activated.connect(self.set_session)
+        tools.addWidget(self.session_combo)
+
+    def _connect_view(self) -> None:
+        self.view.selection_changed.connect(self._on_selection_changed)
+        self.view.cursor_moved.connect(self._on_cursor_moved)
+        self.view.session_changed.connect(self._on_view_session_changed)
+        for panel in (self.transitions_panel, self.gaps_panel, self.jobs_panel):
+            panel.frame_requested.connect(self._on_frame_requested)
+
+    # ------------------------------------------------------------------ opening
+    def choose_files(self) -> None:
+        start = self.settings.value("last_dir", str(Path.home()))
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
+            self, "Open cuzk logs", str(start),
+            "cuzk logs (*.log *.txt *.gz *.zst *.out *.err);;All files (*)",
+        )
+        if paths:
+            self.settings.setValue("last_dir", str(Path(paths[0]).parent))
+            self.open_paths(paths)
+
+    def open_paths(self, paths: Iterable[str | Path]) -> None:
+        """Load logs one after the other; the last one that loads is shown."""
+        expanded = expand_paths(paths)
+        if not expanded:
+            self.banner.show_message("Nothing to open: the folder holds no .log, .gz or .zst file.")
+            return
+        self._queue.extend(expanded)
+        if self._job is None:
+            self._start_next()
+
+    def _start_next(self) -> None:
+        if not self._queue:
+            return
+        path = self._queue.pop(0)
+        job = LoadJob(path, self.workers_per_gpu, self)
+        job.progress_changed.connect(self._on_progress)
+        job.loaded.connect(self._on_loaded)
+        job.failed.connect(self._on_failed)
+        job.cancelled.connect(self._on_cancelled)
+        job.finished.connect(self._on_job_finished)
+        self._job = job
+        self.progress.setValue(0)
+        self.progress.setFormat(f"{path.name} %p%")
+        self.progress.show()
+        self.cancel_button.show()
+        job.start()
+
+    def cancel_loading(self) -> None:
+        self._queue.clear()
+        if self._job is not None:
+            self._job.cancel()
+
+    def is_loading(self) -> bool:
+        return self._job is not None
+
+    def _on_progress(self, done: int, total: int) -> None:
+        self.progress.setValue(int(1000 * done / total) if total > 0 else 0)
+
+    def _on_loaded(self, timeline: Timeline) -> None:
+        self.banner.hide()
+        self._timeline = timeline
+        self._remember_recent(timeline.source)
+        self._fill_session_combo()
+        self._session_index = self._best_session(timeline)
+        self.view.set_timeline(timeline, self._session_index)
+        self.session_combo.setCurrentIndex(self._session_index)
+        self._update_title()
+        self._request_summary(None)
+        notes = [n for s in timeline.sessions for n in s.notes]
+        if notes:
+            self.statusBar().showMessage("; ".join(dict.fromkeys(notes)), 10000)
+        self.timeline_loaded.emit(timeline)
+
+    def _on_failed(self, message: str) -> None:
+        self.banner.show_message(message)
+        self.load_failed.emit(message)
+
+    def _on_cancelled(self) -> None:
+        self.statusBar().showMessage("Loading cancelled; the previous view is kept.", 5000)
+
+    def _on_job_finished(self) -> None:
+        job, self._job = self._job, None
+        if job is not None:
+            job.deleteLater()
+        self.progress.hide()
+        self.cancel_button.hide()
+        self._start_next()
+
+    @staticmethod
+    def _best_session(timeline: Timeline) -> int:
+        """The session with the most GPU calls: a short-lived crashed run is rarely the point."""
+        if not timeline.sessions:
+            return 0
+        sizes = [len(s.partitions) for s in timeline.sessions]
+        return max(range(len(sizes)), key=lambda i: (sizes[i], i))
+
+    # ---------------------------------------------------------------- sessions
+    def timeline(self) -> Timeline | None:
+        return self._timeline
+
+    def session(self):
+        if self._timeline is None or not self._timeline.sessions:
+            return None
+        return self._timeline.sessions[self._session_index]
+
+    def _fill_session_combo(self) -> None:
+        self.session_combo.clear()
+        if self._timeline is None:
+            return
+        for s in self._timeline.sessions:
+            span = (s.end_ms - s.start_ms) / 1000
+            self.session_combo.addItem(
+                f"{s.index + 1}: {len(s.jobs)} jobs, {len(s.partitions)} calls, {span:.0f} s"
+            )
+
+    def set_session(self, index: int) -> None:
+        if self._timeline is None or not 0 <= index < len(self._timeline.sessions):
+            return
+        if index != self._session_index or self.view.session_index() != index:
+            self._session_index = index
+            self.view.set_session(index)
+        self.session_combo.setCurrentIndex(index)
+        self._update_title()
+        self._request_summary(None)
+
+    def _on_view_session_changed(self, index: int) -> None:
+        if index != self._session_index:
+            self._session_index = index
+            self.session_combo.setCurrentIndex(index)
+            self._update_title()
+            self._request_summary(None)
+
+    # ------------------------------------------------------------------- range
+    def _on_selection_changed(self, start_ms: float, end_ms: float) -> None:
+        rng = None if end_ms <= start_ms else (start_ms, end_ms)
+        self._show_range(rng)
+        self._request_summary(rng)
+
+    def _request_summary(self, rng) -> None:
+        session = self.session()
+        if session is None:
+            return
+        self._show_range(rng)
+        self.runner.request(session, rng)
+
+    def _show_range(self, rng) -> None:
+        if rng is None:
+            self.range_label.setText("range: whole session (drag with Ctrl, or press V)")
+        else:
+            a, b = rng
+            self.range_label.setText(
+                f"range {a / 1000:.3f} s → {b / 1000:.3f} s  (length {(b - a) / 1000:.3f} s)"
+            )
+
+    def _on_summary_ready(self, summary, rng) -> None:
+        self._summary = summary
+        for panel in (self.kernel_panel, self.throughput_panel, self.transitions_panel,
+                      self.gaps_panel, self.jobs_panel):
+            panel.set_summary(summary)
+        self.summary_ready.emit(summary)
+
+    def _on_summary_failed(self, message: str) -> None:
+        self.statusBar().showMessage(f"Could not compute the figures: {message}", 10000)
+
+    def current_summary(self):
+        return self._summary
+
+    def _on_frame_requested(self, start_ms: float, end_ms: float) -> None:
+        self.view.set_x_range(start_ms, end_ms)
+
+    def _on_cursor_moved(self, ms: float) -> None:
+        self.cursor_label.setText(f"cursor {ms / 1000:.3f} s")
+
+    # ---------------------------------------------------------------- exports
+    def export_report_markdown(self) -> None:
+        from viewer.export.report import report_markdown
+
+        if self._timeline is None:
+            return
+        default = str(Path(self._timeline.source).with_suffix(".report.md"))
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self, "Export report", default, "Markdown (*.md)"
+        )
+        if not path:
+            return
+        selection = self.view.selection()
+        text = report_markdown(self._timeline, session=self._session_index, rng=selection)
+        try:
+            Path(path).write_text(text, encoding="utf-8")
+        except OSError as exc:
+            self.banner.show_message(f"{path}: could not write the report ({exc.strerror})")
+        else:
+            self.statusBar().showMessage(f"Report written to {path}", 5000)
+
+    # ---------------------------------------------------------- drag and drop
+    def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
+        if event.mimeData().hasUrls() and any(u.isLocalFile() for u in event.mimeData().urls()):
+            event.acceptProposedAction()
+        else:
+            event.ignore()
+
+    def dragMoveEvent(self, event: QtGui.QDragMoveEvent) -> None:
+        if event.mimeData().hasUrls():
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QtGui.QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if paths:
+            event.acceptProposedAction()
+            self.open_paths(paths)
+
+    # ------------------------------------------------------------ persistence
+    def recent_files(self) -> list[str]:
+        value = self.settings.value("recent_files", [])
+        if isinstance(value, str):
+            value = [value]
+        return [str(v) for v in (value or [])]
+
+    def _remember_recent(self, path: Path) -> None:
+        text = str(Path(path).resolve())
+        recent = [text] + [p for p in self.recent_files() if p != text]
+        self.settings.setValue("recent_files", recent[:MAX_RECENT])
+
+    def _fill_recent_menu(self) -> None:
+        self.recent_menu.clear()
+        recent = self.recent_files()
+        for path in recent:
+            action = self.recent_menu.addAction(path)
+            action.triggered.connect(lambda _=False, p=path: self.open_paths([p]))
+        if not recent:
+            self.recent_menu.addAction("(no recent files)").setEnabled(False)
+        else:
+            self.recent_menu.addSeparator()
+            self.recent_menu.addAction("Clear list", lambda: self.settings.remove("recent_files"))
+
+    def _restore_layout(self) -> None:
+        geometry = self.settings.value("window/geometry")
+        state = self.settings.value("window/state")
+        if geometry is not None:
+            self.restoreGeometry(geometry)
+        else:
+            self.resize(1500, 900)
+        if state is not None:
+            self.restoreState(state)
+
+    def closeEvent(self, event: QtGui.QCloseEvent) -> None:
+        self.cancel_loading()
+        if self._job is not None:
+            self._job.wait(3000)
+        self.runner.wait(3000)
+        self.settings.setValue("window/geometry", self.saveGeometry())
+        self.settings.setValue("window/state", self.saveState())
+        self.settings.sync()
+        super().closeEvent(event)
+
+    # ------------------------------------------------------------------ misc
+    def _update_title(self) -> None:
+        if self._timeline is None:
+            self.setWindowTitle("cuzk Timeline Viewer")
+            return
+        name = Path(self._timeline.source).name
+        n = len(self._timeline.sessions)
+        suffix = f" — session {self._session_index + 1} of {n}" if n > 1 else ""
+        self.setWindowTitle(f"{name}{suffix} — cuzk Timeline Viewer")
+
+    def _show_empty_hint(self) -> None:
+        self.statusBar().showMessage(
+            "Drop a cuzk daemon log here, or use File > Open (Ctrl+O).", 0
+        )

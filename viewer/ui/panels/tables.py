@@ -1,0 +1,166 @@
+"""Table panels: sector transitions, idle gaps and jobs; clicking a row frames it."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+from PySide6 import QtCore, QtWidgets
+
+from viewer.ui.table_model import CopyableTableView
+
+
+def _short(job_id: object) -> str:
+    text = str(job_id)
+    return text if len(text) <= 13 else text[:8] + "…" + text[-4:]
+
+
+def _seconds(ms: object) -> str:
+    return "—" if ms is None or (isinstance(ms, float) and math.isnan(ms)) else f"{ms / 1000:.3f}"
+
+
+def _ms(value: object) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "—"
+    return f"{value:,.0f}".replace(",", " ")
+
+
+def _yes(value: object) -> str:
+    return "yes" if bool(value) else ""
+
+
+class TablePanel(QtWidgets.QWidget):
+    """A copyable, sortable table; ``frame_requested(start_ms, end_ms)`` on row click."""
+
+    frame_requested = QtCore.Signal(float, float)
+    COLUMNS: tuple[tuple[str, str], ...] = ()
+    FORMATTERS: dict = {}
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.table = CopyableTableView(self)
+        self.count = QtWidgets.QLabel()
+        self.count.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(2, 2, 2, 2)
+        layout.setSpacing(2)
+        layout.addWidget(self.table)
+        layout.addWidget(self.count)
+        self.table.row_activated.connect(self._on_row_activated)
+        self._frame = pd.DataFrame()
+
+    def clear(self) -> None:
+        self.set_frame(pd.DataFrame({c: [] for c, _ in self.COLUMNS}))
+
+    def set_frame(self, frame: pd.DataFrame) -> None:
+        self._frame = frame.reset_index(drop=True)
+        self.table.set_frame(self._frame, self.COLUMNS, self.FORMATTERS)
+        self.count.setText(self.count_text(self._frame))
+
+    def frame(self) -> pd.DataFrame:
+        return self._frame
+
+    def count_text(self, frame: pd.DataFrame) -> str:
+        return f"{len(frame)} rows"
+
+    def span_of(self, row: pd.Series) -> tuple[float, float]:
+        raise NotImplementedError
+
+    def _on_row_activated(self, row: int) -> None:
+        if 0 <= row < len(self._frame):
+            start, end = self.span_of(self._frame.iloc[row])
+            if np.isfinite(start) and np.isfinite(end):
+                self.frame_requested.emit(float(start), float(end))
+
+
+class TransitionsPanel(TablePanel):
+    COLUMNS = (
+        ("from_id", "from"),
+        ("to_id", "to"),
+        ("time", "at (s)"),
+        ("gap_ms", "gap (ms)"),
+        ("overlap_ms", "overlap (ms)"),
+        ("starved", "starved"),
+        ("cold_start", "cold start"),
+        ("worker", "worker"),
+    )
+    FORMATTERS = {
+        "from_id": _short, "to_id": _short, "time": _seconds, "gap_ms": _ms,
+        "overlap_ms": _ms, "starved": _yes, "cold_start": _yes,
+    }
+
+    def set_summary(self, summary) -> None:
+        self.set_frame(summary.transitions)
+
+    def count_text(self, frame: pd.DataFrame) -> str:
+        if frame.empty:
+            return "no sector transitions in range"
+        warm = frame[~frame["cold_start"].astype(bool)]
+        tail = f"; warm gap mean {warm['gap_ms'].mean():.0f} ms" if len(warm) else ""
+        return f"{len(frame)} transitions{tail}"
+
+    def span_of(self, row: pd.Series) -> tuple[float, float]:
+        t = float(row["time"])
+        context = max(float(row["gap_ms"]), float(row["overlap_ms"]), 1000.0)
+        return t - 2 * context, t + 2 * context
+
+
+class GapsPanel(TablePanel):
+    COLUMNS = (
+        ("gpu", "GPU"),
+        ("start", "start (s)"),
+        ("end", "end (s)"),
+        ("ms", "idle (ms)"),
+        ("cross_sector", "cross-sector"),
+        ("starved", "starved"),
+    )
+    FORMATTERS = {
+        "start": _seconds, "end": _seconds, "ms": _ms, "cross_sector": _yes, "starved": _yes,
+    }
+
+    def set_summary(self, summary) -> None:
+        self.set_frame(summary.idle_gaps)
+
+    def count_text(self, frame: pd.DataFrame) -> str:
+        if frame.empty:
+            return "no GPU idle gaps in range"
+        cross = int(frame["cross_sector"].sum())
+        return (
+            f"{len(frame)} gaps, {frame['ms'].sum():,.0f} ms idle; {cross} cross-sector".replace(
+                ",", " "
+            )
+        )
+
+    def span_of(self, row: pd.Series) -> tuple[float, float]:
+        start, end = float(row["start"]), float(row["end"])
+        context = max(end - start, 200.0) * 3
+        return start - context, end + context
+
+
+class JobsPanel(TablePanel):
+    COLUMNS = (
+        ("job_id", "job"),
+        ("kind", "kind"),
+        ("partitions", "partitions"),
+        ("first_gpu_start", "first GPU start (s)"),
+        ("completed", "completed (s)"),
+        ("synth_span_ms", "synth span (ms)"),
+        ("queue_wait_ms", "queue wait (ms)"),
+    )
+    FORMATTERS = {
+        "first_gpu_start": _seconds, "completed": _seconds, "synth_span_ms": _ms,
+        "queue_wait_ms": _ms, "kind": lambda v: "partitioned" if v is None else str(v),
+    }
+
+    def set_summary(self, summary) -> None:
+        self.set_frame(summary.jobs)
+
+    def count_text(self, frame: pd.DataFrame) -> str:
+        return f"{len(frame)} jobs"
+
+    def span_of(self, row: pd.Series) -> tuple[float, float]:
+        start = row["synth_start"] if np.isfinite(row["synth_start"]) else row["first_gpu_start"]
+        end = row["completed"] if np.isfinite(row["completed"]) else row["first_gpu_start"]
+        pad = max(float(end) - float(start), 1000.0) * 0.05
+        return float(start) - pad, float(end) + pad
