@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.analysis.builders import call, session
+from viewer.analysis import busy_union
+
+
+def test_union_merges_overlapping_and_touching_calls() -> None:
+    s = session(
+        call("a", 0, 0, 100, 0),
+        call("a", 1, 50, 150, 1),
+        call("a", 2, 150, 200, 0),
+        call("a", 3, 300, 400, 1),
+    )
+    np.testing.assert_array_equal(busy_union(s, 0), [[0, 200], [300, 400]])
+
+
+def test_union_clipped_to_range() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("a", 1, 300, 400, 1))
+    np.testing.assert_array_equal(busy_union(s, 0, (50, 350)), [[50, 100], [300, 350]])
+    assert busy_union(s, 0, (120, 250)).shape == (0, 2)
+
+
+def test_open_interval_runs_to_session_end() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("a", 1, 200, None, 1), end_ms=1000)
+    np.testing.assert_array_equal(busy_union(s, 0), [[0, 100], [200, 1000]])
+
+
+def test_two_gpus_are_separate() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("a", 1, 50, 300, 2))
+    np.testing.assert_array_equal(busy_union(s, 0), [[0, 100]])
+    np.testing.assert_array_equal(busy_union(s, 1), [[50, 300]])
+    assert busy_union(s, 7).shape == (0, 2)
+
+
+def test_gpu_taken_from_workers_table_when_row_has_none() -> None:
+    s = session(
+        dict(job_id="a", partition=0, gpu_start=0, gpu_end=10, worker=3),
+        workers={3: 1},
+    )
+    np.testing.assert_array_equal(busy_union(s, 1), [[0, 10]])
+
+
+def test_reversed_range_is_an_error() -> None:
+    s = session(call("a", 0, 0, 100, 0))
+    with pytest.raises(ValueError):
+        busy_union(s, 0, (10, 5))

@@ -1,0 +1,86 @@
+from __future__ import annotations
+
+from tests.analysis.builders import call, session
+from viewer.analysis import cold_start_regions, transitions
+
+
+def warm_pipeline():
+    """Two workers, three 2-partition jobs; job b starts while a's last call still runs.
+
+    a->b is starved (b was queued after worker 0 became free at 100): a cold start;
+    b->c is not (c was queued long before worker 1 became free).
+    """
+    return session(
+        call("a", 0, 0, 100, 0, queued=0),
+        call("a", 1, 60, 200, 1, queued=0),
+        call("b", 0, 150, 260, 0, queued=140),
+        call("b", 1, 210, 330, 1, queued=140),
+        call("c", 0, 280, 380, 0, queued=150),
+        call("c", 1, 335, 420, 1, queued=150),
+        start_ms=-1000,
+        end_ms=500,
+    )
+
+
+def test_gap_from_latest_end_at_or_before_and_overlap() -> None:
+    t = transitions(warm_pipeline())
+    assert t["from_id"].tolist() == ["a", "b"] and t["to_id"].tolist() == ["b", "c"]
+    assert t["time"].tolist() == [150, 280]
+    # a->b: a's 2nd-to-last end (100) precedes b's start; a's last end (200) overlaps.
+    assert t["gap_ms"].tolist() == [50, 20]
+    assert t["overlap_ms"].tolist() == [50, 50]
+    assert t["worker"].tolist() == [0, 0]
+    assert t["starved"].tolist() == [True, False]
+    assert t["cold_start"].tolist() == [True, False]
+
+
+def test_gap_zero_when_nothing_of_previous_job_ended() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("b", 0, 10, 50, 1))
+    t = transitions(s)
+    assert t["gap_ms"].tolist() == [0]
+    assert t["overlap_ms"].tolist() == [90]
+
+
+def test_all_starved_is_no_cold_start() -> None:
+    s = session(
+        call("a", 0, 0, 100, 0, queued=0),
+        call("b", 0, 200, 300, 0, queued=150),
+        call("c", 0, 400, 500, 0, queued=350),
+    )
+    t = transitions(s)
+    assert t["starved"].tolist() == [True, True]
+    assert t["cold_start"].tolist() == [False, False]
+    regions = cold_start_regions(s)
+    assert regions["label"].tolist() == ["cold start"]
+
+
+def test_range_keeps_transitions_whose_next_job_starts_inside() -> None:
+    s = warm_pipeline()
+    assert transitions(s, (200, 500))["to_id"].tolist() == ["c"]
+    assert transitions(s, (0, 150))["to_id"].tolist() == ["b"]
+    # cold_start is decided on the whole session, not on the range.
+    assert transitions(s, (0, 150))["cold_start"].tolist() == [True]
+
+
+def test_starved_falls_back_to_synth_end() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("b", 0, 200, 300, 0, synth_end=150))
+    assert transitions(s)["starved"].tolist() == [True]
+
+
+def test_cold_start_regions_per_gpu_and_cold_transition() -> None:
+    r = cold_start_regions(warm_pipeline())
+    assert r[["gpu", "start", "end"]].values.tolist() == [[0, -1000, 0], [0, 100, 150]]
+    assert r["label"].tolist()[0] == "cold start"
+    assert "0->1" in r["label"].tolist()[1]
+
+
+def test_cold_start_regions_two_gpus() -> None:
+    s = session(call("a", 0, 50, 100, 0), call("a", 1, 80, 200, 2), start_ms=0)
+    r = cold_start_regions(s)
+    assert r[["gpu", "start", "end"]].values.tolist() == [[0, 0, 50], [1, 0, 80]]
+
+
+def test_single_job_or_empty() -> None:
+    assert len(transitions(session(call("a", 0, 0, 1, 0)))) == 0
+    assert len(transitions(session())) == 0
+    assert len(cold_start_regions(session())) == 0

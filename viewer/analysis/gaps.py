@@ -1,0 +1,49 @@
+"""Idle gaps: holes in each GPU's busy union, and whether synthesis or dispatch caused them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.intervals import Range, calls, check_range, clip, merge
+from viewer.model import Session
+
+GAP_COLUMNS = ["gpu", "start", "end", "ms", "cross_sector", "starved", "before_job", "after_job"]
+
+
+def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
+    """Holes in each GPU's busy union between its first GPU_START and last GPU_END.
+
+    ``before_job`` / ``after_job`` are job indexes (rows of ``session.jobs``) of
+    the calls that close the busy block before the gap and open the one after;
+    ``cross_sector`` when they differ.  ``starved`` when the call after the gap
+    was queued (else synthesized) after the GPU became free, i.e. it waited for
+    synthesis; otherwise the gap is dispatch overhead.  Gaps are found on the
+    whole session, then clipped to ``rng``.
+    """
+    rng = check_range(rng)
+    c = calls(session)
+    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    group = blocks["group"].to_numpy()
+    i = np.flatnonzero(group[1:] == group[:-1])
+    start = blocks["end"].to_numpy()[i]
+    end = blocks["start"].to_numpy()[i + 1]
+    before = c["job"].to_numpy()[blocks["last"].to_numpy()[i]]
+    after_row = blocks["first"].to_numpy()[i + 1]
+    after = c["job"].to_numpy()[after_row]
+    starved = c["ready"].to_numpy()[after_row] > start
+    start, end = clip(start, end, rng)
+    keep = end > start
+    return pd.DataFrame(
+        {
+            "gpu": group[i][keep].astype("int32"),
+            "start": start[keep],
+            "end": end[keep],
+            "ms": (end - start)[keep],
+            "cross_sector": (before != after)[keep],
+            "starved": starved[keep],
+            "before_job": before[keep].astype("int32"),
+            "after_job": after[keep].astype("int32"),
+        },
+        columns=GAP_COLUMNS,
+    )

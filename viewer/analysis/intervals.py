@@ -1,0 +1,124 @@
+"""GPU calls as intervals, and the vectorized merge / clip every figure is built on.
+
+Range rules shared by the whole package (``rng`` = ``(start_ms, end_ms)`` in
+session offsets, or None for the whole session):
+
+- busy intervals (GPU_START -> GPU_END, an open call running to the session's
+  last event) and kernel intervals are clipped to the range;
+- idle gaps are the session's gaps clipped to the range, and a GPU's span is
+  its first GPU_START -> last GPU_END clipped to the range, so busy + idle =
+  span and efficiency = busy / span inside any window;
+- measured throughput uses the jobs completed inside the range;
+- transitions are those whose next job's first GPU_START lies inside it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from viewer.model import Session
+
+Range = tuple[float, float] | None
+
+
+def check_range(rng: Range) -> Range:
+    """``rng`` as floats with start <= end (None stays None)."""
+    if rng is None:
+        return None
+    a, b = float(rng[0]), float(rng[1])
+    if not a <= b:
+        raise ValueError(f"range start {a} is after its end {b}")
+    return a, b
+
+
+def calls(session: Session) -> pd.DataFrame:
+    """The started GPU calls: ``job, worker, gpu, start, end, closed, ready`` plus the raw columns.
+
+    ``gpu`` falls back to the workers table when the row carries none; ``end``
+    of an open call is the session's last event; ``ready`` is when the call
+    could have been picked up (GPU_QUEUE, else SYNTH_END, else NaN).
+    """
+    p = session.partitions
+    p = p[p["gpu_start"].notna().to_numpy()].sort_values("gpu_start", kind="stable")
+    gpu = p["gpu"].to_numpy().copy()
+    unknown = gpu < 0
+    if unknown.any() and len(session.workers):
+        table = dict(zip(session.workers["worker"], session.workers["gpu"], strict=True))
+        gpu[unknown] = [table.get(int(w), -1) for w in p["worker"].to_numpy()[unknown]]
+    end = p["gpu_end"].to_numpy()
+    closed = np.isfinite(end)
+    ready = p["queued"].to_numpy()
+    ready = np.where(np.isfinite(ready), ready, p["synth_end"].to_numpy())
+    return p.assign(
+        gpu=gpu.astype("int32"),
+        start=p["gpu_start"].to_numpy(),
+        end=np.where(closed, end, np.maximum(session.end_ms, p["gpu_start"].to_numpy())),
+        closed=closed,
+        ready=ready,
+    ).reset_index(drop=True)
+
+
+def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFrame:
+    """Union of intervals per group: ``group, start, end, first, last`` (touching ones merge).
+
+    ``first`` / ``last`` are the input positions of the interval that opens /
+    closes each merged block, so callers can name what lies on a gap's sides.
+    """
+    order = np.lexsort((starts, groups))
+    g, s, e = groups[order], starts[order], ends[order]
+    if len(g) == 0:
+        return pd.DataFrame(
+            {
+                "group": g,
+                "start": s,
+                "end": e,
+                "first": np.zeros(0, dtype=np.int64),
+                "last": np.zeros(0, dtype=np.int64),
+            }
+        )
+    reach = pd.Series(e).groupby(g).cummax().to_numpy()
+    new = np.ones(len(g), dtype=bool)
+    new[1:] = (g[1:] != g[:-1]) | (s[1:] > reach[:-1])
+    block = np.cumsum(new) - 1
+    heads = np.flatnonzero(new)
+    block_end = np.maximum.reduceat(e, heads)
+    # The closing interval of a block: the last position whose end is the block's end.
+    is_closer = e == block_end[block]
+    closer = np.full(len(heads), -1, dtype=np.int64)
+    np.maximum.at(closer, block[is_closer], np.flatnonzero(is_closer))
+    return pd.DataFrame(
+        {
+            "group": g[heads],
+            "start": s[heads],
+            "end": block_end,
+            "first": order[heads],
+            "last": order[closer],
+        }
+    )
+
+
+def clip(starts: np.ndarray, ends: np.ndarray, rng: Range) -> tuple[np.ndarray, np.ndarray]:
+    """Intervals clipped to ``rng`` (those outside it come back with zero length)."""
+    if rng is None:
+        return starts, ends
+    s = np.clip(starts, rng[0], rng[1])
+    e = np.clip(ends, rng[0], rng[1])
+    return s, np.maximum(e, s)
+
+
+def overlap_ms(starts: np.ndarray, ends: np.ndarray, rng: Range) -> np.ndarray:
+    """Length of each interval inside ``rng``."""
+    s, e = clip(starts, ends, rng)
+    return e - s
+
+
+def busy_union(session: Session, gpu: int, rng: Range = None) -> np.ndarray:
+    """Merged GPU_START -> GPU_END intervals of ``gpu``'s workers, clipped to ``rng``: (n, 2)."""
+    rng = check_range(rng)
+    c = calls(session)
+    c = c[c["gpu"].to_numpy() == gpu]
+    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    s, e = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+    keep = e > s
+    return np.column_stack([s[keep], e[keep]]).astype(np.float64).reshape(-1, 2)

@@ -1,0 +1,109 @@
+"""CUDA kernel time: the true GPU work, as opposed to the GPU calls that wrap it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
+from viewer.model import KERNEL_SOURCE_TIMING, Session
+
+BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
+
+
+@dataclass(frozen=True)
+class KernelStats:
+    """Kernel time in a range.
+
+    ``source`` is ``cuzk_timing`` (gpu_total_ms, exact) or ``gpu_ms`` (the GPU
+    call, an upper bound).  ``total_ms`` clips each kernel interval to the
+    range; ``mean_ms`` is the mean whole-kernel time of the ``partitions``
+    whose kernel touches the range (a per-partition figure, not total / n);
+    the breakdown is scaled by each kernel's clipped fraction.
+    """
+
+    source: str
+    total_ms: float
+    mean_ms: float
+    partitions: int
+    breakdown_ms: dict[str, float] = field(default_factory=dict)
+    per_worker: dict[int, float] = field(default_factory=dict)
+    per_gpu: dict[int, float] = field(default_factory=dict)
+    gpu_call_ms: float = 0.0
+    synth_ms: float = 0.0
+
+    @property
+    def upper_bound(self) -> bool:
+        """True when kernel time is read off the GPU calls (no CUZK_TIMING lines)."""
+        return self.source != KERNEL_SOURCE_TIMING
+
+
+def _touching(starts: np.ndarray, ends: np.ndarray, inside: np.ndarray, rng: Range) -> np.ndarray:
+    """Intervals that overlap ``rng`` (a zero-length one counts when it lies in it)."""
+    if rng is None:
+        return np.ones(len(starts), dtype=bool)
+    return (inside > 0) | ((ends <= starts) & (starts >= rng[0]) & (starts <= rng[1]))
+
+
+def kernel_intervals(session: Session) -> pd.DataFrame:
+    """One row per call with a kernel time: ``job, worker, gpu, kstart, kend, kms`` + breakdown.
+
+    With CUZK_TIMING the kernel starts at ``kernel_start`` (the call's GPU_START
+    when attribution gave no start); otherwise the whole closed call is used.
+    """
+    c = calls(session)
+    if session.kernel_source == KERNEL_SOURCE_TIMING:
+        c = c[np.isfinite(c["kernel_ms"].to_numpy())]
+        start = c["kernel_start"].to_numpy()
+        start = np.where(np.isfinite(start), start, c["start"].to_numpy())
+        ms = c["kernel_ms"].to_numpy()
+    else:
+        c = c[c["closed"].to_numpy()]
+        start = c["start"].to_numpy()
+        ms = c["end"].to_numpy() - start
+    return c.assign(kstart=start, kend=start + ms, kms=ms)
+
+
+def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
+    """Kernel totals, mean and breakdown in ``rng``, plus GPU-call and synthesis time there."""
+    rng = check_range(rng)
+    k = kernel_intervals(session)
+    ks, ke, kms = k["kstart"].to_numpy(), k["kend"].to_numpy(), k["kms"].to_numpy()
+    inside = overlap_ms(ks, ke, rng)
+    touching = _touching(ks, ke, inside, rng)
+    frac = np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
+    timing = session.kernel_source == KERNEL_SOURCE_TIMING
+    breakdown = {}
+    for name, col in BREAKDOWN.items():
+        part = k[col].to_numpy()
+        known = timing and bool(np.isfinite(part).any())
+        breakdown[name] = float(np.nansum(part * frac)) if known else float("nan")
+    sums = pd.DataFrame({"worker": k["worker"], "gpu": k["gpu"], "ms": inside})
+    per_worker = sums.groupby("worker")["ms"].sum()
+    per_gpu = sums.groupby("gpu")["ms"].sum()
+
+    c = calls(session)
+    closed = c["closed"].to_numpy()
+    call_ms = overlap_ms(c["start"].to_numpy()[closed], c["end"].to_numpy()[closed], rng)
+
+    p = session.partitions
+    s_end = p["synth_end"].to_numpy()
+    s_start = p["synth_start"].to_numpy()
+    s_start = np.where(np.isfinite(s_start), s_start, s_end - p["synth_ms"].to_numpy())
+    ok = np.isfinite(s_start) & np.isfinite(s_end)
+    synth = overlap_ms(s_start[ok], s_end[ok], rng)
+
+    n = int(touching.sum())
+    return KernelStats(
+        source=session.kernel_source,
+        total_ms=float(inside.sum()),
+        mean_ms=float(kms[touching].mean()) if n else float("nan"),
+        partitions=n,
+        breakdown_ms=breakdown,
+        per_worker={int(w): float(v) for w, v in per_worker.items()},
+        per_gpu={int(g): float(v) for g, v in per_gpu.items()},
+        gpu_call_ms=float(call_ms.sum()),
+        synth_ms=float(synth.sum()),
+    )
