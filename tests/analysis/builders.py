@@ -16,3 +16,43 @@ def call(job: str, part: int, start: float, end: float | None, worker: int, **kw
 
 def session(*rows: dict, **kw) -> Session:
     return build_session(list(rows), **kw)
+
+
+def pipeline(
+    ready: list[float],
+    *,
+    parts: int = 10,
+    workers: int = 2,
+    kernel: float = 3746,
+    prep: float = 1700,
+    post: float = 400,
+    synth: float = 35_000,
+    timing: bool = True,
+    start_ms: float = 0.0,
+) -> Session:
+    """A one-GPU pipeline: job j's partitions are queued at ``ready[j]``; each call preps on
+    the CPU, waits for the per-GPU kernel mutex, runs its kernel, then its epilogue."""
+    rows = []
+    worker_free = [start_ms] * workers
+    mutex_free = start_ms
+    for j, r in enumerate(ready):
+        for p in range(parts):
+            w = min(range(workers), key=lambda i: worker_free[i])
+            start = max(worker_free[w], r)
+            k0 = max(start + prep, mutex_free)
+            mutex_free = k0 + kernel
+            end = mutex_free + post
+            worker_free[w] = end
+            row = call(
+                f"job{j}", p, start, end, w, queued=r, synth_start=r - synth, synth_end=r
+            )
+            if timing:
+                row.update(
+                    kernel_start=k0,
+                    kernel_ms=kernel,
+                    ntt_msm_h_ms=kernel * 0.8,
+                    batch_add_ms=kernel * 0.17,
+                    tail_msm_ms=kernel * 0.03,
+                )
+            rows.append(row)
+    return build_session(rows, start_ms=start_ms)

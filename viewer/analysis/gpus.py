@@ -1,0 +1,75 @@
+"""Per-GPU busy / idle / efficiency in a range."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.intervals import Range, calls, check_range, clip, merge
+from viewer.analysis.transitions import cold_start_regions
+from viewer.model import Session
+
+
+@dataclass(frozen=True)
+class GpuStats:
+    """One GPU in a range: span = first GPU_START -> last GPU_END, clipped to the range.
+
+    ``busy_ms`` is the clipped union of its workers' calls, ``idle_ms`` = span -
+    busy, ``efficiency`` = busy / span (NaN when the span is empty) and
+    ``cold_start_ms`` the part of its cold-start regions inside the range.
+    """
+
+    gpu: int
+    workers: tuple[int, ...]
+    first_start_ms: float
+    last_end_ms: float
+    busy_ms: float
+    idle_ms: float
+    efficiency: float
+    cold_start_ms: float
+
+
+def _per_gpu(groups: np.ndarray, values: np.ndarray) -> pd.Series:
+    return pd.Series(values).groupby(groups).sum()
+
+
+def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
+    """Busy, idle, efficiency and cold start of every GPU of the session, ascending."""
+    rng = check_range(rng)
+    c = calls(session)
+    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    g = blocks["group"].to_numpy()
+    bs, be = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+    busy = _per_gpu(g, be - bs)
+    first = pd.Series(blocks["start"].to_numpy()).groupby(g).min()
+    last = pd.Series(blocks["end"].to_numpy()).groupby(g).max()
+    cold = cold_start_regions(session)
+    cs, ce = clip(cold["start"].to_numpy(), cold["end"].to_numpy(), rng)
+    cold_ms = _per_gpu(cold["gpu"].to_numpy(), ce - cs)
+
+    workers = session.gpus
+    seen = c[c["worker"] >= 0].groupby("gpu")["worker"].unique()
+    out = []
+    for gpu in sorted(set(workers) | {int(x) for x in first.index}):
+        lo, hi = float(first.get(gpu, np.nan)), float(last.get(gpu, np.nan))
+        if rng is not None and np.isfinite(lo):
+            lo, hi = max(lo, rng[0]), min(hi, rng[1])
+            if hi < lo:
+                lo = hi = np.nan
+        span = hi - lo if np.isfinite(lo) else 0.0
+        b = float(busy.get(gpu, 0.0))
+        out.append(
+            GpuStats(
+                gpu=gpu,
+                workers=tuple(sorted({*workers.get(gpu, ()), *map(int, seen.get(gpu, ()))})),
+                first_start_ms=lo,
+                last_end_ms=hi,
+                busy_ms=b,
+                idle_ms=max(0.0, span - b),
+                efficiency=b / span if span > 0 else float("nan"),
+                cold_start_ms=float(cold_ms.get(gpu, 0.0)),
+            )
+        )
+    return out

@@ -1,0 +1,148 @@
+"""Per-job table and throughput: how often a proof comes out, against the kernel floor."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.intervals import Range, check_range
+from viewer.analysis.kernels import kernel_stats
+from viewer.model import Session
+
+JOB_TABLE_COLUMNS = [
+    "job",
+    "job_id",
+    "kind",
+    "partitions",
+    "first_gpu_start",
+    "completed",
+    "synth_start",
+    "synth_end",
+    "synth_span_ms",
+    "queue_wait_ms",
+]
+_TIMES = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """Seconds per proof: the kernel floor (theoretical) against what the run achieved."""
+
+    theoretical_s_per_proof: float
+    measured_s_per_proof: float | None
+    ratio: float | None
+    jobs_completed: int
+    partitions_per_proof: int
+    gpus: int
+
+
+def _all_jobs(session: Session) -> pd.DataFrame:
+    """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
+    p = session.partitions
+    jobs = session.jobs
+    end = p["gpu_end"].to_numpy()
+    # A job is completed when every one of its calls has a GPU_END: completion = the last one.
+    wait_from = p["pickup"].to_numpy()
+    wait_from = np.where(np.isfinite(wait_from), wait_from, p["gpu_start"].to_numpy())
+    times = p[_TIMES].to_numpy()
+    open_end = np.where(
+        p["gpu_open"].to_numpy() | p["synth_open"].to_numpy(), session.end_ms, -np.inf
+    )
+    row = pd.DataFrame(
+        {
+            "job": p["job"].to_numpy(),
+            "gpu_start": p["gpu_start"].to_numpy(),
+            "gpu_end": end,
+            "unfinished": ~np.isfinite(end),
+            "synth_start": p["synth_start"].to_numpy(),
+            "synth_end": p["synth_end"].to_numpy(),
+            "wait": wait_from - p["queued"].to_numpy(),
+            "active_start": np.fmin.reduce(times, axis=1, initial=np.inf),
+            "active_end": np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end),
+        }
+    )
+    agg = row.groupby("job").agg(
+        first_gpu_start=("gpu_start", "min"),
+        last_end=("gpu_end", "max"),
+        unfinished=("unfinished", "any"),
+        synth_start=("synth_start", "min"),
+        synth_end=("synth_end", "max"),
+        queue_wait_ms=("wait", "mean"),
+        active_start=("active_start", "min"),
+        active_end=("active_end", "max"),
+    )
+    agg = agg.reindex(np.arange(len(jobs)))
+    completed = np.where(agg["unfinished"].to_numpy(dtype=bool), np.nan, agg["last_end"])
+    kind = jobs["kind"].to_numpy(dtype=object).copy()
+    mono = jobs["monolithic"].to_numpy(dtype=bool)
+    kind[np.equal(kind, None) & ~mono] = "partitioned"
+    return pd.DataFrame(
+        {
+            "job": np.arange(len(jobs), dtype="int32"),
+            "job_id": jobs["job_id"].to_numpy(dtype=object),
+            "kind": pd.Series(kind, dtype=object),
+            "partitions": jobs["partitions"].to_numpy(),
+            "first_gpu_start": agg["first_gpu_start"].to_numpy(dtype=float),
+            "completed": completed.astype(float),
+            "synth_start": agg["synth_start"].to_numpy(dtype=float),
+            "synth_end": agg["synth_end"].to_numpy(dtype=float),
+            "synth_span_ms": (agg["synth_end"] - agg["synth_start"]).to_numpy(dtype=float),
+            "queue_wait_ms": agg["queue_wait_ms"].to_numpy(dtype=float),
+            "active_start": agg["active_start"].to_numpy(dtype=float),
+            "active_end": agg["active_end"].to_numpy(dtype=float),
+        }
+    )
+
+
+def job_table(session: Session, rng: Range = None) -> pd.DataFrame:
+    """One row per job active in ``rng``: first GPU_START, completion (NaN while a call is
+    unfinished), synthesis span and mean queue wait (GPU_QUEUE -> pickup)."""
+    rng = check_range(rng)
+    t = _all_jobs(session)
+    if rng is not None:
+        t = t[(t["active_end"] >= rng[0]) & (t["active_start"] <= rng[1])]
+    return t[JOB_TABLE_COLUMNS].reset_index(drop=True)
+
+
+def _mode(values: np.ndarray) -> int:
+    """Most common value (the larger on a tie), 0 for none."""
+    if len(values) == 0:
+        return 0
+    uniq, counts = np.unique(values, return_counts=True)
+    return int(uniq[len(counts) - 1 - np.argmax(counts[::-1])])
+
+
+def throughput(session: Session, rng: Range = None) -> Throughput:
+    """Theoretical vs measured seconds per proof in ``rng``.
+
+    theoretical = mean kernel per partition x partitions per proof (the most
+    common job size) / GPUs that ran calls; measured = spacing of the
+    completions of the jobs completed inside the range.
+    """
+    rng = check_range(rng)
+    t = _all_jobs(session)
+    done = t["completed"].to_numpy()
+    inside = np.isfinite(done)
+    if rng is not None:
+        inside &= (done >= rng[0]) & (done <= rng[1])
+    n = int(inside.sum())
+    started = np.isfinite(t["first_gpu_start"].to_numpy())
+    sizes = t["partitions"].to_numpy()[inside if n else started]
+    per_proof = _mode(sizes)
+    k = kernel_stats(session, rng)
+    gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)
+    theoretical = k.mean_ms * per_proof / gpus / 1000.0 if gpus and k.partitions else float("nan")
+    measured = (
+        float((done[inside].max() - done[inside].min()) / (n - 1) / 1000.0) if n > 1 else None
+    )
+    ratio = theoretical / measured if measured and np.isfinite(theoretical) else None
+    return Throughput(
+        theoretical_s_per_proof=float(theoretical),
+        measured_s_per_proof=measured,
+        ratio=ratio,
+        jobs_completed=n,
+        partitions_per_proof=per_proof,
+        gpus=int(gpus),
+    )
