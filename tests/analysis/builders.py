@@ -43,9 +43,7 @@ def pipeline(
             mutex_free = k0 + kernel
             end = mutex_free + post
             worker_free[w] = end
-            row = call(
-                f"job{j}", p, start, end, w, queued=r, synth_start=r - synth, synth_end=r
-            )
+            row = call(f"job{j}", p, start, end, w, queued=r, synth_start=r - synth, synth_end=r)
             if timing:
                 row.update(
                     kernel_start=k0,

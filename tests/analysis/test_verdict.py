@@ -1,0 +1,91 @@
+from __future__ import annotations
+
+from tests.analysis.builders import call, pipeline, session
+from viewer.analysis import summarize, verdict
+
+
+def test_gpu_bound_pipeline_reads_like_the_reference() -> None:
+    v = verdict(pipeline([35_000 + 10 * j for j in range(5)]))
+    assert v.kind == "gpu-bound"
+    assert v.sentence.startswith(
+        "GPU-bound: measured 37.5 s/proof equals the 37.5 s of serial kernel time (ratio 1.00)"
+    )
+    assert "more synthesis concurrency cannot" in v.sentence
+    assert "GPU efficiency 100.0 % (merged intervals)" in v.evidence
+    assert "cross-sector GPU idle 0 ms in 0 gaps" in v.evidence
+
+
+def test_every_transition_starved_is_synthesis_bound_not_cold_start() -> None:
+    s = pipeline([35_000 + 60_000 * j for j in range(5)])
+    sm = summarize(s)
+    assert sm.verdict.kind == "synthesis-bound"
+    assert "never warmed up" in sm.verdict.sentence
+    assert not sm.transitions["cold_start"].any()
+    assert sm.gpus[0].cold_start_ms == 35_000  # only the wait for the first synthesis
+
+
+def test_cold_start_then_warm_is_gpu_bound() -> None:
+    sm = summarize(pipeline([35_000, 80_000, 80_010, 80_020, 80_030]))
+    assert sm.transitions["cold_start"].tolist() == [True, False, False, False]
+    assert sm.verdict.kind == "gpu-bound"
+    assert any("incl. starved sector 0->1" in e for e in sm.verdict.evidence)
+
+
+def test_cpu_prep_bound_single_worker() -> None:
+    # Phase 9-like: short kernels, long CPU prep and epilogue, one worker per GPU.
+    s = pipeline([35_000 + 10 * j for j in range(5)], workers=1, kernel=1824, prep=1900, post=500)
+    v = verdict(s)
+    assert v.kind == "cpu-prep"
+    assert "CUDA kernels fill only 43 %" in v.sentence
+
+
+def test_dispatch_gaps() -> None:
+    # Work is queued long before, yet the worker leaves 1 s holes between calls.
+    rows = [
+        call(
+            f"j{i}",
+            0,
+            i * 2000,
+            i * 2000 + 1000,
+            0,
+            queued=0,
+            kernel_ms=1000,
+            kernel_start=i * 2000,
+        )
+        for i in range(4)
+    ]
+    v = verdict(session(*rows))
+    assert v.kind == "dispatch"
+    assert "idle 3.0 s" in v.sentence
+
+
+def test_starved_gaps_with_a_warm_transition_is_synthesis_bound() -> None:
+    rows = [call("j0", 0, 0, 1000, 0, queued=0, kernel_ms=1000, kernel_start=0)]
+    rows += [
+        call(f"j{i}", 0, i * 2000, i * 2000 + 1000, 0, queued=i * 2000 - 10, kernel_ms=1000)
+        for i in (1, 2, 3)
+    ]
+    rows.append(call("j4", 0, 7000, 8000, 0, queued=0, kernel_ms=1000))
+    v = verdict(session(*rows))
+    assert v.kind == "synthesis-bound"
+    assert "waiting for synthesized partitions" in v.sentence
+
+
+def test_gpu_ms_source_says_it_cannot_rule_out_cpu_work() -> None:
+    v = verdict(pipeline([35_000 + 10 * j for j in range(5)], timing=False))
+    assert v.kind == "gpu-bound"
+    assert "without CUZK_TIMING lines" in v.sentence
+    assert any("upper bound" in e for e in v.evidence)
+
+
+def test_insufficient_data() -> None:
+    assert verdict(session()).kind == "insufficient-data"
+    v = verdict(pipeline([35_000]))
+    assert v.kind == "insufficient-data" and "two are needed" in v.sentence
+
+
+def test_summary_bundles_session_facts() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("a", 1, 50, None, 1), skipped={"junk": 3})
+    sm = summarize(s, (0, 80))
+    assert (sm.index, sm.open_intervals, sm.skipped_lines) == (0, 1, 3)
+    assert sm.rng == (0, 80)
