@@ -1,0 +1,83 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.analysis.builders import call, pipeline, session
+from viewer.export.report import SCHEMA, report_dict, report_markdown, report_text
+from viewer.model import Timeline
+
+
+def warm_timeline() -> Timeline:
+    return Timeline(Path("run.log"), [pipeline([35_000, 80_000, 80_010, 80_020, 80_030])])
+
+
+def test_json_schema_and_types() -> None:
+    d = report_dict(warm_timeline())
+    json.dumps(d, allow_nan=False)  # strict JSON: no NaN
+    assert d["schema"] == SCHEMA and d["source"] == "run.log"
+    (s,) = d["sessions"]
+    for key in ("index", "events", "skipped_lines", "open_intervals"):
+        assert type(s[key]) is int
+    (g,) = s["gpus"]
+    assert g["gpu"] == 0 and g["workers"] == [0, 1]
+    assert g["idle_gaps"] == [
+        {
+            "start_ms": 74560.0,
+            "end_ms": 80000.0,
+            "ms": 5440.0,
+            "cross_sector": True,
+            "starved": True,
+        }
+    ]
+    assert [j["partitions"] for j in s["jobs"]] == [10] * 5
+    assert s["transitions"][0] == {
+        "from": "job0",
+        "to": "job1",
+        "time_ms": 80000.0,
+        "gap_ms": 5440.0,
+        "overlap_ms": 0.0,
+        "starved": True,
+        "cold_start": True,
+        "worker": 0,
+    }
+    assert s["kernel"]["source"] == "cuzk_timing" and s["kernel"]["mean_ms"] == 3746
+    assert set(s["kernel"]["breakdown_ms"]) == {"ntt_msm_h", "batch_add", "tail_msm"}
+    assert s["throughput"]["theoretical_s_per_proof"] == pytest.approx(37.46)
+    assert s["verdict"]["kind"] == "gpu-bound"
+    assert isinstance(s["gpu_ms_total"], float) and isinstance(s["synth_ms_total"], float)
+
+
+def test_json_nan_becomes_null_and_session_filter() -> None:
+    t = Timeline(Path("x"), [session(index=0), session(call("a", 0, 0, 5, 0), index=1)])
+    d = report_dict(t, session=1)
+    assert [s["index"] for s in d["sessions"]] == [1]
+    assert d["sessions"][0]["throughput"]["measured_s_per_proof"] is None
+    json.dumps(report_dict(t), allow_nan=False)
+    with pytest.raises(ValueError, match="no session 7"):
+        report_dict(t, session=7)
+
+
+def test_markdown_has_the_reference_shape() -> None:
+    md = report_markdown(warm_timeline())
+    assert "| metric | value |" in md
+    assert "| mean CUDA kernel time per partition | 3746 ms |" in md
+    assert "| serial CUDA time per sector (10 partitions) | 37.5 s |" in md
+    assert "| sector 0->1 | 5440 ms (cold start) | 0 ms |" in md
+    assert "| sector 1->2 | 0 ms | 3746 ms |" in md
+    assert "**Verdict (gpu-bound):** GPU-bound" in md
+
+
+def test_markdown_gpu_ms_source_says_upper_bound() -> None:
+    t = Timeline(Path("x"), [pipeline([35_000 + 10 * j for j in range(3)], timing=False)])
+    md = report_markdown(t)
+    assert "GPU call time (upper bound: no CUZK_TIMING lines)" in md
+
+
+def test_text_report_and_range() -> None:
+    text = report_text(warm_timeline(), rng=(100_000, 150_000))
+    assert "range 100000-150000 ms" in text
+    assert "sector 1->2" in text and "sector 0->1" not in text
+    assert "Verdict (insufficient-data)" in text
