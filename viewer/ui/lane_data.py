@@ -1,0 +1,211 @@
+"""What the swimlanes show, prepared once per session (numpy only, no Qt).
+
+Lanes are grouped per GPU (one lane per GPU worker plus the derived busy lane)
+and one synthesis group whose rows are packed greedily.  Each lane holds a few
+named layers of sorted ``Intervals``; the y layout (in pixels, top down) is
+recomputed when a group is collapsed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.intervals import busy_union
+from viewer.model import Session
+from viewer.ui.lane_lod import Intervals, pack_rows
+
+MARKER_STRIP = 20.0  # room for transition labels above the lanes
+GROUP_HEADER = 18.0
+LANE_HEIGHT = {"worker": 26.0, "busy": 18.0, "synth": 9.0}
+LANE_SPACING = {"worker": 4.0, "busy": 6.0, "synth": 1.0}
+
+#: Gap kinds, ordered by severity (the worst one wins when gaps merge).
+GAP_DISPATCH, GAP_STARVED, GAP_DISPATCH_CROSS, GAP_STARVED_CROSS = 0, 1, 2, 3
+
+
+@dataclass
+class Lane:
+    name: str
+    kind: str  # "worker" | "busy" | "synth"
+    layers: dict[str, Intervals]
+    gpu: int = -1
+    top: float = 0.0
+    height: float = 0.0
+
+
+@dataclass
+class LaneGroup:
+    name: str
+    lanes: list[Lane]
+    collapsed: bool = False
+    top: float = 0.0
+    bottom: float = 0.0
+
+
+@dataclass
+class SessionLanes:
+    """Everything the view draws for one session."""
+
+    session: Session
+    groups: list[LaneGroup]
+    gaps: pd.DataFrame
+    transitions: pd.DataFrame
+    cold: pd.DataFrame
+    x_min: float = 0.0
+    x_max: float = 1.0
+    height: float = field(default=0.0)
+
+    def layout(self) -> float:
+        """Assign y positions top down; returns the total height in pixels."""
+        y = MARKER_STRIP
+        for group in self.groups:
+            group.top = y
+            y += GROUP_HEADER
+            for lane in group.lanes:
+                if group.collapsed:
+                    lane.height = 0.0
+                    lane.top = group.top
+                    continue
+                lane.top = y
+                lane.height = LANE_HEIGHT[lane.kind]
+                y += lane.height + LANE_SPACING[lane.kind]
+            group.bottom = y
+            y += 4.0
+        self.height = y
+        return y
+
+    def lanes(self) -> list[Lane]:
+        return [lane for g in self.groups if not g.collapsed for lane in g.lanes]
+
+    def lane_at(self, y: float) -> Lane | None:
+        for lane in self.lanes():
+            if lane.top <= y <= lane.top + lane.height:
+                return lane
+        return None
+
+    def group_at(self, y: float) -> LaneGroup | None:
+        for group in self.groups:
+            if group.top <= y < group.top + GROUP_HEADER:
+                return group
+        return None
+
+
+def _col(frame: pd.DataFrame, name: str) -> np.ndarray:
+    # pandas 3 may hand out read-only views: copy, callers are free to write.
+    return frame[name].to_numpy(dtype=np.float64, copy=True)
+
+
+def _worker_lane(session: Session, rows: np.ndarray, gpu: int, worker: int) -> Lane:
+    p = session.partitions
+    job = p["job"].to_numpy()[rows]
+    start, end = _col(p, "gpu_start")[rows], _col(p, "gpu_end")[rows]
+    is_open = p["gpu_open"].to_numpy()[rows].astype(bool)
+    closed = ~is_open & np.isfinite(end)
+    k0 = _col(p, "kernel_start")[rows]
+    pickup = _col(p, "pickup")[rows]
+    open_end = np.full(int(is_open.sum()), max(session.end_ms, np.nanmax(start, initial=0)))
+    layers = {
+        "bar": Intervals.make(start[closed], end[closed], job[closed], rows[closed]),
+        "open": Intervals.make(start[is_open], open_end, job[is_open], rows[is_open]),
+        "kernel": Intervals.make(k0, k0 + _col(p, "kernel_ms")[rows], job, rows),
+        "pickup": Intervals.make(pickup, start, job, rows),
+    }
+    label = f"worker {worker}" if worker >= 0 else "worker ?"
+    return Lane(f"{_gpu_name(gpu)} · {label}", "worker", layers, gpu=gpu)
+
+
+def _gpu_name(gpu: int) -> str:
+    return f"GPU {gpu}" if gpu >= 0 else "GPU ?"
+
+
+def _busy_lane(session: Session, gpu: int, gaps: pd.DataFrame) -> Lane:
+    union = busy_union(session, gpu)
+    g = gaps[gaps["gpu"].to_numpy() == gpu]
+    kind = g["starved"].to_numpy().astype(np.int32) + 2 * g["cross_sector"].to_numpy().astype(
+        np.int32
+    )
+    layers = {
+        "busy": Intervals.make(union[:, 0], union[:, 1], np.zeros(len(union), np.int32)),
+        "gap": Intervals.make(_col(g, "start"), _col(g, "end"), kind, g.index.to_numpy()),
+    }
+    return Lane(f"{_gpu_name(gpu)} · busy", "busy", layers, gpu=gpu)
+
+
+def _synth_lanes(session: Session) -> list[Lane]:
+    p = session.partitions
+    s0, s1 = _col(p, "synth_start"), _col(p, "synth_end")
+    has = np.isfinite(s0)
+    if not has.any():
+        return []
+    rows = np.flatnonzero(has)
+    job = p["job"].to_numpy()[rows]
+    s0, s1 = s0[rows], s1[rows]
+    queued, pickup = _col(p, "queued")[rows], _col(p, "pickup")[rows]
+    gpu_start = _col(p, "gpu_start")[rows]
+    synth_open = ~np.isfinite(s1)
+    s1 = np.where(synth_open, max(session.end_ms, np.nanmax(s0)), s1)
+    wait_from = np.where(np.isfinite(queued), queued, s1)
+    wait_to = np.where(np.isfinite(pickup), pickup, gpu_start)
+    wait_to = np.where(np.isfinite(wait_to), wait_to, np.where(synth_open, np.nan, session.end_ms))
+    row_of = pack_rows(s0, np.fmax(s1, wait_to))
+    lanes = []
+    for r in range(int(row_of.max()) + 1):
+        m = row_of == r
+        closed = m & ~synth_open
+        is_open = m & synth_open
+        layers = {
+            "synth": Intervals.make(s0[closed], s1[closed], job[closed], rows[closed]),
+            "open": Intervals.make(s0[is_open], s1[is_open], job[is_open], rows[is_open]),
+            "queue": Intervals.make(wait_from[m], wait_to[m], job[m], rows[m]),
+        }
+        lanes.append(Lane("synthesis" if r == 0 else "", "synth", layers))
+    return lanes
+
+
+def build_lanes(session: Session) -> SessionLanes:
+    """The lanes of ``session``: per GPU its workers and busy lane, then the synthesis rows."""
+    p = session.partitions
+    gaps = idle_gaps(session)
+    started = np.flatnonzero(p["gpu_start"].notna().to_numpy())
+    worker = p["worker"].to_numpy()[started]
+    gpu = p["gpu"].to_numpy()[started].copy()
+    table = session.gpus
+    by_worker = {w: g for g, ws in table.items() for w in ws}
+    unknown = gpu < 0
+    gpu[unknown] = [by_worker.get(int(w), -1) for w in worker[unknown]]
+    for g, w in zip(gpu.tolist(), worker.tolist(), strict=True):
+        if w not in table.get(g, []):
+            table.setdefault(g, []).append(w)
+    groups = []
+    for g in sorted(table):
+        lanes = [
+            _worker_lane(session, started[(gpu == g) & (worker == w)], g, w)
+            for w in sorted(table[g])
+        ]
+        lanes.append(_busy_lane(session, g, gaps))
+        groups.append(LaneGroup(_gpu_name(g), lanes))
+    synth = _synth_lanes(session)
+    if synth:
+        groups.append(LaneGroup("synthesis", synth))
+    times = p[["synth_start", "queued", "pickup", "gpu_start", "gpu_end"]].to_numpy(
+        dtype=np.float64
+    )
+    finite = times[np.isfinite(times)]
+    x_min = float(min(session.start_ms, finite.min())) if finite.size else session.start_ms
+    x_max = float(max(session.end_ms, finite.max())) if finite.size else session.end_ms
+    trans = transitions(session).sort_values("time", kind="stable").reset_index(drop=True)
+    out = SessionLanes(
+        session=session,
+        groups=groups,
+        gaps=gaps,
+        transitions=trans,
+        cold=cold_start_regions(session),
+        x_min=x_min,
+        x_max=max(x_max, x_min + 1.0),
+    )
+    out.layout()
+    return out

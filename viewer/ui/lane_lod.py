@@ -1,0 +1,132 @@
+"""Level of detail for lanes (numpy only): cut sorted intervals to the view, merge what is
+narrower than a pixel, and pack overlapping intervals into rows.
+
+Every function is vectorized; the only Python loop is the greedy row packing,
+which runs once per session over the synthesis intervals.
+"""
+
+from __future__ import annotations
+
+import heapq
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Key of a merged run of intervals with different keys.
+MIXED = -1
+
+
+@dataclass(frozen=True)
+class Intervals:
+    """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``."""
+
+    start: np.ndarray
+    end: np.ndarray
+    key: np.ndarray  # int32 colour key (job index, gap kind ...)
+    row: np.ndarray  # int64 row in Session.partitions (-1 none)
+    reach: np.ndarray
+
+    @classmethod
+    def make(
+        cls,
+        start: np.ndarray,
+        end: np.ndarray,
+        key: np.ndarray,
+        row: np.ndarray | None = None,
+    ) -> Intervals:
+        start = np.asarray(start, dtype=np.float64)
+        end = np.asarray(end, dtype=np.float64)
+        ok = np.isfinite(start) & np.isfinite(end)
+        start, end = start[ok], np.maximum(end[ok], start[ok])
+        key = np.asarray(key, dtype=np.int32)[ok]
+        row = np.full(len(start), -1, np.int64) if row is None else np.asarray(row)[ok]
+        order = np.argsort(start, kind="stable")
+        end = end[order]
+        reach = np.maximum.accumulate(end) if len(end) else end.copy()
+        return cls(start[order], end, key[order], row[order].astype(np.int64), reach)
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def visible(self, x0: float, x1: float) -> slice:
+        """The positions that may intersect [x0, x1]."""
+        lo = int(np.searchsorted(self.reach, x0, side="left"))
+        hi = int(np.searchsorted(self.start, x1, side="right"))
+        return slice(lo, max(lo, hi))
+
+    def at(self, x: float, slack: float = 0.0) -> int:
+        """Position of an interval containing ``x`` (within ``slack``), or -1."""
+        sl = self.visible(x - slack, x + slack)
+        if sl.stop <= sl.start:
+            return -1
+        s, e = self.start[sl], self.end[sl]
+        hit = np.flatnonzero((s <= x + slack) & (e >= x - slack))
+        if not len(hit):
+            return -1
+        # The narrowest hit is the one the user is pointing at.
+        best = hit[np.argmin(e[hit] - s[hit])]
+        return sl.start + int(best)
+
+
+def _runs(breaks: np.ndarray) -> np.ndarray:
+    """Start positions of the runs delimited by ``breaks`` (break before position i+1)."""
+    return np.concatenate(([0], np.flatnonzero(breaks) + 1))
+
+
+def coalesce(
+    start: np.ndarray,
+    end: np.ndarray,
+    key: np.ndarray,
+    px: float,
+    *,
+    mixed_max: bool = False,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge intervals for a view where one pixel is ``px`` ms.
+
+    Pass 1 joins neighbours of the same key closer than a pixel; pass 2 joins
+    runs of sub-pixel pieces closer than a pixel into one piece keyed ``MIXED``
+    (or the largest key with ``mixed_max``, so the worst gap kind wins).  What
+    is left has at most a few pieces starting in any pixel column, and no
+    hole of a pixel or more is closed.  Outputs are at least one pixel wide.
+    """
+    n = len(start)
+    if n == 0 or px <= 0:
+        return start, np.maximum(end, start + max(px, 0.0)), key
+    reach = np.maximum.accumulate(end)
+    first = _runs((start[1:] - reach[:-1] >= px) | (key[1:] != key[:-1]))
+    s, e, k = start[first], np.maximum.reduceat(end, first), key[first]
+    if len(s) > 1:
+        narrow = (e - s) < px
+        reach = np.maximum.accumulate(e)
+        first = _runs((s[1:] - reach[:-1] >= px) | ~narrow[1:] | ~narrow[:-1])
+        if len(first) < len(s):
+            count = np.diff(np.append(first, len(s)))
+            if mixed_max:
+                merged_key = np.maximum.reduceat(k, first)
+            else:
+                same = np.minimum.reduceat(k, first) == np.maximum.reduceat(k, first)
+                merged_key = np.where(same, k[first], MIXED).astype(k.dtype)
+            k = np.where(count > 1, merged_key, k[first]).astype(key.dtype)
+            s, e = s[first], np.maximum.reduceat(e, first)
+    return s, np.maximum(e, s + px), k
+
+
+def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Row of each interval so that intervals in a row never overlap, using as few rows as
+    possible (greedy interval-graph colouring in start order, O(n log n))."""
+    order = np.argsort(start, kind="stable")
+    rows = np.zeros(len(start), dtype=np.int32)
+    busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
+    free: list[int] = []  # rows that became free, lowest first
+    used = 0
+    out = rows.tolist()
+    for i, s, e in zip(order.tolist(), start[order].tolist(), end[order].tolist(), strict=True):
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            r = heapq.heappop(free)
+        else:
+            r, used = used, used + 1
+        out[i] = r
+        heapq.heappush(busy, (e, r))
+    return np.asarray(out, dtype=np.int32)

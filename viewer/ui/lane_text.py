@@ -1,0 +1,80 @@
+"""Plain-text descriptions of what lies under the mouse (shown with Qt.PlainText, never HTML)."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from viewer.model import KERNEL_SOURCE_TIMING, Session
+
+
+def _ms(value: float) -> str:
+    return "—" if not math.isfinite(value) else f"{value:,.0f} ms".replace(",", "\u2009")
+
+
+def _s(value: float) -> str:
+    return "—" if not math.isfinite(value) else f"{value / 1000.0:,.3f} s".replace(",", "\u2009")
+
+
+def describe_partition(session: Session, row: int) -> str:
+    """Job id, partition, worker, GPU times, kernel breakdown, synthesis and waits of one call."""
+    p = session.partitions.iloc[row]
+    job = session.jobs.iloc[int(p["job"])]
+    part = int(p["partition"])
+    what = f"partition {part}" if part >= 0 else f"monolithic {job['kind'] or 'job'}"
+    worker = int(p["worker"])
+    gpu = int(p["gpu"])
+    lines = [
+        f"job {job['job_id']}",
+        f"{what} · worker {worker if worker >= 0 else '?'} · GPU {gpu if gpu >= 0 else '?'}",
+    ]
+    start, end = float(p["gpu_start"]), float(p["gpu_end"])
+    if math.isfinite(start):
+        if bool(p["gpu_open"]):
+            lines.append(f"GPU {_s(start)} → open (no GPU_END)")
+        else:
+            lines.append(f"GPU {_s(start)} → {_s(end)}  ({_ms(float(p['gpu_ms']))} gpu_ms)")
+    kernel = float(p["kernel_ms"])
+    if math.isfinite(kernel):
+        parts = [
+            f"{name} {_ms(float(p[col]))}"
+            for name, col in (
+                ("ntt", "ntt_msm_h_ms"),
+                ("batch", "batch_add_ms"),
+                ("tail", "tail_msm_ms"),
+            )
+            if math.isfinite(float(p[col]))
+        ]
+        detail = f"  ({' · '.join(parts)})" if parts else ""
+        lines.append(f"kernel {_ms(kernel)}{detail}")
+    elif session.kernel_source != KERNEL_SOURCE_TIMING and math.isfinite(start):
+        lines.append("kernel: no CUZK_TIMING (gpu_ms is an upper bound)")
+    synth = float(p["synth_ms"])
+    if not math.isfinite(synth):
+        synth = float(p["synth_end"]) - float(p["synth_start"])
+    if math.isfinite(synth):
+        lines.append(f"synthesis {_ms(synth)}")
+    elif bool(p["synth_open"]):
+        lines.append(f"synthesis from {_s(float(p['synth_start']))}, never ended")
+    ready = float(p["queued"]) if math.isfinite(float(p["queued"])) else float(p["synth_end"])
+    if math.isfinite(ready) and math.isfinite(float(p["pickup"])):
+        lines.append(f"queue wait {_ms(float(p['pickup']) - ready)}")
+    if math.isfinite(float(p["pickup"])) and math.isfinite(start):
+        lines.append(f"pickup → start {_ms(start - float(p['pickup']))}")
+    return "\n".join(lines)
+
+
+def describe_gap(session: Session, gaps: pd.DataFrame, index: int) -> str:
+    """One idle gap of a GPU: length, cause and the jobs on its sides."""
+    g = gaps.loc[index]
+    cause = "starved (waiting for synthesis)" if bool(g["starved"]) else "dispatch overhead"
+    ids = session.jobs["job_id"]
+    lines = [
+        f"idle gap {_ms(float(g['ms']))} on GPU {int(g['gpu'])}: {cause}",
+        f"{_s(float(g['start']))} → {_s(float(g['end']))}",
+    ]
+    if bool(g["cross_sector"]):
+        lines.append(f"cross-sector: job {ids.iloc[int(g['before_job'])]}")
+        lines.append(f"           → job {ids.iloc[int(g['after_job'])]}")
+    return "\n".join(lines)

@@ -1,0 +1,107 @@
+"""Colours of the timeline: a stable job palette and a theme derived from the widget's QPalette.
+
+Job colours are mid-lightness hues that read on white and on near-black, and
+keep clear of red and amber, which mean "idle" in the GPU busy lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from PySide6 import QtGui
+
+from viewer.ui.lane_lod import MIXED
+
+#: Sector (job) colours, cycled by job index: consecutive jobs always differ.
+JOB_COLORS: tuple[str, ...] = (
+    "#4c78a8",  # blue
+    "#54a24b",  # green
+    "#b279a2",  # purple
+    "#2ca6a4",  # teal
+    "#9d755d",  # brown
+    "#7f7fd5",  # periwinkle
+    "#8ca252",  # olive
+    "#d6689c",  # rose
+)
+
+
+def job_color(job: int) -> QtGui.QColor:
+    """The colour of job ``job`` (row of ``Session.jobs``), the same in every lane and panel."""
+    if job < 0:
+        return QtGui.QColor("#888888")
+    return QtGui.QColor(JOB_COLORS[job % len(JOB_COLORS)])
+
+
+def _mix(a: QtGui.QColor, b: QtGui.QColor, t: float) -> QtGui.QColor:
+    """``a`` moved a fraction ``t`` towards ``b``."""
+    return QtGui.QColor.fromRgbF(
+        a.redF() + (b.redF() - a.redF()) * t,
+        a.greenF() + (b.greenF() - a.greenF()) * t,
+        a.blueF() + (b.blueF() - a.blueF()) * t,
+        1.0,
+    )
+
+
+def with_alpha(color: QtGui.QColor, alpha: float) -> QtGui.QColor:
+    out = QtGui.QColor(color)
+    out.setAlphaF(alpha)
+    return out
+
+
+@dataclass(frozen=True)
+class Theme:
+    """Every colour the lanes paint, for one QPalette."""
+
+    dark: bool
+    background: QtGui.QColor
+    foreground: QtGui.QColor
+    band: QtGui.QColor  # group header strip
+    separator: QtGui.QColor
+    mixed: QtGui.QColor  # merged run of several jobs
+    busy: QtGui.QColor
+    wait: QtGui.QColor  # pickup / queue waits
+    highlight: QtGui.QColor  # outline of the selected job
+    gap: tuple[QtGui.QColor, ...]  # indexed by lane_data.GAP_* kinds
+    cross_band: QtGui.QColor  # cross-sector gap seen through the worker lanes
+    cold: QtGui.QColor
+    marker: QtGui.QColor  # transition lines
+    label_bg: QtGui.QColor
+    selection: QtGui.QColor
+
+    @classmethod
+    def from_palette(cls, palette: QtGui.QPalette) -> Theme:
+        bg = palette.color(QtGui.QPalette.ColorRole.Base)
+        fg = palette.color(QtGui.QPalette.ColorRole.Text)
+        dark = bg.lightnessF() < 0.5
+        red = QtGui.QColor("#ff5a4e" if dark else "#d62728")
+        amber = QtGui.QColor("#ffb000" if dark else "#e69500")
+        return cls(
+            dark=dark,
+            background=bg,
+            foreground=fg,
+            band=_mix(bg, fg, 0.08),
+            separator=_mix(bg, fg, 0.18),
+            mixed=_mix(bg, fg, 0.45),
+            busy=_mix(bg, fg, 0.32),
+            wait=_mix(bg, fg, 0.6),
+            highlight=QtGui.QColor("#ffd400" if dark else "#1a1a1a"),
+            gap=(
+                amber,
+                red,
+                amber.darker(125) if not dark else amber.lighter(115),
+                red.darker(130) if not dark else red.lighter(115),
+            ),
+            cross_band=with_alpha(red, 0.16),
+            cold=with_alpha(QtGui.QColor("#5b8fd9"), 0.16 if not dark else 0.22),
+            marker=_mix(bg, fg, 0.75),
+            label_bg=with_alpha(bg, 0.85),
+            selection=with_alpha(palette.color(QtGui.QPalette.ColorRole.Highlight), 0.22),
+        )
+
+    def job(self, key: int) -> QtGui.QColor:
+        return self.mixed if key == MIXED else job_color(key)
+
+    def kernel(self, key: int) -> QtGui.QColor:
+        """The CUDA-kernel band inside a bar: a deeper shade of the bar's colour."""
+        base = self.job(key)
+        return base.darker(175) if not self.dark else base.darker(165)

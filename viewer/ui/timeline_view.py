@@ -1,0 +1,504 @@
+"""The swimlane view: GPU workers, GPU busy lanes and synthesis rows on one zoomable time axis.
+
+Only time zooms; lanes keep their pixel height (the view's y range is always
+its height in pixels, scrolled by a vertical scroll bar).  Drawing lives in
+``lanes.LaneGroupItem`` (one item per lane group) and ``lane_overlay``;
+this module wires navigation, picking, selection and signals.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.model import Session, Timeline
+from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
+from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
+from viewer.ui.lane_legend import LegendBar
+from viewer.ui.lane_overlay import OverlayItem
+from viewer.ui.lane_text import describe_gap, describe_partition
+from viewer.ui.lanes import LaneGroupItem
+from viewer.ui.palette import Theme, with_alpha
+
+DEBOUNCE_MS = 35
+PICK_SLACK_PX = 3.0
+KEY_ZOOM = 2.0
+KEY_PAN = 0.25
+Qt = QtCore.Qt
+
+#: Which layers answer a hover or click, per lane kind, in priority order.
+PICK_LAYERS = {
+    "worker": ("bar", "open", "pickup"),
+    "synth": ("synth", "open", "queue"),
+    "busy": ("gap",),
+}
+
+
+class _TimeViewBox(pg.ViewBox):
+    """Drag pans time; Ctrl-drag selects a range; Shift- or right-drag zooms to a span."""
+
+    def __init__(self, view: TimelineView) -> None:
+        super().__init__(enableMenu=False, invertY=True)
+        self.setMouseEnabled(x=True, y=False)
+        self._view = view
+        self._mode: str | None = None
+
+    def mouseDragEvent(self, ev, axis=None) -> None:
+        if ev.isStart():
+            mods, button = ev.modifiers(), ev.button()
+            self._mode = None
+            if button == Qt.MouseButton.LeftButton and mods & Qt.KeyboardModifier.ControlModifier:
+                self._mode = "select"
+            elif button == Qt.MouseButton.RightButton or (
+                button == Qt.MouseButton.LeftButton and mods & Qt.KeyboardModifier.ShiftModifier
+            ):
+                self._mode = "zoom"
+            elif button == Qt.MouseButton.LeftButton:
+                self._mode = "pan"
+        if self._mode == "pan":
+            super().mouseDragEvent(ev, axis)
+        elif self._mode is not None:
+            ev.accept()
+            a = self.mapSceneToView(ev.buttonDownScenePos(ev.button())).x()
+            b = self.mapSceneToView(ev.scenePos()).x()
+            self._view._on_drag_span(self._mode, min(a, b), max(a, b), ev.isFinish())
+        else:
+            ev.ignore()
+
+    def mouseClickEvent(self, ev) -> None:
+        if ev.button() == Qt.MouseButton.LeftButton:
+            ev.accept()
+            self._view._on_click(self.mapSceneToView(ev.scenePos()), ev.double())
+        else:
+            ev.ignore()
+
+
+class TimelineView(QtWidgets.QWidget):
+    """Swimlanes of one session of a Timeline, with zoom, pan, picking and a range selection.
+
+    ``selection_changed`` carries (start, end) in ms, or (0.0, 0.0) when the
+    selection is cleared; it and ``x_range_changed`` are debounced.
+    """
+
+    selection_changed = QtCore.Signal(float, float)
+    x_range_changed = QtCore.Signal(float, float)
+    cursor_moved = QtCore.Signal(float)
+    partition_clicked = QtCore.Signal(int)
+    session_changed = QtCore.Signal(int)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setFocusPolicy(Qt.FocusPolicy.StrongFocus)
+        self.theme = Theme.from_palette(self.palette())
+        self._timeline: Timeline | None = None
+        self._index = 0
+        self._lanes: SessionLanes | None = None
+        self._cache: dict[int, SessionLanes] = {}
+        self._items: list[LaneGroupItem] = []
+        self._overlay: OverlayItem | None = None
+        self._job: int | None = None
+        self._has_selection = False
+
+        self._vb = _TimeViewBox(self)
+        self._time_axis = TimeAxisItem()
+        self._header = LaneHeaderAxis(self._on_toggle_group, self._scroll_by)
+        self.plot = pg.PlotWidget(
+            viewBox=self._vb, axisItems={"bottom": self._time_axis, "left": self._header}
+        )
+        item = self.plot.getPlotItem()
+        item.hideButtons()
+        item.setMenuEnabled(False)
+        item.showGrid(x=True, y=False, alpha=0.15)
+        self._vb.disableAutoRange()
+        self._region = pg.LinearRegionItem(orientation="vertical", swapMode="sort")
+        self._region.setZValue(30)
+        self._region.hide()
+        self._band = pg.LinearRegionItem(orientation="vertical", movable=False)
+        self._band.setZValue(31)
+        self._band.hide()
+        item.addItem(self._region, ignoreBounds=True)
+        item.addItem(self._band, ignoreBounds=True)
+
+        self._scrollbar = QtWidgets.QScrollBar(Qt.Orientation.Vertical)
+        self._scrollbar.valueChanged.connect(self._on_scrolled)
+        self.legend = LegendBar()
+        self._tip = QtWidgets.QLabel(None, Qt.WindowType.ToolTip)
+        self._tip.setTextFormat(Qt.TextFormat.PlainText)
+        self._tip.setPalette(QtWidgets.QToolTip.palette())
+        self._tip.setMargin(4)
+        self._tip.setFrameStyle(QtWidgets.QFrame.Shape.Box | QtWidgets.QFrame.Shadow.Plain)
+
+        row = QtWidgets.QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
+        row.addWidget(self.plot, 1)
+        row.addWidget(self._scrollbar)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(2)
+        layout.addLayout(row, 1)
+        layout.addWidget(self.legend)
+
+        self._selection_timer = self._single_shot(self._emit_selection)
+        self._range_timer = self._single_shot(self._emit_x_range)
+        self._vb.sigXRangeChanged.connect(self._on_x_range)
+        self._vb.sigYRangeChanged.connect(self._prepare_overlay)
+        self._vb.sigResized.connect(self._on_resized)
+        self._region.sigRegionChanged.connect(self._on_region_changed)
+        self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
+        self.plot.installEventFilter(self)
+        self.plot.viewport().installEventFilter(self)
+        self._apply_theme()
+
+    def _single_shot(self, slot) -> QtCore.QTimer:
+        timer = QtCore.QTimer(self)
+        timer.setSingleShot(True)
+        timer.setInterval(DEBOUNCE_MS)
+        timer.timeout.connect(slot)
+        return timer
+
+    # ------------------------------------------------------------- data
+    def set_timeline(self, timeline: Timeline | None, session_index: int = 0) -> None:
+        self._timeline = timeline
+        self._cache.clear()
+        self._index = -1
+        self.set_session(session_index)
+
+    def timeline(self) -> Timeline | None:
+        return self._timeline
+
+    def session_index(self) -> int:
+        return self._index
+
+    def session(self) -> Session | None:
+        return self._lanes.session if self._lanes is not None else None
+
+    def lanes(self) -> SessionLanes | None:
+        return self._lanes
+
+    def group_items(self) -> list[LaneGroupItem]:
+        return list(self._items)
+
+    def set_session(self, index: int) -> None:
+        sessions = self._timeline.sessions if self._timeline is not None else []
+        if not sessions:
+            self._show(None)
+            return
+        index = min(max(int(index), 0), len(sessions) - 1)
+        if index == self._index:
+            return
+        if index not in self._cache:
+            self._cache[index] = build_lanes(sessions[index])
+        self._index = index
+        self._show(self._cache[index])
+        self.session_changed.emit(index)
+
+    def _show(self, lanes: SessionLanes | None) -> None:
+        for old in [*self._items, self._overlay]:
+            if old is not None:
+                self._vb.removeItem(old)
+        self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
+        self._set_selection_visible(False)
+        self._header.set_lanes(lanes, self.theme)
+        if lanes is None:
+            return
+        for group in lanes.groups:
+            group_item = LaneGroupItem(group, lanes.x_min, lanes.x_max, self.theme)
+            self._vb.addItem(group_item, ignoreBounds=True)
+            self._items.append(group_item)
+        self._overlay = OverlayItem(lanes, self.theme)
+        self._overlay.setZValue(10)
+        self._vb.addItem(self._overlay, ignoreBounds=True)
+        span = lanes.x_max - lanes.x_min
+        self._vb.setLimits(
+            xMin=lanes.x_min - span, xMax=lanes.x_max + span, minXRange=0.05, maxXRange=3 * span
+        )
+        self._apply_y_range()
+        self.fit()
+        self._prepare()
+
+    # ------------------------------------------------------- navigation
+    def x_range(self) -> tuple[float, float]:
+        x0, x1 = self._vb.viewRange()[0]
+        return float(x0), float(x1)
+
+    def set_x_range(self, start_ms: float, end_ms: float) -> None:
+        if end_ms > start_ms:
+            self._vb.setXRange(float(start_ms), float(end_ms), padding=0)
+
+    def fit(self) -> None:
+        if self._lanes is not None:
+            self._vb.setXRange(self._lanes.x_min, self._lanes.x_max, padding=0.01)
+
+    def zoom(self, factor: float, center: float | None = None) -> None:
+        """Scale the visible span by ``factor`` (< 1 zooms in) around ``center`` (ms)."""
+        x0, x1 = self.x_range()
+        c = (x0 + x1) / 2 if center is None else center
+        self.set_x_range(c - (c - x0) * factor, c + (x1 - c) * factor)
+
+    def pan(self, fraction: float) -> None:
+        x0, x1 = self.x_range()
+        d = (x1 - x0) * fraction
+        self.set_x_range(x0 + d, x1 + d)
+
+    def next_transition(self) -> None:
+        self._step_transition(+1)
+
+    def prev_transition(self) -> None:
+        self._step_transition(-1)
+
+    def _step_transition(self, step: int) -> None:
+        if self._lanes is None or not len(self._lanes.transitions):
+            return
+        t = self._lanes.transitions
+        times = t["time"].to_numpy(dtype=np.float64)
+        x0, x1 = self.x_range()
+        c, tol = (x0 + x1) / 2, max((x1 - x0) * 1e-6, 1e-9)
+        if step > 0:
+            i = int(np.searchsorted(times, c + tol, side="right"))
+        else:
+            i = int(np.searchsorted(times, c - tol, side="left")) - 1
+        if 0 <= i < len(times):
+            half = max(
+                1.5 * max(float(t["gap_ms"].iloc[i]), float(t["overlap_ms"].iloc[i])), 2000.0
+            )
+            self.set_x_range(times[i] - half, times[i] + half)
+
+    def frame_partition(self, row: int) -> None:
+        """Show partition ``row`` (of session.partitions) in the middle third of the view."""
+        session = self.session()
+        if session is None or not 0 <= row < len(session.partitions):
+            return
+        p = session.partitions.iloc[row]
+        start = float(p["gpu_start"]) if np.isfinite(p["gpu_start"]) else float(p["synth_start"])
+        end = float(p["gpu_end"]) if np.isfinite(p["gpu_end"]) else session.end_ms
+        if not np.isfinite(start):
+            return
+        d = max(end - start, 1.0)
+        self.set_x_range(start - d, end + d)
+
+    def select_job(self, job: int | None) -> None:
+        """Outline every bar of job ``job`` (row of session.jobs) in all lanes; None clears."""
+        self._job = job
+        for group_item in self._items:
+            group_item.set_selected_job(job)
+
+    def selected_job(self) -> int | None:
+        return self._job
+
+    # -------------------------------------------------------- selection
+    def set_selection(self, start_ms: float, end_ms: float) -> None:
+        a, b = sorted((float(start_ms), float(end_ms)))
+        self._region.setRegion((a, b))
+        self._set_selection_visible(True)
+        self._selection_timer.start()
+
+    def selection(self) -> tuple[float, float] | None:
+        if not self._has_selection:
+            return None
+        a, b = self._region.getRegion()
+        return float(a), float(b)
+
+    def clear_selection(self) -> None:
+        self._set_selection_visible(False)
+        self._selection_timer.start()
+
+    def select_visible(self) -> None:
+        self.set_selection(*self.x_range())
+
+    def _set_selection_visible(self, visible: bool) -> None:
+        self._has_selection = visible
+        self._region.setVisible(visible)
+
+    def _on_region_changed(self) -> None:
+        if self._has_selection:
+            self._selection_timer.start()
+
+    def _emit_selection(self) -> None:
+        self.selection_changed.emit(*(self.selection() or (0.0, 0.0)))
+
+    def _emit_x_range(self) -> None:
+        self.x_range_changed.emit(*self.x_range())
+
+    def _on_drag_span(self, mode: str, a: float, b: float, finished: bool) -> None:
+        if mode == "select":
+            self.set_selection(a, b)
+            return
+        self._band.setRegion((a, b))
+        self._band.setVisible(not finished)
+        if finished and b > a:
+            self.set_x_range(a, b)
+
+    # ------------------------------------------------------------ paint
+    def _on_x_range(self, *args) -> None:
+        self._prepare()
+        self._time_axis.update_label()
+        self._range_timer.start()
+
+    def _on_resized(self) -> None:
+        self._apply_y_range()
+        self._prepare()
+
+    def _prepare(self) -> None:
+        """Rebuild the rectangles of every lane group for the current view."""
+        x0, x1 = self.x_range()
+        px = (x1 - x0) / max(self._vb.width(), 1.0)
+        for group_item in self._items:
+            group_item.prepare(x0, x1, px)
+        self._prepare_overlay()
+
+    def _prepare_overlay(self, *args) -> None:
+        if self._overlay is None:
+            return
+        x0, x1 = self.x_range()
+        px = (x1 - x0) / max(self._vb.width(), 1.0)
+        self._overlay.prepare(x0, x1, px, float(self._vb.viewRange()[1][0]))
+
+    def _apply_y_range(self) -> None:
+        height = max(self._vb.height(), 1.0)
+        total = self._lanes.height if self._lanes is not None else height
+        scroll_max = int(max(0.0, total - height))
+        self._scrollbar.blockSignals(True)
+        self._scrollbar.setRange(0, scroll_max)
+        self._scrollbar.setPageStep(int(height))
+        self._scrollbar.blockSignals(False)
+        self._scrollbar.setVisible(scroll_max > 0)
+        top = float(min(self._scrollbar.value(), scroll_max))
+        self._vb.setYRange(top, top + height, padding=0)
+
+    def _on_scrolled(self, value: int) -> None:
+        self._apply_y_range()
+
+    def _scroll_by(self, pixels: float) -> None:
+        self._scrollbar.setValue(int(self._scrollbar.value() + pixels))
+
+    def _on_toggle_group(self, group: LaneGroup) -> None:
+        if self._lanes is None:
+            return
+        group.collapsed = not group.collapsed
+        self._lanes.layout()
+        for group_item in self._items:
+            group_item.relayout()
+        self._header.update()
+        self._apply_y_range()
+        self._prepare()
+
+    # ---------------------------------------------------- theme, events
+    def changeEvent(self, event: QtCore.QEvent) -> None:
+        super().changeEvent(event)
+        if event.type() == QtCore.QEvent.Type.PaletteChange:
+            self._apply_theme()
+
+    def _apply_theme(self) -> None:
+        self.theme = theme = Theme.from_palette(self.palette())
+        self.plot.setBackground(theme.background)
+        for axis in (self._time_axis, self._header):
+            axis.setPen(theme.separator)
+            axis.setTextPen(theme.foreground)
+        self._region.setBrush(theme.selection)
+        self._region.setHoverBrush(with_alpha(theme.selection, 0.35))
+        for line in self._region.lines:
+            line.setPen(pg.mkPen(theme.foreground, width=1))
+        self._band.setBrush(with_alpha(theme.foreground, 0.12))
+        self.legend.set_theme(theme)
+        self._header.set_lanes(self._lanes, theme)
+        for group_item in self._items:
+            group_item.set_theme(theme)
+        if self._overlay is not None:
+            self._overlay.set_theme(theme)
+
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if event.type() == QtCore.QEvent.Type.KeyPress and self._on_key(event):
+            return True
+        if event.type() == QtCore.QEvent.Type.Leave:
+            self._tip.hide()
+        return super().eventFilter(watched, event)
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:
+        if not self._on_key(event):
+            super().keyPressEvent(event)
+
+    def _on_key(self, event: QtGui.QKeyEvent) -> bool:
+        if event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier:
+            return False
+        key = event.key()
+        actions = {
+            Qt.Key.Key_W: lambda: self.zoom(1 / KEY_ZOOM),
+            Qt.Key.Key_S: lambda: self.zoom(KEY_ZOOM),
+            Qt.Key.Key_A: lambda: self.pan(-KEY_PAN),
+            Qt.Key.Key_D: lambda: self.pan(KEY_PAN),
+            Qt.Key.Key_F: self.fit,
+            Qt.Key.Key_Home: self.fit,
+            Qt.Key.Key_BracketRight: self.next_transition,
+            Qt.Key.Key_N: self.next_transition,
+            Qt.Key.Key_BracketLeft: self.prev_transition,
+            Qt.Key.Key_P: self.prev_transition,
+        }
+        if key in actions:
+            actions[key]()
+            return True
+        if Qt.Key.Key_1 <= key <= Qt.Key.Key_9:
+            self.set_session(int(key) - int(Qt.Key.Key_1))
+            return True
+        return False
+
+    # ---------------------------------------------------------- picking
+    def pick(self, x_ms: float, y: float) -> tuple[str, int]:
+        """What lies at view point (x ms, y px): ("partition", row), ("gap", index) or ("", -1)."""
+        if self._lanes is None:
+            return "", -1
+        lane = self._lanes.lane_at(y)
+        if lane is None:
+            return "", -1
+        x0, x1 = self.x_range()
+        slack = PICK_SLACK_PX * (x1 - x0) / max(self._vb.width(), 1.0)
+        for layer in PICK_LAYERS[lane.kind]:
+            iv = lane.layers[layer]
+            pos = iv.at(x_ms, slack)
+            if pos >= 0:
+                return ("gap" if layer == "gap" else "partition"), int(iv.row[pos])
+        return "", -1
+
+    def tooltip_text_at(self, x_ms: float, y: float) -> str:
+        """The plain-text tooltip for view point (x ms, y px); empty over nothing."""
+        kind, index = self.pick(x_ms, y)
+        if kind == "partition":
+            return describe_partition(self._lanes.session, index)
+        if kind == "gap":
+            return describe_gap(self._lanes.session, self._lanes.gaps, index)
+        return ""
+
+    def tooltip_label(self) -> QtWidgets.QLabel:
+        return self._tip
+
+    def _on_mouse_moved(self, scene_pos: QtCore.QPointF) -> None:
+        if not self._vb.sceneBoundingRect().contains(scene_pos):
+            self._tip.hide()
+            return
+        p = self._vb.mapSceneToView(scene_pos)
+        self.cursor_moved.emit(float(p.x()))
+        text = self.tooltip_text_at(p.x(), p.y())
+        if not text:
+            self._tip.hide()
+            return
+        self._tip.setText(text)
+        self._tip.adjustSize()
+        at = self.plot.viewport().mapToGlobal(self.plot.mapFromScene(scene_pos))
+        self._tip.move(at + QtCore.QPoint(14, 18))
+        self._tip.show()
+
+    def _on_click(self, pos: QtCore.QPointF, double: bool) -> None:
+        kind, index = self.pick(pos.x(), pos.y())
+        if kind != "partition":
+            self.select_job(None)
+            self.partition_clicked.emit(-1)
+            return
+        self.select_job(int(self._lanes.session.partitions["job"].iat[index]))
+        self.partition_clicked.emit(index)
+        if double:
+            self.frame_partition(index)
+
+    def hideEvent(self, event: QtGui.QHideEvent) -> None:
+        self._tip.hide()
+        super().hideEvent(event)
