@@ -1,0 +1,311 @@
+"""Discrete-event model of the cuzk proving pipeline.
+
+A pool of ``pw`` partition workers synthesizes partitions on the CPU; each
+finished partition is pushed to one GPU work queue; ``gw`` GPU workers per GPU
+take it, do CPU prep, wait for their GPU's kernel mutex, run the CUDA region,
+release it and finish with b_g2_msm and an epilogue.  All durations are drawn
+up front (``draw``) so that a caller can pin any of them before ``run``: that
+is how the reference sample hits exact published figures.  Times are integer
+milliseconds since the engine started.
+"""
+
+from __future__ import annotations
+
+import heapq
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+
+import numpy as np
+
+#: Proof kinds; porep-c2 is partitioned, the others are one GPU call per job.
+KINDS = ("porep-c2", "snap-update", "window-post", "winning-post")
+
+#: Per kind: (synthesis, prep, kernel, b_g2) as multiples of the porep-c2 partition means,
+#: and num_circuits of the GPU call.
+KIND_SCALE: dict[str, tuple[float, float, float, float, int]] = {
+    "porep-c2": (1.0, 1.0, 1.0, 1.0, 1),
+    "snap-update": (1.45, 1.5, 1.7, 1.6, 16),
+    "window-post": (0.7, 1.1, 1.2, 1.2, 1),
+    "winning-post": (0.04, 0.08, 0.07, 0.1, 1),
+}
+
+#: Split of the CUDA region of one call (ntt_msm_h : batch_add : tail_msm).
+KERNEL_SPLIT = (3117 / 3882, 640 / 3882, 125 / 3882)
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """What to simulate; durations are means in ms, jitter is a relative sd."""
+
+    sectors: int = 5
+    partitions: int = 10
+    pw: int = 10
+    gw: int = 2
+    gpus: int = 1
+    kinds: tuple[tuple[str, float], ...] = (("porep-c2", 1.0),)
+    seed: int = 1
+    jitter: float = 0.04
+    synth_ms: float = 37000.0
+    prep_ms: float = 1695.0
+    kernel_ms: float = 3746.0
+    b_g2_ms: float = 380.0
+    epilogue_ms: float = 20.0
+    assemble_ms: float = 900.0
+    warmup_ms: float = 0.0
+    dispatch_ms: float = 4.0
+    queue_cap: int | None = None
+    interval_ms: float = 0.0
+    start_ms: int = 40
+
+
+@dataclass
+class Draws:
+    """Every drawn duration, one row per GPU call (task); edit before ``run`` to pin times."""
+
+    job_ids: list[str]
+    job_kind: list[str]
+    arrival: np.ndarray  # per job: earliest synthesis start
+    assemble: np.ndarray  # per job: extra epilogue of its last dispatched call
+    job: np.ndarray  # per task
+    part: np.ndarray  # -1 for monolithic
+    synth: np.ndarray
+    qdelay: np.ndarray  # SYNTH_END -> GPU_QUEUE
+    pickup: np.ndarray  # free/queued -> GPU_PICKUP
+    dispatch: np.ndarray  # free/queued -> GPU_START
+    prep: np.ndarray
+    prelock_extra: np.ndarray  # pre_lock_cpu_ms - prep_msm_ms
+    ntt: np.ndarray
+    barrier: np.ndarray
+    batch: np.ndarray
+    tail: np.ndarray
+    b_g2: np.ndarray
+    epilogue: np.ndarray
+    circuits: np.ndarray
+
+    @property
+    def kernel(self) -> np.ndarray:
+        """gpu_total_ms of every task."""
+        return self.ntt + self.barrier + self.batch + self.tail
+
+
+@dataclass
+class Schedule:
+    """When everything happened (-1 = never), one row per task, plus the draws that made it."""
+
+    config: SimConfig
+    draws: Draws
+    synth_start: np.ndarray
+    synth_end: np.ndarray
+    queued: np.ndarray
+    pickup: np.ndarray
+    start: np.ndarray
+    acquire: np.ndarray
+    release: np.ndarray
+    end: np.ndarray
+    worker: np.ndarray
+    post: np.ndarray = field(repr=False)  # release -> GPU_END
+    ntt: np.ndarray = field(repr=False)  # ntt_msm_h_ms as run (warm-up included)
+
+    @property
+    def kernel(self) -> np.ndarray:
+        """gpu_total_ms of every task as run."""
+        return self.ntt + self.draws.barrier + self.draws.batch + self.draws.tail
+
+    @property
+    def gpu(self) -> np.ndarray:
+        return np.where(self.worker >= 0, self.worker // self.config.gw, -1)
+
+    @property
+    def prelock(self) -> np.ndarray:
+        return self.draws.prep + self.draws.prelock_extra
+
+    @property
+    def wait(self) -> np.ndarray:
+        return self.acquire - self.start - self.prelock
+
+
+def _normal(rng: np.random.Generator, mean: np.ndarray | float, rel: float, n: int) -> np.ndarray:
+    """Positive integer durations around ``mean`` with relative sd ``rel``."""
+    x = rng.normal(1.0, rel, n).clip(1 - 3 * rel, 1 + 3 * rel) * mean
+    return np.maximum(np.rint(x), 0).astype(np.int64)
+
+
+def draw(cfg: SimConfig) -> Draws:
+    """Draw every duration of a run from ``cfg.seed``."""
+    rng = np.random.default_rng(cfg.seed)
+    names = [k for k, _ in cfg.kinds]
+    weights = np.array([w for _, w in cfg.kinds], float)
+    for k in names:
+        if k not in KIND_SCALE:
+            raise ValueError(f"unknown proof kind {k!r} (known: {', '.join(KINDS)})")
+    kinds = [names[i] for i in rng.choice(len(names), cfg.sectors, p=weights / weights.sum())]
+    ids = [str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(cfg.sectors)]
+    per_job = [cfg.partitions if k == "porep-c2" else 1 for k in kinds]
+    job = np.repeat(np.arange(cfg.sectors), per_job)
+    part = np.concatenate(
+        [np.arange(n) if k == "porep-c2" else [-1] for k, n in zip(kinds, per_job, strict=True)]
+    ).astype(np.int64)
+    n = len(job)
+    scale = np.array([KIND_SCALE[kinds[j]] for j in job], float).reshape(n, 5)
+    j = cfg.jitter
+    kernel = _normal(rng, cfg.kernel_ms * scale[:, 2], j, n)
+    ntt = np.rint(kernel * KERNEL_SPLIT[0]).astype(np.int64)
+    batch = np.rint(kernel * KERNEL_SPLIT[1]).astype(np.int64)
+    pickup = rng.integers(1, 3, n)
+    d = Draws(
+        job_ids=ids,
+        job_kind=kinds,
+        arrival=np.rint(np.arange(cfg.sectors) * cfg.interval_ms).astype(np.int64) + cfg.start_ms,
+        assemble=_normal(rng, cfg.assemble_ms, 3 * j, cfg.sectors),
+        job=job,
+        part=part,
+        synth=_normal(rng, cfg.synth_ms * scale[:, 0], 1.5 * j, n),
+        qdelay=rng.integers(0, 2, n),
+        pickup=pickup,
+        dispatch=pickup + _normal(rng, max(cfg.dispatch_ms - 1.5, 0.0), 0.5, n),
+        prep=_normal(rng, cfg.prep_ms * scale[:, 1], j, n),
+        prelock_extra=rng.integers(2, 9, n),
+        ntt=ntt,
+        barrier=np.zeros(n, np.int64),
+        batch=batch,
+        tail=kernel - ntt - batch,
+        b_g2=_normal(rng, cfg.b_g2_ms * scale[:, 3], j, n),
+        epilogue=_normal(rng, cfg.epilogue_ms, 0.3, n),
+        circuits=scale[:, 4].astype(np.int64),
+    )
+    return d
+
+
+def set_kernel(d: Draws, task: int, total: int) -> None:
+    """Pin the gpu_total_ms of one task, keeping the split of its parts."""
+    ntt = round(total * KERNEL_SPLIT[0])
+    batch = round(total * KERNEL_SPLIT[1])
+    d.ntt[task], d.batch[task], d.barrier[task] = ntt, batch, 0
+    d.tail[task] = total - ntt - batch
+
+
+def run(cfg: SimConfig, d: Draws) -> Schedule:
+    """Play the pipeline forward in time and return the schedule."""
+    n = len(d.job)
+    nparts = np.bincount(d.job, minlength=len(d.job_ids)).tolist()
+    job, synth, kernel = d.job.tolist(), d.synth.tolist(), d.kernel.tolist()
+    prelock = (d.prep + d.prelock_extra).tolist()
+    pickup, dispatch, qdelay = d.pickup.tolist(), d.dispatch.tolist(), d.qdelay.tolist()
+    arrival, assemble = d.arrival.tolist(), d.assemble.tolist()
+    post0 = (d.b_g2 + d.epilogue).tolist()
+    times = {k: np.full(n, -1, np.int64) for k in ("ss", "se", "q", "pk", "st", "aq", "rl", "en")}
+    worker_of = np.full(n, -1, np.int64)
+    post = np.zeros(n, np.int64)
+    nworkers = cfg.gw * cfg.gpus
+    idle_since = {w: 0 for w in range(nworkers)}
+    mutex_busy = [False] * cfg.gpus
+    warmed = [False] * cfg.gpus
+    warm = np.zeros(n, np.int64)
+    waiters: list[deque[int]] = [deque() for _ in range(cfg.gpus)]
+    queue: deque[int] = deque()
+    dispatched = [0] * len(d.job_ids)
+    limit = cfg.pw + (cfg.pw if cfg.queue_cap is None else cfg.queue_cap)
+    state = {"pool": cfg.pw, "next": 0, "inflight": 0, "wake": -1}
+    heap: list[tuple[int, int, int, int]] = []
+    seq = 0
+
+    def push(t: int, kind: int, arg: int) -> None:
+        nonlocal seq
+        seq += 1
+        heapq.heappush(heap, (t, seq, kind, arg))
+
+    def try_synth(t: int) -> None:
+        while state["pool"] and state["next"] < n and state["inflight"] < limit:
+            i = state["next"]
+            a = arrival[job[i]]
+            if a > t:
+                if state["wake"] != a:
+                    state["wake"] = a
+                    push(a, WAKE, -1)
+                return
+            state["next"] += 1
+            state["pool"] -= 1
+            state["inflight"] += 1
+            times["ss"][i] = t
+            times["se"][i] = t + synth[i]
+            push(t + synth[i], SYNTH_END, i)
+
+    def try_dispatch(t: int) -> None:
+        while queue and idle_since:
+            w = min(idle_since, key=lambda k: (idle_since[k], k))
+            del idle_since[w]
+            i = queue.popleft()
+            state["inflight"] -= 1
+            j = job[i]
+            dispatched[j] += 1
+            post[i] = post0[i] + (assemble[j] if dispatched[j] == nparts[j] else 0)
+            worker_of[i] = w
+            times["pk"][i] = t + min(pickup[i], dispatch[i])
+            times["st"][i] = t + dispatch[i]
+            push(t + dispatch[i] + prelock[i], LOCK, i)
+            try_synth(t)
+
+    def acquire(i: int, t: int) -> None:
+        g = int(worker_of[i]) // cfg.gw
+        if not warmed[g]:
+            # The first kernel on a GPU pays for CUDA context set-up and the SRS upload.
+            warmed[g] = True
+            warm[i] = int(cfg.warmup_ms)
+        mutex_busy[g] = True
+        times["aq"][i] = t
+        rel = t + kernel[i] + int(warm[i]) + 1
+        times["rl"][i] = rel
+        times["en"][i] = rel + int(post[i])
+        push(rel, RELEASE, g)
+        push(rel + int(post[i]), END, i)
+
+    try_synth(0)
+    while heap:
+        t, _, kind, i = heapq.heappop(heap)
+        if kind == SYNTH_END:
+            times["q"][i] = t + qdelay[i]
+            push(t + qdelay[i], QUEUED, i)
+            state["pool"] += 1
+            try_synth(t)
+        elif kind == QUEUED:
+            queue.append(i)
+            try_dispatch(t)
+        elif kind == LOCK:
+            g = int(worker_of[i]) // cfg.gw
+            if mutex_busy[g]:
+                waiters[g].append(i)
+            else:
+                acquire(i, t)
+        elif kind == RELEASE:
+            mutex_busy[i] = False
+            if waiters[i]:
+                acquire(waiters[i].popleft(), t)
+        elif kind == END:
+            idle_since[int(worker_of[i])] = t
+            try_dispatch(t)
+        else:
+            try_synth(t)
+    return Schedule(
+        config=cfg,
+        draws=d,
+        synth_start=times["ss"],
+        synth_end=times["se"],
+        queued=times["q"],
+        pickup=times["pk"],
+        start=times["st"],
+        acquire=times["aq"],
+        release=times["rl"],
+        end=times["en"],
+        worker=worker_of,
+        post=post,
+        ntt=d.ntt + warm,
+    )
+
+
+SYNTH_END, QUEUED, LOCK, RELEASE, END, WAKE = range(6)
+
+
+def simulate(cfg: SimConfig) -> Schedule:
+    """Draw and run in one go."""
+    return run(cfg, draw(cfg))

@@ -1,0 +1,97 @@
+"""Write the bundled sample logs: ``python -m viewer.sim.samples sample_logs``.
+
+Deterministic: the same code writes the same bytes, so the committed files
+can be regenerated and diffed (``make samples``).  What each file shows and
+the figures it should produce are in ``sample_logs/README.md``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from viewer.sim.damage import damaged_log
+from viewer.sim.model import SimConfig, simulate
+from viewer.sim.reference import solve
+from viewer.sim.writer import WriteOptions, render
+
+
+def phase8() -> str:
+    """The published Phase 8 run (pw=10, 5 sectors, one GPU, gw=2), figures exact."""
+    return render(solve(), WriteOptions(noise=0.35, seed=8))
+
+
+def phase7_gw1() -> str:
+    """One worker per GPU: every call's CPU work leaves the GPU idle for a moment."""
+    cfg = SimConfig(sectors=4, pw=20, gw=1, seed=7, synth_ms=37000.0, warmup_ms=1400.0)
+    return render(simulate(cfg), WriteOptions(noise=0.35, seed=7))
+
+
+def two_gpus() -> str:
+    """Two GPUs with two workers each."""
+    cfg = SimConfig(sectors=6, pw=20, gw=2, gpus=2, seed=22, synth_ms=36000.0, warmup_ms=1400.0)
+    return render(simulate(cfg), WriteOptions(noise=0.35, seed=22))
+
+
+def monolithic_mixed() -> str:
+    """Mixed proof kinds: monolithic PoSt and SnapDeals calls among porep-c2 partitions."""
+    cfg = SimConfig(
+        sectors=14,
+        pw=10,
+        gw=2,
+        seed=5,
+        kinds=(("porep-c2", 1.0), ("snap-update", 1.0), ("window-post", 1.5), ("winning-post", 2)),
+        interval_ms=9000.0,
+    )
+    return render(simulate(cfg), WriteOptions(noise=0.35, seed=5))
+
+
+def phase8_pw20() -> str:
+    """Phase 8 (gw=2) at pw=20: the A side of the published Phase 7 vs 8 comparison."""
+    cfg = SimConfig(sectors=8, pw=20, gw=2, seed=20, synth_ms=38000.0, warmup_ms=1400.0)
+    return render(simulate(cfg), WriteOptions(noise=0.2, seed=20))
+
+
+def phase7_pw20() -> str:
+    """Phase 7 (gw=1) at pw=20, same workload and seed as ``phase8_pw20``."""
+    cfg = SimConfig(sectors=8, pw=20, gw=1, seed=20, synth_ms=38000.0, warmup_ms=1400.0)
+    return render(simulate(cfg), WriteOptions(noise=0.2, seed=20))
+
+
+SAMPLES: dict[str, Callable[[], str | bytes]] = {
+    "phase8_pw10_5sectors.log": phase8,
+    "phase7_gw1.log": phase7_gw1,
+    "two_gpus.log": two_gpus,
+    "monolithic_mixed.log": monolithic_mixed,
+    "damaged.log": damaged_log,
+    "phase8_pw20.log": phase8_pw20,
+    "phase7_pw20.log": phase7_pw20,
+}
+
+
+def write_samples(outdir: Path, names: list[str] | None = None) -> list[Path]:
+    """Write the samples (all, or the named ones) into ``outdir``."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for name, make in SAMPLES.items():
+        if names and name not in names:
+            continue
+        data = make()
+        path = outdir / name
+        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        paths.append(path)
+    return paths
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m viewer.sim.samples OUTDIR [NAME ...]", file=sys.stderr)
+        return 2
+    for p in write_samples(Path(argv[0]), argv[1:] or None):
+        print(f"{p} ({p.stat().st_size // 1024} KiB)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
