@@ -1,0 +1,243 @@
+"""``open_log``: read one cuzk daemon log into a ``Timeline``.
+
+Scan the file once in chunks (see ``scan``), then cut the events into sessions,
+pair them into GPU calls, map workers to GPUs and attribute CUZK_TIMING blocks.
+"""
+
+from __future__ import annotations
+
+import gc
+import re
+from collections import Counter
+from collections.abc import Callable
+from os import PathLike
+from pathlib import Path
+
+import numpy as np
+
+from viewer.io.errors import LogError
+from viewer.io.pairing import pair_events
+from viewer.io.scan import (
+    ANSI_RE,
+    MARK_CUZK,
+    MARK_DAEMON,
+    MARK_WORKER,
+    EventBatch,
+    RawBatch,
+    find_records,
+    parse_records,
+)
+from viewer.io.sessions import session_of, split_sessions
+from viewer.io.source import Source, checked
+from viewer.io.timing import attribute, parse_blocks
+from viewer.model import Session, Timeline, build_session
+from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
+
+EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
+BATCH_RECORDS = 100_000  # payloads parsed at once: bounds the transient Python objects
+WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
+EVENT_FIELDS = (
+    "seq",
+    "offset",
+    "event",
+    "job",
+    "partition",
+    "worker",
+    "synth_ms",
+    "gpu_ms",
+    "mono",
+)
+
+
+def open_log(
+    path: str | PathLike[str],
+    *,
+    workers_per_gpu: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Timeline:
+    """Read ``path`` (plain, .gz or .zst); raise ``LogError`` if it is not a cuzk log."""
+    path = Path(path)
+    jobs: dict[bytes, int] = {}
+    with Source(path) as src:
+        was_enabled = gc.isenabled()
+        gc.disable()  # millions of short-lived tuples: the collector would rescan them all
+        try:
+            batches, head = _scan(src, jobs, progress, cancel)
+        finally:
+            if was_enabled:
+                gc.enable()
+        truncated = src.truncated
+    found = sum(len(b.seq) + len(b.skipped_seq) for b in batches)
+    if not found:
+        raise LogError(f"{path}: {_not_a_log_reason(head)}")
+    ev = {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_FIELDS}
+    if not len(ev["seq"]):
+        reasons = Counter(r for b in batches for r in b.skipped_reason)
+        listed = ", ".join(f"{k}: {v}" for k, v in reasons.most_common())
+        raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
+    job_ids = [j.decode("utf-8", "replace") for j in jobs]
+    kinds = {job_ids[j]: k for b in batches for j, k in b.kinds}
+    markers = [m for b in batches for m in b.markers]
+    sessions = _sessions(ev, batches, markers, job_ids, kinds, workers_per_gpu)
+    if truncated and sessions:
+        sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
+    return Timeline(source=path, sessions=sessions, skipped={})
+
+
+def _scan(
+    src: Source,
+    jobs: dict[bytes, int],
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> tuple[list[EventBatch], bytes]:
+    batches: list[EventBatch] = []
+    raw = RawBatch()
+    seq0 = 0
+    head = b""
+    for buf, start, end in checked(src.chunks(), src, progress, cancel):
+        if not head:
+            head = buf[start : start + 4096]
+        find_records(buf, start, end, raw)
+        if len(raw.payloads) >= BATCH_RECORDS or len(raw.markers) >= BATCH_RECORDS:
+            batch, seq0 = parse_records(raw, seq0, jobs)
+            batches.append(batch)
+            raw = RawBatch()
+    batch, seq0 = parse_records(raw, seq0, jobs)
+    batches.append(batch)
+    return batches, head
+
+
+def _not_a_log_reason(head: bytes) -> str:
+    """The one-line reason a file without TIMELINE lines is not a log."""
+    text_bytes = sum(1 for c in head if c in (9, 10, 13) or 32 <= c < 127 or c >= 128)
+    if b"\x00" in head or (head and text_bytes < 0.9 * len(head)):
+        return f"binary data, not a text log; {EXPECTED}"
+    return f"no TIMELINE lines found; {EXPECTED}"
+
+
+def _sessions(
+    ev: dict[str, np.ndarray],
+    batches: list[EventBatch],
+    markers: list[tuple[int, int, bytes]],
+    job_ids: list[str],
+    kinds: dict[str, str],
+    workers_per_gpu: int | None,
+) -> list[Session]:
+    daemon_starts = np.array([s for s, k, _ in markers if k == MARK_DAEMON], dtype=np.int64)
+    sid = split_sessions(ev["seq"], ev["offset"], daemon_starts)
+    n_sessions = int(sid[-1]) + 1
+
+    skipped_seq = np.concatenate([b.skipped_seq for b in batches])
+    skipped_reason = [r for b in batches for r in b.skipped_reason]
+    skipped_sid = session_of(skipped_seq, ev["seq"], sid, daemon_starts)
+    skipped = [Counter() for _ in range(n_sessions)]
+    for s, r in zip(skipped_sid, skipped_reason, strict=True):
+        skipped[s][r] += 1
+
+    worker_lines = [(s, t) for s, k, t in markers if k == MARK_WORKER]
+    w_sid = session_of(
+        np.array([s for s, _ in worker_lines], dtype=np.int64),
+        ev["seq"],
+        sid,
+        daemon_starts,
+        prefer_next=True,
+    )
+    mapping: list[dict[int, int]] = [{} for _ in range(n_sessions)]
+    for (_, text), s in zip(worker_lines, w_sid, strict=True):
+        m = WORKER_RE.search(ANSI_RE.sub(b"", text))
+        if m:
+            mapping[s][int(m[1])] = int(m[2])
+
+    cuzk = [(s, t) for s, k, t in markers if k == MARK_CUZK]
+    c_sid = session_of(
+        np.array([s for s, _ in cuzk], dtype=np.int64), ev["seq"], sid, daemon_starts
+    )
+    cuzk_by_session: list[list[tuple[int, bytes]]] = [[] for _ in range(n_sessions)]
+    for line, s in zip(cuzk, c_sid, strict=True):
+        cuzk_by_session[s].append(line)
+
+    bounds = np.searchsorted(sid, np.arange(n_sessions + 1))
+    sessions = []
+    for s in range(n_sessions):
+        part = {k: v[bounds[s] : bounds[s + 1]] for k, v in ev.items()}
+        sessions.append(
+            _one_session(
+                s, part, skipped[s], mapping[s], cuzk_by_session[s], job_ids, kinds, workers_per_gpu
+            )
+        )
+    return sessions
+
+
+def _one_session(
+    index: int,
+    ev: dict[str, np.ndarray],
+    skipped: Counter[str],
+    mapping: dict[int, int],
+    cuzk: list[tuple[int, bytes]],
+    job_ids: list[str],
+    kinds: dict[str, str],
+    workers_per_gpu: int | None,
+) -> Session:
+    paired = pair_events(ev)
+    skipped.update(paired.skipped)
+    calls = paired.calls
+    notes: list[str] = []
+    workers = sorted(set(int(w) for w in np.unique(calls["worker"]) if w >= 0) | set(mapping))
+    unmapped = [w for w in workers if w not in mapping]
+    if unmapped:
+        if workers_per_gpu:
+            mapping.update({w: w // workers_per_gpu for w in unmapped})
+            rule = f"gpu = worker // {workers_per_gpu} (--workers-per-gpu)"
+        else:
+            mapping.update({w: 0 for w in unmapped})
+            rule = "all on GPU 0; pass --workers-per-gpu N for a multi-GPU run"
+        notes.append(f"no 'GPU worker started' line for worker(s) {_ranges(unmapped)}: {rule}")
+    calls["gpu"] = (
+        np.array([mapping.get(int(w), -1) for w in calls["worker"]], dtype=np.int32)
+        if len(calls)
+        else np.zeros(0, np.int32)
+    )
+
+    kernel_source = KERNEL_SOURCE_GPU_MS
+    if cuzk:
+        gpus_used = {int(g) for g in calls["gpu"][calls["start_seq"] >= 0]}
+        blocks, cz_skipped = parse_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
+        skipped.update(cz_skipped)
+        cols, at_skipped, at_notes = attribute(calls, blocks, ev["seq"], ev["offset"])
+        skipped.update(at_skipped)
+        notes += at_notes
+        for name, col in cols.items():
+            calls[name] = col
+        if np.isfinite(cols["kernel_start"]).any():
+            kernel_source = KERNEL_SOURCE_TIMING
+    calls["job_id"] = (
+        np.array(job_ids, dtype=object)[calls["job"].to_numpy()]
+        if len(calls)
+        else np.zeros(0, object)
+    )
+    calls = calls.drop(columns=["job", "start_seq", "end_seq"])
+    present = {j for j in calls["job_id"]}
+    return build_session(
+        calls,
+        index=index,
+        kinds={j: k for j, k in kinds.items() if j in present},
+        workers=mapping,
+        events=paired.accepted,
+        skipped=dict(sorted(skipped.items())),
+        start_ms=paired.start_ms,
+        end_ms=paired.end_ms,
+        kernel_source=kernel_source,
+        notes=notes,
+    )
+
+
+def _ranges(values: list[int]) -> str:
+    """``[0, 1, 2, 5]`` -> ``"0-2, 5"``."""
+    out: list[str] = []
+    for v in values:
+        if out and v == int(out[-1].split("-")[-1]) + 1:
+            out[-1] = f"{out[-1].split('-')[0]}-{v}"
+        else:
+            out.append(str(v))
+    return ", ".join(out)

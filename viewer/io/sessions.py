@@ -1,0 +1,87 @@
+"""Cut the event stream into daemon runs (sessions) and place other lines in them.
+
+A session starts at the first TIMELINE event after a ``cuzk-daemon starting`` line,
+or where the offsets restart: an event more than ``RESTART_DROP_MS`` below the median
+of the ``PREV_WINDOW`` events before it, with the median of it and the next two events
+also that far below.  Threads write lines a few ms out of order, far under one second,
+and one damaged offset (a lost or extra digit) cannot split a session: both medians
+would have to move.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numpy.lib.stride_tricks import sliding_window_view
+
+RESTART_DROP_MS = 1000
+PREV_WINDOW = 8
+NEXT_WINDOW = 3
+
+
+def split_sessions(seq: np.ndarray, offset: np.ndarray, daemon_starts: np.ndarray) -> np.ndarray:
+    """Session number of every event (events in file order)."""
+    n = len(seq)
+    starts = np.zeros(n, dtype=bool)
+    if not n:
+        return np.zeros(0, dtype=np.int32)
+    forced = np.searchsorted(seq, daemon_starts)
+    edges = sorted({0, *(int(i) for i in forced if i < n), n})
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        i = a
+        while i < b:
+            starts[i] = True
+            hit = _first_restart(offset[i:b].astype(np.float64))
+            if hit is None:
+                break
+            i += hit
+    return (np.cumsum(starts) - 1).astype(np.int32)
+
+
+def _first_restart(o: np.ndarray) -> int | None:
+    """Index (> 0) of the first event where the offsets start again, else None."""
+    n = len(o)
+    if n < 2:
+        return None
+    prev = np.median(
+        sliding_window_view(np.concatenate([np.full(PREV_WINDOW, o[0]), o]), PREV_WINDOW)[:n],
+        axis=1,
+    )
+    nxt = np.median(
+        sliding_window_view(np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])]), NEXT_WINDOW)[:n],
+        axis=1,
+    )
+    cond = (o < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)
+    cond[0] = False
+    hits = np.flatnonzero(cond)
+    return int(hits[0]) if hits.size else None
+
+
+def session_of(
+    positions: np.ndarray,
+    event_seq: np.ndarray,
+    event_session: np.ndarray,
+    daemon_starts: np.ndarray,
+    *,
+    prefer_next: bool = False,
+) -> np.ndarray:
+    """Session of lines at ``positions`` (seq numbers) between events.
+
+    A line belongs to the session of the event before it (a CUZK_TIMING block follows its
+    GPU_START), unless a daemon start lies in between or ``prefer_next`` (worker-started
+    lines precede their run's first event): then to the session of the event after it.
+    """
+    if not len(event_seq):
+        return np.zeros(len(positions), dtype=np.int32)
+    last = int(event_session[-1])
+    nxt_i = np.searchsorted(event_seq, positions)
+    nxt = np.where(
+        nxt_i < len(event_seq), event_session[np.minimum(nxt_i, len(event_seq) - 1)], last
+    )
+    prev_i = nxt_i - 1
+    prev = np.where(prev_i >= 0, event_session[np.maximum(prev_i, 0)], nxt)
+    if prefer_next:
+        return nxt.astype(np.int32)
+    prev_seq = np.where(prev_i >= 0, event_seq[np.maximum(prev_i, 0)], -1)
+    starts = np.sort(daemon_starts)
+    restarted = np.searchsorted(starts, positions) > np.searchsorted(starts, prev_seq)
+    return np.where(restarted & (prev_i >= 0), nxt, prev).astype(np.int32)
