@@ -1,0 +1,44 @@
+"""Greedy packing of intervals into as few rows as possible (synthesis rows, trace tracks).
+
+Shared by the GUI's synthesis lanes and the trace export so both show the same rows.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+import numpy as np
+
+
+def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """Row of each interval ``[start, end)`` such that no two intervals in a row overlap,
+    using as few rows as the deepest overlap needs (interval-graph colouring, O(n log n)).
+
+    Intervals are taken in (start, end) order and each goes to the lowest free
+    row: two intervals share a row only when the earlier one ends at or before
+    the later one starts (so back-to-back intervals share, and a zero-length one
+    inside a longer one does not).  A NaN end means "still open": the row is
+    never freed.  A NaN start gets row -1.  Ties keep input order (deterministic).
+    """
+    start = np.asarray(start, dtype=np.float64)
+    end = np.asarray(end, dtype=np.float64)
+    if start.shape != end.shape:
+        raise ValueError(f"start and end differ in shape: {start.shape} vs {end.shape}")
+    end = np.where(np.isnan(end), np.inf, np.fmax(end, start))
+    rows = np.full(len(start), -1, dtype=np.int32)
+    valid = np.flatnonzero(np.isfinite(start))
+    order = valid[np.lexsort((end[valid], start[valid]))]
+    busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
+    free: list[int] = []  # rows that became free, lowest first
+    used = 0
+    out = rows.tolist()
+    for i, s, e in zip(order.tolist(), start[order].tolist(), end[order].tolist(), strict=True):
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            r = heapq.heappop(free)
+        else:
+            r, used = used, used + 1
+        out[i] = r
+        heapq.heappush(busy, (e, r))
+    return np.asarray(out, dtype=np.int32)
