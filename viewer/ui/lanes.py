@@ -31,7 +31,7 @@ class LayerStyle:
     y1: float
     color: Callable[[Theme, int], QtGui.QColor]
     mixed_max: bool = False
-    min_px: float = 0.0  # absolute thickness floor in pixels (for thin waits)
+    separate: bool = False  # leave a pixel between wide neighbours (partition boundaries)
 
 
 def _job(theme: Theme, key: int) -> QtGui.QColor:
@@ -50,7 +50,7 @@ def _queue(theme: Theme, key: int) -> QtGui.QColor:
 STYLES: dict[str, tuple[LayerStyle, ...]] = {
     "worker": (
         LayerStyle("pickup", 0.42, 0.58, _wait),
-        LayerStyle("bar", 0.0, 1.0, _job),
+        LayerStyle("bar", 0.0, 1.0, _job, separate=True),
         LayerStyle("kernel", 0.22, 0.78, Theme.kernel),
     ),
     "busy": (
@@ -59,7 +59,7 @@ STYLES: dict[str, tuple[LayerStyle, ...]] = {
     ),
     "synth": (
         LayerStyle("queue", 0.35, 0.65, _queue),
-        LayerStyle("synth", 0.0, 1.0, _job),
+        LayerStyle("synth", 0.0, 1.0, _job, separate=True),
     ),
 }
 OPEN_LAYER = "open"
@@ -204,11 +204,13 @@ class LaneGroupItem(pg.GraphicsObject):
             iv = lane.layers.get(style.layer)
             if iv is None or not len(iv):
                 continue
-            sl = iv.visible(x0, x1)
-            s, e, k = coalesce(iv.start[sl], iv.end[sl], iv.key[sl], px, mixed_max=style.mixed_max)
+            s, e, k = iv.drawable(x0, x1, px, style.mixed_max)
             y = lane.top + style.y0 * lane.height
+            w = e - s
+            if style.separate:
+                w = np.where(w >= 3 * px, w - px, w)
             xs.append(s)
-            ws.append(e - s)
+            ws.append(w)
             ys.append(np.full(len(s), y))
             hs.append(np.full(len(s), (style.y1 - style.y0) * lane.height))
             ks.append(k)

@@ -123,11 +123,17 @@ class TimelineView(QtWidgets.QWidget):
         self._scrollbar = QtWidgets.QScrollBar(Qt.Orientation.Vertical)
         self._scrollbar.valueChanged.connect(self._on_scrolled)
         self.legend = LegendBar()
-        self._tip = QtWidgets.QLabel(None, Qt.WindowType.ToolTip)
+        # A child label rather than QToolTip: plain text guaranteed, no extra top-level window.
+        self._tip = QtWidgets.QLabel(self)
         self._tip.setTextFormat(Qt.TextFormat.PlainText)
         self._tip.setPalette(QtWidgets.QToolTip.palette())
+        self._tip.setBackgroundRole(QtGui.QPalette.ColorRole.ToolTipBase)
+        self._tip.setForegroundRole(QtGui.QPalette.ColorRole.ToolTipText)
+        self._tip.setAutoFillBackground(True)
         self._tip.setMargin(4)
         self._tip.setFrameStyle(QtWidgets.QFrame.Shape.Box | QtWidgets.QFrame.Shadow.Plain)
+        self._tip.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
+        self._tip.hide()
 
         row = QtWidgets.QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -484,9 +490,16 @@ class TimelineView(QtWidgets.QWidget):
             return
         self._tip.setText(text)
         self._tip.adjustSize()
-        at = self.plot.viewport().mapToGlobal(self.plot.mapFromScene(scene_pos))
-        self._tip.move(at + QtCore.QPoint(14, 18))
+        at = self.plot.mapTo(self, self.plot.mapFromScene(scene_pos)) + QtCore.QPoint(14, 18)
+        size = self._tip.size()
+        # Keep it inside the view: flip to the other side of the cursor near an edge.
+        if at.x() + size.width() > self.width():
+            at.setX(max(0, at.x() - size.width() - 28))
+        if at.y() + size.height() > self.height():
+            at.setY(max(0, at.y() - size.height() - 36))
+        self._tip.move(at)
         self._tip.show()
+        self._tip.raise_()
 
     def _on_click(self, pos: QtCore.QPointF, double: bool) -> None:
         kind, index = self.pick(pos.x(), pos.y())
@@ -498,7 +511,3 @@ class TimelineView(QtWidgets.QWidget):
         self.partition_clicked.emit(index)
         if double:
             self.frame_partition(index)
-
-    def hideEvent(self, event: QtGui.QHideEvent) -> None:
-        self._tip.hide()
-        super().hideEvent(event)

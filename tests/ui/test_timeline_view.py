@@ -1,0 +1,306 @@
+"""TimelineView both ways: model -> lanes and items; mouse and keys -> range, selection, signals."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.ui.timeline_view import DEBOUNCE_MS, TimelineView
+
+Qt = QtCore.Qt
+
+
+@pytest.fixture
+def view(qtbot, phase8_timeline) -> Iterator[TimelineView]:
+    # A top-level window with a layout makes the offscreen platform warn (propagateSizeHints):
+    # host the view in a plain window instead.
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    host.resize(1200, 600)
+    w = TimelineView(host)
+    w.resize(1200, 600)
+    host.show()
+    qtbot.waitExposed(host)
+    w.set_timeline(phase8_timeline)
+    yield w
+    host.close()
+
+
+def scene_point(view: TimelineView, x_ms: float, y: float) -> QtCore.QPoint:
+    """Viewport pixel of view point (x ms, y layout px)."""
+    scene = view._vb.mapViewToScene(QtCore.QPointF(x_ms, y))
+    return view.plot.mapFromScene(scene)
+
+
+def send_mouse(
+    view: TimelineView,
+    kind,
+    pos: QtCore.QPoint,
+    button=Qt.MouseButton.LeftButton,
+    buttons=None,
+    mods=Qt.KeyboardModifier.NoModifier,
+) -> None:
+    port = view.plot.viewport()
+    if buttons is None:
+        buttons = (
+            Qt.MouseButton.NoButton if kind == QtCore.QEvent.Type.MouseButtonRelease else button
+        )
+    event = QtGui.QMouseEvent(
+        kind, QtCore.QPointF(pos), QtCore.QPointF(port.mapToGlobal(pos)), button, buttons, mods
+    )
+    QtWidgets.QApplication.sendEvent(port, event)
+
+
+def drag(
+    view,
+    a: QtCore.QPoint,
+    b: QtCore.QPoint,
+    button=Qt.MouseButton.LeftButton,
+    mods=Qt.KeyboardModifier.NoModifier,
+) -> None:
+    send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, a, button, mods=mods)
+    for t in np.linspace(0.1, 1.0, 8):
+        p = QtCore.QPoint(int(a.x() + (b.x() - a.x()) * t), int(a.y() + (b.y() - a.y()) * t))
+        send_mouse(view, QtCore.QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, button, mods)
+    send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, b, button, mods=mods)
+
+
+def lane_y(view: TimelineView, name: str) -> float:
+    lane = next(lane for lane in view.lanes().lanes() if lane.name == name)
+    return lane.top + lane.height / 2
+
+
+def test_set_timeline_builds_lanes_per_gpu_and_synthesis(view: TimelineView) -> None:
+    lanes = view.lanes()
+    assert [g.name for g in lanes.groups] == ["GPU 0", "synthesis"]
+    assert [lane.name for lane in lanes.groups[0].lanes] == [
+        "GPU 0 · worker 0",
+        "GPU 0 · worker 1",
+        "GPU 0 · busy",
+    ]
+    bars = sum(len(lane.layers["bar"]) for lane in lanes.groups[0].lanes[:2])
+    assert bars == len(view.session().partitions) == 50
+    assert 10 <= len(lanes.groups[1].lanes) <= 25  # pw=10, plus queue waits
+    assert all(item.rect_count() > 0 for item in view.group_items())
+    x0, x1 = view.x_range()
+    assert x0 <= lanes.x_min and x1 >= lanes.x_max
+
+
+def test_sessions_switch_by_call_and_number_keys(qtbot, view: TimelineView) -> None:
+    with qtbot.waitSignal(view.session_changed) as blocker:
+        qtbot.keyClick(view, Qt.Key.Key_2)
+    assert blocker.args == [1]
+    assert [g.name for g in view.lanes().groups] == ["GPU 0", "GPU 1", "synthesis"]
+    with qtbot.waitSignal(view.session_changed):
+        view.set_session(0)
+    assert view.session_index() == 0
+
+
+def test_wheel_zooms_time_around_the_cursor(view: TimelineView) -> None:
+    x0, x1 = view.x_range()
+    anchor = x0 + (x1 - x0) * 0.25
+    pos = scene_point(view, anchor, 60)
+    port = view.plot.viewport()
+    event = QtGui.QWheelEvent(
+        QtCore.QPointF(pos),
+        QtCore.QPointF(port.mapToGlobal(pos)),
+        QtCore.QPoint(0, 0),
+        QtCore.QPoint(0, 240),
+        Qt.MouseButton.NoButton,
+        Qt.KeyboardModifier.NoModifier,
+        Qt.ScrollPhase.NoScrollPhase,
+        False,
+    )
+    QtWidgets.QApplication.sendEvent(port, event)
+    y0, y1 = view.x_range()
+    assert y1 - y0 < 0.9 * (x1 - x0)
+    # The time under the cursor stays under the cursor.
+    assert (anchor - y0) / (y1 - y0) == pytest.approx(0.25, abs=0.01)
+
+
+def test_keys_zoom_pan_and_fit(qtbot, view: TimelineView) -> None:
+    x0, x1 = view.x_range()
+    qtbot.keyClick(view, Qt.Key.Key_W)
+    a, b = view.x_range()
+    assert b - a == pytest.approx((x1 - x0) / 2)
+    assert (a + b) / 2 == pytest.approx((x0 + x1) / 2)
+    qtbot.keyClick(view, Qt.Key.Key_D)
+    c, d = view.x_range()
+    assert c == pytest.approx(a + (b - a) * 0.25)
+    qtbot.keyClick(view.plot, Qt.Key.Key_S)  # keys reach the view from the plot too
+    assert view.x_range()[1] - view.x_range()[0] == pytest.approx(x1 - x0)
+    qtbot.keyClick(view, Qt.Key.Key_Home)
+    assert view.x_range() == pytest.approx((x0, x1))
+
+
+def test_drag_pans_and_right_drag_zooms_to_span(view: TimelineView) -> None:
+    x0, x1 = view.x_range()
+    y = lane_y(view, "GPU 0 · busy")
+    drag(
+        view, scene_point(view, x0 + (x1 - x0) * 0.5, y), scene_point(view, x0 + (x1 - x0) * 0.3, y)
+    )
+    a, b = view.x_range()
+    assert b - a == pytest.approx(x1 - x0)
+    assert a == pytest.approx(x0 + (x1 - x0) * 0.2, rel=0.02)
+    lo, hi = a + (b - a) * 0.4, a + (b - a) * 0.6
+    drag(view, scene_point(view, lo, y), scene_point(view, hi, y), Qt.MouseButton.RightButton)
+    assert view.x_range() == pytest.approx((lo, hi), rel=0.01)
+    assert view.selection() is None
+
+
+def test_next_and_previous_transition_frame_it(qtbot, view: TimelineView) -> None:
+    times = view.lanes().transitions["time"].to_numpy()
+    assert len(times) == 4
+    view.fit()
+    view.set_x_range(0, times[0] / 2)
+    view.next_transition()
+    a, b = view.x_range()
+    assert (a + b) / 2 == pytest.approx(times[0])
+    qtbot.keyClick(view, Qt.Key.Key_BracketRight)
+    assert sum(view.x_range()) / 2 == pytest.approx(times[1])
+    qtbot.keyClick(view, Qt.Key.Key_N)
+    qtbot.keyClick(view, Qt.Key.Key_P)
+    assert sum(view.x_range()) / 2 == pytest.approx(times[1])
+    view.prev_transition()
+    view.prev_transition()  # nothing before the first: stays
+    assert sum(view.x_range()) / 2 == pytest.approx(times[0])
+
+
+def test_set_selection_emits_once_debounced(qtbot, view: TimelineView) -> None:
+    seen: list[tuple[float, float]] = []
+    view.selection_changed.connect(lambda a, b: seen.append((a, b)))
+    view.set_selection(1000, 5000)
+    view.set_selection(2000, 6000)
+    view.set_selection(7000, 3000)
+    assert seen == []
+    qtbot.wait(DEBOUNCE_MS * 4)
+    assert seen == [(3000.0, 7000.0)]
+    assert view.selection() == (3000.0, 7000.0)
+    view.clear_selection()
+    qtbot.wait(DEBOUNCE_MS * 4)
+    assert view.selection() is None
+    assert seen[-1] == (0.0, 0.0)
+
+
+def test_ctrl_drag_selects_and_dragging_the_region_moves_it(qtbot, view: TimelineView) -> None:
+    x0, x1 = view.x_range()
+    y = lane_y(view, "GPU 0 · busy")
+    lo, hi = x0 + (x1 - x0) * 0.3, x0 + (x1 - x0) * 0.5
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        drag(
+            view,
+            scene_point(view, lo, y),
+            scene_point(view, hi, y),
+            mods=Qt.KeyboardModifier.ControlModifier,
+        )
+    assert blocker.args == pytest.approx([lo, hi], rel=0.01)
+    assert view.x_range() == (x0, x1)  # selecting does not pan
+    shift = (x1 - x0) * 0.1
+    mid = (lo + hi) / 2
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        drag(view, scene_point(view, mid, y), scene_point(view, mid + shift, y))
+    assert blocker.args == pytest.approx([lo + shift, hi + shift], rel=0.01)
+
+
+def test_select_visible(qtbot, view: TimelineView) -> None:
+    with qtbot.waitSignal(view.selection_changed) as blocker:
+        view.select_visible()
+    assert tuple(blocker.args) == view.x_range()
+
+
+def test_hover_tooltip_is_plain_text_with_the_job_id(qtbot, view: TimelineView) -> None:
+    view.set_session(1)  # job ids there look like HTML: "<b>crash-0"
+    row = 0
+    p = view.session().partitions.iloc[row]
+    lane = f"GPU {p['gpu']} · worker {p['worker']}"
+    view.set_x_range(p["gpu_start"] - 2000, p["gpu_end"] + 2000)
+    at = scene_point(view, (p["gpu_start"] + p["gpu_end"]) / 2, lane_y(view, lane))
+    with qtbot.waitSignal(view.cursor_moved):
+        send_mouse(
+            view, QtCore.QEvent.Type.MouseMove, at, Qt.MouseButton.NoButton, Qt.MouseButton.NoButton
+        )
+    tip = view.tooltip_label()
+    assert tip.isVisible()
+    assert tip.textFormat() == Qt.TextFormat.PlainText
+    job_id = view.session().jobs["job_id"].iloc[p["job"]]
+    assert job_id.startswith("<b>")
+    assert f"job {job_id}" in tip.text()
+    assert f"partition {p['partition']}" in tip.text()
+    assert "kernel" in tip.text() and "ntt" in tip.text()
+
+
+def test_open_call_is_drawn_and_described(view: TimelineView) -> None:
+    view.set_session(1)
+    opened = [lane for lane in view.lanes().lanes() if len(lane.layers.get("open", ()))]
+    assert [lane.kind for lane in opened] == ["worker"]
+    iv = opened[0].layers["open"]
+    assert iv.end[0] == pytest.approx(view.session().end_ms)
+    text = view.tooltip_text_at((iv.start[0] + iv.end[0]) / 2, opened[0].top + 5)
+    assert "open (no GPU_END)" in text
+
+
+def test_click_selects_job_and_double_click_frames_partition(qtbot, view: TimelineView) -> None:
+    p = view.session().partitions
+    row = 12
+    y = lane_y(view, f"GPU 0 · worker {p['worker'].iat[row]}")
+    at = scene_point(view, (p["gpu_start"].iat[row] + p["gpu_end"].iat[row]) / 2, y)
+    with qtbot.waitSignal(view.partition_clicked) as blocker:
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, at)
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, at)
+    assert blocker.args == [row]
+    assert view.selected_job() == p["job"].iat[row]
+    outlined = sum(len(item._outline) for item in view.group_items())
+    assert outlined == 2 * (p["job"] == p["job"].iat[row]).sum()  # GPU bars and synthesis bars
+    view.frame_partition(row)
+    a, b = view.x_range()
+    assert a < p["gpu_start"].iat[row] < p["gpu_end"].iat[row] < b
+    assert b - a == pytest.approx(3 * (p["gpu_end"].iat[row] - p["gpu_start"].iat[row]), rel=0.01)
+    view.fit()
+    empty = scene_point(view, view.lanes().x_min + 10, lane_y(view, "GPU 0 · worker 0"))
+    with qtbot.waitSignal(view.partition_clicked) as blocker:
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, empty)
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, empty)
+    assert blocker.args == [-1] and view.selected_job() is None
+
+
+def test_clicking_a_group_header_collapses_it(qtbot, view: TimelineView) -> None:
+    lanes = view.lanes()
+    before = lanes.height
+    header = view._header
+    y = header.mapFromScene(view._vb.mapViewToScene(QtCore.QPointF(0, lanes.groups[1].top + 5)))
+    at = view.plot.mapFromScene(header.mapToScene(QtCore.QPointF(20, y.y())))
+    send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, at)
+    send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, at)
+    assert lanes.groups[1].collapsed
+    assert lanes.height < before
+    assert view.group_items()[1].rect_count() == 0
+
+
+def test_bars_are_painted_in_their_job_colour(qtbot, view: TimelineView) -> None:
+    from viewer.ui.palette import job_color
+
+    p = view.session().partitions
+    row = 20
+    view.frame_partition(row)
+    qtbot.wait(20)
+    image = view.plot.grab().toImage()
+    at = scene_point(
+        view,
+        (p["gpu_start"].iat[row] + p["kernel_start"].iat[row]) / 2,
+        lane_y(view, f"GPU 0 · worker {p['worker'].iat[row]}") - 8,
+    )
+    assert image.pixelColor(at) == job_color(int(p["job"].iat[row]))
+
+
+def test_dark_palette_gives_a_dark_theme(qtbot, view: TimelineView) -> None:
+    palette = QtGui.QPalette()
+    palette.setColor(QtGui.QPalette.ColorRole.Base, QtGui.QColor("#1e1e1e"))
+    palette.setColor(QtGui.QPalette.ColorRole.Text, QtGui.QColor("#e0e0e0"))
+    view.setPalette(palette)
+    assert view.theme.dark
+    assert view.group_items()[0].theme.dark
+    image = view.plot.grab().toImage()
+    assert image.pixelColor(view.plot.width() - 30, 8).lightnessF() < 0.3
