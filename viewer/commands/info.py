@@ -1,16 +1,110 @@
-"""`python -m viewer info`: not built yet."""
+"""`python -m viewer info LOG`: what the reader found in a log, session by session."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+
+from viewer.io import LogError, open_log
+from viewer.model import Session
+
+DESCRIPTION = """\
+Read a cuzk daemon log (plain, .gz or .zst) and print, for every daemon run
+(session) in it: TIMELINE events accepted, lines skipped by reason, jobs,
+partitions (GPU calls), the GPU workers of each GPU, GPU calls that never
+ended (open intervals) and the time span.  Use it to check that a log reads
+cleanly before opening it in the viewer or running `report`.
+"""
+
+EPILOG = """\
+exit status: 0 on success, 2 when the file is missing, unreadable or not a cuzk log.
+examples:
+  python -m viewer info run.log
+  python -m viewer info --json run.log.zst
+  python -m viewer info --workers-per-gpu 2 grepped-timeline-only.log
+"""
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
-    p = sub.add_parser(name, help="(not built yet)")
-    p.add_argument("rest", nargs="*")
+    p = sub.add_parser(
+        name,
+        help="what the reader found: sessions, events, skipped lines",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path", metavar="LOG", help="cuzk daemon log (.log, .gz, .zst)")
+    p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
+    p.add_argument(
+        "--workers-per-gpu",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPU workers per GPU when the log has no 'GPU worker started' lines "
+        "(worker W is then on GPU W // N; default: all workers on GPU 0)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    print("python -m viewer info: not built yet", file=sys.stderr)
-    return 2
+    if args.workers_per_gpu is not None and args.workers_per_gpu < 1:
+        print("info: --workers-per-gpu must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        timeline = open_log(args.path, workers_per_gpu=args.workers_per_gpu)
+    except LogError as exc:
+        print(f"info: {exc}", file=sys.stderr)
+        return 2
+    summaries = [session_summary(s) for s in timeline.sessions]
+    if args.json:
+        print(json.dumps({"sessions": summaries}, indent=2))
+    else:
+        print(format_text(args.path, timeline.sessions, summaries))
+    return 0
+
+
+def session_summary(session: Session) -> dict:
+    """The JSON shape of one session."""
+    return {
+        "events": int(session.events),
+        "skipped": {k: int(v) for k, v in sorted(session.skipped.items())},
+        "jobs": len(session.jobs),
+        "partitions": len(session.partitions),
+        "gpus": {str(g): ws for g, ws in session.gpus.items()},
+        "open_intervals": session.open_intervals,
+        "start_ms": int(session.start_ms),
+        "end_ms": int(session.end_ms),
+    }
+
+
+def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> str:
+    """A few readable lines per session."""
+    lines = [f"{path}: {len(sessions)} session(s)"]
+    for session, s in zip(sessions, summaries, strict=True):
+        span_s = (s["end_ms"] - s["start_ms"]) / 1000
+        skipped = sum(s["skipped"].values())
+        lines += [
+            "",
+            f"session {session.index}",
+            f"  events accepted   {s['events']}",
+            f"  skipped lines     {skipped}"
+            + (
+                " (" + ", ".join(f"{k}: {v}" for k, v in s["skipped"].items()) + ")"
+                if skipped
+                else ""
+            ),
+            f"  jobs              {s['jobs']}",
+            f"  partitions        {s['partitions']}",
+            "  gpus              "
+            + (
+                "; ".join(
+                    f"GPU {g}: workers {', '.join(map(str, ws))}" for g, ws in s["gpus"].items()
+                )
+                or "none"
+            ),
+            f"  open intervals    {s['open_intervals']}",
+            f"  time span         {s['start_ms']} - {s['end_ms']} ms ({span_s:.1f} s)",
+            f"  kernel time from  {session.kernel_source}",
+        ]
+        lines += [f"  note: {n}" for n in session.notes]
+    return "\n".join(lines)

@@ -19,9 +19,9 @@ from viewer.io.errors import LogError
 from viewer.io.pairing import pair_events
 from viewer.io.scan import (
     ANSI_RE,
-    MARK_CUZK,
     MARK_DAEMON,
     MARK_WORKER,
+    CuzkLines,
     EventBatch,
     RawBatch,
     find_records,
@@ -29,7 +29,7 @@ from viewer.io.scan import (
 )
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Source, checked
-from viewer.io.timing import attribute, parse_blocks
+from viewer.io.timing import attribute, build_blocks
 from viewer.model import Session, Timeline, build_session
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
 
@@ -93,18 +93,17 @@ def _scan(
 ) -> tuple[list[EventBatch], bytes]:
     batches: list[EventBatch] = []
     raw = RawBatch()
-    seq0 = 0
+    base = 0
     head = b""
     for buf, start, end in checked(src.chunks(), src, progress, cancel):
         if not head:
             head = buf[start : start + 4096]
-        find_records(buf, start, end, raw)
-        if len(raw.payloads) >= BATCH_RECORDS or len(raw.markers) >= BATCH_RECORDS:
-            batch, seq0 = parse_records(raw, seq0, jobs)
-            batches.append(batch)
+        find_records(buf, start, end, base, raw)
+        base += end - start
+        if len(raw.payloads) + len(raw.cuzk) >= BATCH_RECORDS:
+            batches.append(parse_records(raw, jobs))
             raw = RawBatch()
-    batch, seq0 = parse_records(raw, seq0, jobs)
-    batches.append(batch)
+    batches.append(parse_records(raw, jobs))
     return batches, head
 
 
@@ -149,13 +148,11 @@ def _sessions(
         if m:
             mapping[s][int(m[1])] = int(m[2])
 
-    cuzk = [(s, t) for s, k, t in markers if k == MARK_CUZK]
-    c_sid = session_of(
-        np.array([s for s, _ in cuzk], dtype=np.int64), ev["seq"], sid, daemon_starts
+    cz = CuzkLines(
+        *(np.concatenate([getattr(b.cuzk, f) for b in batches]) for f in ("seq", "kind", "a", "b"))
     )
-    cuzk_by_session: list[list[tuple[int, bytes]]] = [[] for _ in range(n_sessions)]
-    for line, s in zip(cuzk, c_sid, strict=True):
-        cuzk_by_session[s].append(line)
+    c_sid = session_of(cz.seq, ev["seq"], sid, daemon_starts)
+    c_bounds = np.searchsorted(c_sid, np.arange(n_sessions + 1))
 
     bounds = np.searchsorted(sid, np.arange(n_sessions + 1))
     sessions = []
@@ -163,7 +160,14 @@ def _sessions(
         part = {k: v[bounds[s] : bounds[s + 1]] for k, v in ev.items()}
         sessions.append(
             _one_session(
-                s, part, skipped[s], mapping[s], cuzk_by_session[s], job_ids, kinds, workers_per_gpu
+                s,
+                part,
+                skipped[s],
+                mapping[s],
+                _slice_cuzk(cz, c_bounds[s], c_bounds[s + 1]),
+                job_ids,
+                kinds,
+                workers_per_gpu,
             )
         )
     return sessions
@@ -174,7 +178,7 @@ def _one_session(
     ev: dict[str, np.ndarray],
     skipped: Counter[str],
     mapping: dict[int, int],
-    cuzk: list[tuple[int, bytes]],
+    cuzk: CuzkLines,
     job_ids: list[str],
     kinds: dict[str, str],
     workers_per_gpu: int | None,
@@ -200,9 +204,9 @@ def _one_session(
     )
 
     kernel_source = KERNEL_SOURCE_GPU_MS
-    if cuzk:
+    if len(cuzk.seq):
         gpus_used = {int(g) for g in calls["gpu"][calls["start_seq"] >= 0]}
-        blocks, cz_skipped = parse_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
+        blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
         skipped.update(cz_skipped)
         cols, at_skipped, at_notes = attribute(calls, blocks, ev["seq"], ev["offset"])
         skipped.update(at_skipped)
@@ -230,6 +234,10 @@ def _one_session(
         kernel_source=kernel_source,
         notes=notes,
     )
+
+
+def _slice_cuzk(cz: CuzkLines, a: int, b: int) -> CuzkLines:
+    return CuzkLines(cz.seq[a:b], cz.kind[a:b], cz.a[a:b], cz.b[a:b])
 
 
 def _ranges(values: list[int]) -> str:

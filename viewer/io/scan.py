@@ -51,68 +51,91 @@ DETAIL_RE = re.compile(
 )
 INT_KEYS = (b"worker", b"partition", b"synth_ms", b"gpu_ms")
 
+#: CUZK_TIMING lines the attribution needs, by code; other CUZK lines are ignored.
+CUZK_ACQUIRE, CUZK_NTT, CUZK_BATCH, CUZK_TAIL = range(4)
+CUZK_MALFORMED = -2  # one of our keys, damaged
+CUZK_RE = re.compile(
+    rb"^[ \t]*(?:gpu_tid=\d+[ \t]+)?(?:"
+    rb"(pre_lock_cpu_ms)=(\d{1,12})[ \t]+mutex_wait_ms=(\d{1,12})"
+    rb"|(ntt_msm_h_ms)=(\d{1,12})|(batch_add_ms)=(\d{1,12})"
+    rb"|(tail_msm_ms)=(\d{1,12})[ \t]+gpu_total_ms=(\d{1,12}))[ \t\r]*$"
+    rb"|^(.*(?:pre_lock_cpu_ms|ntt_msm_h_ms|batch_add_ms|tail_msm_ms).*)$|^.*$",
+    re.M,
+)
+
+
+@dataclass
+class CuzkLines:
+    """The CUZK_TIMING lines that matter, as columns (file order)."""
+
+    seq: np.ndarray  # int64 byte position
+    kind: np.ndarray  # int8 CUZK_*
+    a: np.ndarray  # float64: pre_lock_cpu_ms / ntt / batch_add / tail_msm
+    b: np.ndarray  # float64: mutex_wait_ms / gpu_total_ms (NaN otherwise)
+
+
+def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
+    """Keep the acquire / ntt / batch_add / tail lines; count damaged ones."""
+    if not texts:
+        return CuzkLines(np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0), np.empty(0))
+    joined = b"\n".join(texts)
+    if b"\x1b" in joined:
+        joined = ANSI_RE.sub(b"", joined)
+    cols = list(zip(*CUZK_RE.findall(joined), strict=True))
+    kinds = np.full(len(texts), -1, dtype=np.int8)
+    a, b = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
+    for code, (name, first, second) in enumerate(
+        ((0, 1, 2), (3, 4, None), (5, 6, None), (7, 8, 9))
+    ):
+        sel = np.array(cols[name]) != b""
+        kinds[sel] = code
+        a[sel] = _to_float(cols[first])[sel]
+        if second is not None:
+            b[sel] = _to_float(cols[second])[sel]
+    kinds[np.array(cols[10]) != b""] = CUZK_MALFORMED
+    keep = kinds != -1
+    seq = np.array(positions, dtype=np.int64)
+    return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
+
 
 @dataclass
 class RawBatch:
-    """What ``find_records`` collected: TIMELINE payloads and the marker lines between them."""
+    """What ``find_records`` collected, each line with its byte position in the stream."""
 
-    payloads: list[bytes] = field(default_factory=list)
-    #: (index of the next payload, marker kind, text after the needle)
-    markers: list[tuple[int, int, bytes]] = field(default_factory=list)
+    payloads: list[bytes] = field(default_factory=list)  # after "TIMELINE,"
+    positions: list[int] = field(default_factory=list)
+    cuzk: list[bytes] = field(default_factory=list)  # after "CUZK_TIMING:"
+    cuzk_positions: list[int] = field(default_factory=list)
+    markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (pos, kind, text)
 
 
-def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
-    """Append the TIMELINE payloads and marker lines of ``buf[start:end]`` to ``out``."""
+def find_records(buf: bytes, start: int, end: int, base: int, out: RawBatch) -> None:
+    """Append our lines of ``buf[start:end]`` (at stream position ``base``) to ``out``."""
+    _find_lines(buf, start, end, base, TL, out.payloads, out.positions)
+    _find_lines(buf, start, end, base, CZ, out.cuzk, out.cuzk_positions)
+    if buf.find(START_PROBE, start, end) >= 0:
+        for needle, kind in ((DAEMON, MARK_DAEMON), (WORKER, MARK_WORKER)):
+            texts: list[bytes] = []
+            where: list[int] = []
+            _find_lines(buf, start, end, base, needle, texts, where)
+            out.markers += [(w, kind, t) for w, t in zip(where, texts, strict=True)]
+
+
+def _find_lines(
+    buf: bytes, start: int, end: int, base: int, needle: bytes, texts: list[bytes], where: list[int]
+) -> None:
+    """The hot loop: one ``find`` skips the noise to the next needle, one finds its line end."""
     find = buf.find
-    needles: list[tuple[bytes, int]] = []
-    if find(CZ, start, end) >= 0:
-        needles.append((CZ, MARK_CUZK))
-    if find(START_PROBE, start, end) >= 0:
-        if find(DAEMON, start, end) >= 0:
-            needles.append((DAEMON, MARK_DAEMON))
-        if find(WORKER, start, end) >= 0:
-            needles.append((WORKER, MARK_WORKER))
-    if not needles:
-        _find_timeline(buf, start, end, out.payloads)
-    else:
-        _find_mixed(buf, start, end, out, needles)
-
-
-def _find_timeline(buf: bytes, start: int, end: int, payloads: list[bytes]) -> None:
-    """The hot loop: one ``find`` per event to skip the noise, one to find its line end."""
-    find = buf.find
-    append = payloads.append
-    p = find(TL, start, end)
+    add_text, add_where = texts.append, where.append
+    skip = len(needle)
+    p = find(needle, start, end)
     while p >= 0:
         e = find(b"\n", p, end)
         if e < 0:
             e = end
-        append(buf[p + 9 : e])
-        p = find(TL, e, end)
-
-
-def _find_mixed(
-    buf: bytes, start: int, end: int, out: RawBatch, needles: list[tuple[bytes, int]]
-) -> None:
-    """Like ``_find_timeline`` but also keeps marker lines, in file order."""
-    find = buf.find
-    heads = [[find(TL, start, end), TL, -1]] + [[find(n, start, end), n, k] for n, k in needles]
-    heads = [h for h in heads if h[0] >= 0]
-    payloads, markers = out.payloads, out.markers
-    while heads:
-        head = min(heads, key=lambda h: h[0])
-        p, needle, kind = head
-        e = find(b"\n", p, end)
-        if e < 0:
-            e = end
-        if kind < 0:
-            payloads.append(buf[p + 9 : e])
-        else:
-            markers.append((len(payloads), kind, buf[p + len(needle) : e]))
-        for h in heads:
-            if h[0] < e:
-                h[0] = find(h[1], e, end)
-        heads = [h for h in heads if h[0] >= 0]
+        add_text(buf[p + skip : e])
+        add_where(base + p)
+        p = find(needle, e, end)
 
 
 @dataclass
@@ -131,30 +154,27 @@ class EventBatch:
     kinds: list[tuple[int, str]]  # (job code, kind) from monolithic SYNTH_START
     skipped_seq: np.ndarray  # int64
     skipped_reason: list[str]
-    markers: list[tuple[int, int, bytes]]  # (seq, kind, text)
+    cuzk: CuzkLines
+    markers: list[tuple[int, int, bytes]]  # (seq, kind, text) of tracing lines
 
 
-def parse_records(raw: RawBatch, seq0: int, jobs: dict[bytes, int]) -> tuple[EventBatch, int]:
-    """Parse a batch; ``seq0`` numbers its records. Returns the batch and the next seq0.
-
-    Payload ``i`` gets seq ``2*(seq0+i)+1``; a marker before it gets ``2*(seq0+i)``, so
-    one sort by seq restores file order.
-    """
-    payloads, markers = raw.payloads, raw.markers
+def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
+    """Parse a batch of payloads into columns; ``seq`` is the byte position of each line."""
+    payloads, positions = raw.payloads, raw.positions
     joined = b"\n".join(payloads)
-    if TL in joined:  # two lines glued together: split them, shift the markers
-        payloads, markers = _unglue(payloads, markers)
+    if TL in joined:  # two lines glued together by a torn write: split them
+        payloads, positions = _unglue(payloads, positions)
         joined = b"\n".join(payloads)
     if b"\x1b" in joined:
         joined = ANSI_RE.sub(b"", joined)
     n = len(payloads)
-    seq = 2 * (seq0 + np.arange(n, dtype=np.int64)) + 1
-    marks = [(2 * (seq0 + i), k, t) for i, k, t in markers]
+    seq = np.array(positions, dtype=np.int64)
     rows = LINE_RE.findall(joined) if n else []
     if len(rows) != n:  # cannot happen with LINE_RE; never trust it blindly either
         raise AssertionError(f"LINE_RE returned {len(rows)} rows for {n} payloads")
+    cuzk = parse_cuzk(raw.cuzk, raw.cuzk_positions)
     if not n:
-        return _empty_batch(marks), seq0
+        return _empty_batch(cuzk, raw.markers)
     offs, evs, jids, details, rest = zip(*rows, strict=True)
     off_raw = np.array(offs)
     good = off_raw != b""
@@ -219,30 +239,31 @@ def parse_records(raw: RawBatch, seq0: int, jobs: dict[bytes, int]) -> tuple[Eve
         kinds=kinds,
         skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
         skipped_reason=[r for _, r in skipped],
-        markers=marks,
+        cuzk=cuzk,
+        markers=raw.markers,
     )
-    return batch, seq0 + n
+    return batch
 
 
-def _empty_batch(marks: list[tuple[int, int, bytes]]) -> EventBatch:
+def _empty_batch(cuzk: CuzkLines, markers: list[tuple[int, int, bytes]]) -> EventBatch:
     i64, i32 = np.empty(0, np.int64), np.empty(0, np.int32)
     return EventBatch(
         i64, i64, np.empty(0, np.int8), i32, i32, i32, np.empty(0), np.empty(0),
-        np.empty(0, bool), [], i64, [], marks,
+        np.empty(0, bool), [], i64, [], cuzk, markers,
     )  # fmt: skip
 
 
-def _unglue(
-    payloads: list[bytes], markers: list[tuple[int, int, bytes]]
-) -> tuple[list[bytes], list[tuple[int, int, bytes]]]:
+def _unglue(payloads: list[bytes], positions: list[int]) -> tuple[list[bytes], list[int]]:
     """Split payloads that contain another ``TIMELINE,`` (lines glued by a torn write)."""
     out: list[bytes] = []
-    new_index = []
-    for p in payloads:
-        new_index.append(len(out))
-        out.extend(p.split(TL))
-    new_index.append(len(out))
-    return out, [(new_index[i], k, t) for i, k, t in markers]
+    where: list[int] = []
+    for text, pos in zip(payloads, positions, strict=True):
+        at = pos
+        for piece in text.split(TL):
+            out.append(piece)
+            where.append(at)
+            at += len(piece) + len(TL)
+    return out, where
 
 
 def _line_reason(text: bytes) -> str:

@@ -6,6 +6,7 @@ Compression is sniffed from the magic bytes (a rotated ``.gz`` is often renamed)
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import os
 import zlib
@@ -99,10 +100,9 @@ class Source:
 
     def close(self) -> None:
         for stream in (self._stream, self._raw):
-            try:
+            # closing a broken stream must not mask the result
+            with contextlib.suppress(Exception):
                 stream.close()
-            except Exception:  # noqa: BLE001 - closing a broken stream must not mask the result
-                pass
 
     def __enter__(self) -> Source:
         return self

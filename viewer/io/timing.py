@@ -11,84 +11,77 @@ its GPU's previous kernel region, and say in the notes that this is a best effor
 
 from __future__ import annotations
 
-import re
 from collections import Counter, deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from viewer.io.scan import ANSI_RE
+from viewer.io.scan import (
+    CUZK_ACQUIRE,
+    CUZK_BATCH,
+    CUZK_MALFORMED,
+    CUZK_NTT,
+    CUZK_TAIL,
+    CuzkLines,
+)
 
-ACQUIRE_RE = re.compile(rb"pre_lock_cpu_ms=(\d{1,12})\s+mutex_wait_ms=(\d{1,12})")
-METRIC_RES = {
-    "ntt_msm_h_ms": re.compile(rb"ntt_msm_h_ms=(\d{1,12})"),
-    "batch_add_ms": re.compile(rb"batch_add_ms=(\d{1,12})"),
-    "kernel_ms": re.compile(rb"tail_msm_ms=\d{1,12}\s+gpu_total_ms=(\d{1,12})"),
-}
-TAIL_RE = re.compile(rb"tail_msm_ms=(\d{1,12})")
-KEYS = (b"pre_lock_cpu_ms", b"ntt_msm_h_ms", b"batch_add_ms", b"tail_msm_ms")
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
 AMBIGUOUS_MS = 50.0
+METRICS = {CUZK_NTT: "ntt_msm_h_ms", CUZK_BATCH: "batch_add_ms", CUZK_TAIL: "tail_msm_ms"}
 
 
 @dataclass
-class Block:
-    seq: int
-    lock_ms: float  # pre_lock_cpu_ms + mutex_wait_ms
-    values: dict[str, float] = field(default_factory=dict)
+class Blocks:
+    """One row per mutex-acquired block, in file order."""
+
+    seq: np.ndarray  # byte position of the acquire line
+    lock_ms: np.ndarray  # pre_lock_cpu_ms + mutex_wait_ms
+    values: dict[str, np.ndarray]  # kernel_ms, ntt_msm_h_ms, batch_add_ms, tail_msm_ms
 
 
-def parse_blocks(
-    lines: list[tuple[int, bytes]], single_gpu: bool
-) -> tuple[list[Block], Counter[str]]:
-    """Blocks from (seq, text) CUZK_TIMING lines in file order."""
-    blocks: list[Block] = []
+def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
+    """Group metric lines under their acquire line.
+
+    One GPU: a metric line belongs to the latest acquire before it (regions are
+    serialized).  Several GPUs: blocks interleave, so the k-th line of each metric goes
+    to the oldest acquire before it that lacks that metric (FIFO).
+    """
     skipped: Counter[str] = Counter()
-    for seq, text in lines:
-        if b"\x1b" in text:
-            text = ANSI_RE.sub(b"", text)
-        if not any(k in text for k in KEYS):
-            continue  # prep_msm, barrier_wait, mutex_held, b_g2_msm: not needed
-        m = ACQUIRE_RE.search(text)
-        if m:
-            blocks.append(Block(seq, float(m[1]) + float(m[2])))
-            continue
-        if b"pre_lock_cpu_ms" in text:
-            skipped["malformed_cuzk_timing"] += 1
-            continue
-        for name, rx in METRIC_RES.items():
-            m = rx.search(text)
-            if not m:
-                continue
-            target = _block_for(blocks, name, single_gpu)
-            if target is None:
-                skipped["orphan_cuzk_timing"] += 1
-            else:
-                target.values[name] = float(m[1])
-                if name == "kernel_ms":
-                    tail = TAIL_RE.search(text)
-                    target.values["tail_msm_ms"] = float(tail[1]) if tail else np.nan
-            break
-        else:
-            skipped["malformed_cuzk_timing"] += 1
-    return blocks, skipped
+    skipped["malformed_cuzk_timing"] += int((lines.kind == CUZK_MALFORMED).sum())
+    acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
+    acq_seq = lines.seq[acq]
+    n = len(acq)
+    values = {name: np.full(n, np.nan) for name in ("kernel_ms", *METRICS.values())}
+    for code, name in METRICS.items():
+        sel = np.flatnonzero(lines.kind == code)
+        owner = _owners(acq_seq, lines.seq[sel], single_gpu)
+        ok = owner >= 0
+        skipped["orphan_cuzk_timing"] += int((~ok).sum())
+        values[name][owner[ok]] = lines.a[sel][ok]
+        if code == CUZK_TAIL:
+            values["kernel_ms"][owner[ok]] = lines.b[sel][ok]
+    blocks = Blocks(acq_seq, lines.a[acq] + lines.b[acq], values)
+    return blocks, +skipped
 
 
-def _block_for(blocks: list[Block], name: str, single_gpu: bool) -> Block | None:
-    """The block a metric line belongs to: the latest one (one GPU), else the oldest open."""
+def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarray:
+    """Index of the block each metric line belongs to; -1 for orphans and repeats."""
     if single_gpu:
-        if blocks and name not in blocks[-1].values:
-            return blocks[-1]
-        return None
-    for b in blocks[-64:]:  # interleaved blocks of several GPUs: oldest first
-        if name not in b.values and "kernel_ms" not in b.values:
-            return b
-    return None
+        owner = np.searchsorted(acq_seq, seq, side="right") - 1
+        repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
+        return np.where(repeat, -1, owner)
+    owner = np.full(len(seq), -1)
+    nxt = 0
+    for i, s in enumerate(seq):
+        if nxt < len(acq_seq) and acq_seq[nxt] < s:
+            owner[i] = nxt
+            nxt += 1
+    return owner
 
 
 def attribute(
-    calls: pd.DataFrame, blocks: list[Block], event_seq: np.ndarray, event_offset: np.ndarray
+    calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
 ) -> tuple[dict[str, np.ndarray], Counter[str], list[str]]:
     """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu)."""
     n = len(calls)
@@ -109,13 +102,15 @@ def attribute(
     last_end: dict[int, float] = {}
     nxt = 0
     ambiguous = 0
-    for block in blocks:
-        while nxt < len(order) and start_seq[order[nxt]] < block.seq:
+    for b, (bseq, lock_ms) in enumerate(
+        zip(blocks.seq.tolist(), blocks.lock_ms.tolist(), strict=True)
+    ):
+        while nxt < len(order) and start_seq[order[nxt]] < bseq:
             queues.setdefault(int(gpus[order[nxt]]), deque()).append(order[nxt])
             nxt += 1
         fronts = []
         for g, q in queues.items():
-            while q and end_seq[q[0]] < block.seq:
+            while q and end_seq[q[0]] < bseq:
                 q.popleft()  # ended before the block: it never got (or logged) the lock
             if q:
                 fronts.append((g, q[0]))
@@ -123,20 +118,23 @@ def attribute(
             skipped["orphan_cuzk_timing"] += 1
             continue
         if len(fronts) > 1:
-            g, c, close = _best_front(fronts, block, gpu_start, last_end, event_seq, event_offset)
+            g, c, close = _best_front(
+                fronts, bseq, lock_ms, gpu_start, last_end, event_seq, event_offset
+            )
             ambiguous += close
         else:
             g, c = fronts[0]
         queues[g].popleft()
-        ks = gpu_start[c] + block.lock_ms
+        ks = gpu_start[c] + lock_ms
         out["kernel_start"][c] = ks
-        for name, value in block.values.items():
-            out[name][c] = value
-        last_end[g] = ks + block.values.get("kernel_ms", 0.0)
-    if len(queues) > 1 and blocks:
+        for name, col in blocks.values.items():
+            out[name][c] = col[b]
+        kernel = blocks.values["kernel_ms"][b]
+        last_end[g] = ks + (kernel if kernel == kernel else 0.0)
+    if len(queues) > 1 and len(blocks.seq):
         notes.append(
             f"CUZK_TIMING blocks matched to GPU calls on {len(queues)} GPUs by best effort "
-            f"({ambiguous} of {len(blocks)} blocks had several plausible calls): per-call "
+            f"({ambiguous} of {len(blocks.seq)} blocks had several plausible calls): per-call "
             "kernel times may be swapped between GPUs; their total is exact."
         )
     return out, skipped, notes
@@ -144,19 +142,20 @@ def attribute(
 
 def _best_front(
     fronts: list[tuple[int, int]],
-    block: Block,
+    bseq: int,
+    lock_ms: float,
     gpu_start: np.ndarray,
     last_end: dict[int, float],
     event_seq: np.ndarray,
     event_offset: np.ndarray,
 ) -> tuple[int, int, int]:
     """The (gpu, call) whose kernel start fits the file position and its GPU's last kernel."""
-    i = int(np.searchsorted(event_seq, block.seq))
+    i = int(np.searchsorted(event_seq, bseq))
     lo = float(event_offset[i - 1]) if i > 0 else -np.inf
     hi = float(event_offset[i]) if i < len(event_offset) else np.inf
     scored = []
     for g, c in fronts:
-        ks = gpu_start[c] + block.lock_ms
+        ks = gpu_start[c] + lock_ms
         score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end.get(g, -np.inf) - ks)
         scored.append((score, ks, g, c))
     scored.sort()
