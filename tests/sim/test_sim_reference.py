@@ -11,13 +11,14 @@ from tests.sim.logparse import parse
 from viewer.sim.metrics import calls_of, figures
 from viewer.sim.reference import GAPS_MS, OVERLAPS_MS, check, solve
 from viewer.sim.samples import phase8
+from viewer.sim.writer import render
 
 SAMPLE = Path(__file__).parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 
 
 @pytest.fixture(scope="module")
 def text() -> str:
-    return phase8()
+    return render(*phase8())
 
 
 def test_schedule_has_the_published_figures() -> None:

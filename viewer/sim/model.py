@@ -1,7 +1,7 @@
 """Discrete-event model of the cuzk proving pipeline.
 
 A pool of ``pw`` partition workers synthesizes partitions on the CPU; each
-finished partition is pushed to one GPU work queue; ``gw`` GPU workers per GPU
+finished partition is pushed to one GPU work queue (oldest job first); ``gw`` GPU workers per GPU
 take it, do CPU prep, wait for their GPU's kernel mutex, run the CUDA region,
 release it and finish with b_g2_msm and an epilogue.  All durations are drawn
 up front (``draw``) so that a caller can pin any of them before ``run``: that
@@ -163,7 +163,9 @@ def draw(cfg: SimConfig) -> Draws:
         synth=_normal(rng, cfg.synth_ms * scale[:, 0], 1.5 * j, n),
         qdelay=rng.integers(0, 2, n),
         pickup=pickup,
-        dispatch=pickup + _normal(rng, max(cfg.dispatch_ms - 1.5, 0.0), 0.5, n),
+        # Dispatch overhead is skewed: mostly quick, now and then a slow allocation.
+        dispatch=pickup
+        + np.rint(cfg.dispatch_ms * rng.lognormal(0.0, 0.6, n).clip(0.25, 4.0)).astype(np.int64),
         prep=_normal(rng, cfg.prep_ms * scale[:, 1], j, n),
         prelock_extra=rng.integers(2, 9, n),
         ntt=ntt,
@@ -203,7 +205,8 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
     warmed = [False] * cfg.gpus
     warm = np.zeros(n, np.int64)
     waiters: list[deque[int]] = [deque() for _ in range(cfg.gpus)]
-    queue: deque[int] = deque()
+    # The GPU queue serves the oldest job first, so proofs complete in order.
+    queue: list[tuple[int, int, int]] = []
     dispatched = [0] * len(d.job_ids)
     limit = cfg.pw + (cfg.pw if cfg.queue_cap is None else cfg.queue_cap)
     state = {"pool": cfg.pw, "next": 0, "inflight": 0, "wake": -1}
@@ -235,7 +238,7 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
         while queue and idle_since:
             w = min(idle_since, key=lambda k: (idle_since[k], k))
             del idle_since[w]
-            i = queue.popleft()
+            i = heapq.heappop(queue)[2]
             state["inflight"] -= 1
             j = job[i]
             dispatched[j] += 1
@@ -269,7 +272,7 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
             state["pool"] += 1
             try_synth(t)
         elif kind == QUEUED:
-            queue.append(i)
+            heapq.heappush(queue, (job[i], t, i))
             try_dispatch(t)
         elif kind == LOCK:
             g = int(worker_of[i]) // cfg.gw

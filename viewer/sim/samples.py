@@ -9,32 +9,38 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from viewer.sim.damage import damaged_log
-from viewer.sim.model import SimConfig, simulate
+from viewer.sim.describe import describe
+from viewer.sim.model import Schedule, SimConfig, simulate
 from viewer.sim.reference import solve
 from viewer.sim.writer import WriteOptions, render
 
+Made = tuple[Schedule, WriteOptions]
 
-def phase8() -> str:
+
+def phase8() -> Made:
     """The published Phase 8 run (pw=10, 5 sectors, one GPU, gw=2), figures exact."""
-    return render(solve(), WriteOptions(noise=0.35, seed=8))
+    return solve(), WriteOptions(noise=0.35, seed=8)
 
 
-def phase7_gw1() -> str:
+def phase7_gw1() -> Made:
     """One worker per GPU: every call's CPU work leaves the GPU idle for a moment."""
-    cfg = SimConfig(sectors=4, pw=20, gw=1, seed=7, synth_ms=37000.0, warmup_ms=1400.0)
-    return render(simulate(cfg), WriteOptions(noise=0.35, seed=7))
+    cfg = SimConfig(
+        sectors=4, pw=20, gw=1, seed=7, synth_ms=37000.0, warmup_ms=1400.0, dispatch_ms=45.0
+    )
+    return simulate(cfg), WriteOptions(noise=0.35, seed=7)
 
 
-def two_gpus() -> str:
+def two_gpus() -> Made:
     """Two GPUs with two workers each."""
-    cfg = SimConfig(sectors=6, pw=20, gw=2, gpus=2, seed=22, synth_ms=36000.0, warmup_ms=1400.0)
-    return render(simulate(cfg), WriteOptions(noise=0.35, seed=22))
+    cfg = SimConfig(sectors=10, pw=20, gw=2, gpus=2, seed=22, synth_ms=36000.0, warmup_ms=1400.0)
+    return simulate(cfg), WriteOptions(noise=0.35, seed=22)
 
 
-def monolithic_mixed() -> str:
+def monolithic_mixed() -> Made:
     """Mixed proof kinds: monolithic PoSt and SnapDeals calls among porep-c2 partitions."""
     cfg = SimConfig(
         sectors=14,
@@ -44,22 +50,38 @@ def monolithic_mixed() -> str:
         kinds=(("porep-c2", 1.0), ("snap-update", 1.0), ("window-post", 1.5), ("winning-post", 2)),
         interval_ms=9000.0,
     )
-    return render(simulate(cfg), WriteOptions(noise=0.35, seed=5))
+    return simulate(cfg), WriteOptions(noise=0.35, seed=5)
 
 
-def phase8_pw20() -> str:
+#: The pw=20 A/B workload: 20 concurrent syntheses contend for the CPU (each takes
+#: ~95 s) and make the CPU steps of a GPU call lighter than at pw=10 but still serial
+#: with gw=1; dispatch after a call takes 10-200 ms.
+PW20 = SimConfig(
+    sectors=8,
+    pw=20,
+    gw=2,
+    seed=20,
+    synth_ms=95000.0,
+    prep_ms=1000.0,
+    b_g2_ms=280.0,
+    warmup_ms=1400.0,
+    dispatch_ms=45.0,
+)
+
+
+def phase8_pw20() -> Made:
     """Phase 8 (gw=2) at pw=20: the A side of the published Phase 7 vs 8 comparison."""
-    cfg = SimConfig(sectors=8, pw=20, gw=2, seed=20, synth_ms=38000.0, warmup_ms=1400.0)
-    return render(simulate(cfg), WriteOptions(noise=0.2, seed=20))
+    cfg = replace(PW20, gw=2)
+    return simulate(cfg), WriteOptions(noise=0.2, seed=20)
 
 
-def phase7_pw20() -> str:
+def phase7_pw20() -> Made:
     """Phase 7 (gw=1) at pw=20, same workload and seed as ``phase8_pw20``."""
-    cfg = SimConfig(sectors=8, pw=20, gw=1, seed=20, synth_ms=38000.0, warmup_ms=1400.0)
-    return render(simulate(cfg), WriteOptions(noise=0.2, seed=20))
+    cfg = replace(PW20, gw=1)
+    return simulate(cfg), WriteOptions(noise=0.2, seed=20)
 
 
-SAMPLES: dict[str, Callable[[], str | bytes]] = {
+SAMPLES: dict[str, Callable[[], Made | bytes]] = {
     "phase8_pw10_5sectors.log": phase8,
     "phase7_gw1.log": phase7_gw1,
     "two_gpus.log": two_gpus,
@@ -77,17 +99,23 @@ def write_samples(outdir: Path, names: list[str] | None = None) -> list[Path]:
     for name, make in SAMPLES.items():
         if names and name not in names:
             continue
-        data = make()
+        made = make()
         path = outdir / name
-        path.write_bytes(data if isinstance(data, bytes) else data.encode())
+        path.write_bytes(made if isinstance(made, bytes) else render(*made).encode())
         paths.append(path)
     return paths
 
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m viewer.sim.samples OUTDIR [NAME ...]", file=sys.stderr)
+        print("usage: python -m viewer.sim.samples OUTDIR [NAME ...] | --describe", file=sys.stderr)
         return 2
+    if argv[0] == "--describe":
+        for name, make in SAMPLES.items():
+            made = make()
+            if not isinstance(made, bytes):
+                print(f"## {name}\n{describe(made[0])}\n")
+        return 0
     for p in write_samples(Path(argv[0]), argv[1:] or None):
         print(f"{p} ({p.stat().st_size // 1024} KiB)")
     return 0
