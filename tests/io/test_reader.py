@@ -1,0 +1,306 @@
+"""open_log on small crafted inputs: one test per kind of thing real files do."""
+
+from __future__ import annotations
+
+import gzip
+import math
+
+import numpy as np
+import pytest
+import zstandard
+from io_logs import cuzk_block, daemon_start, partition_lines, simple_log, worker_started, write
+
+from viewer.io import LoadCancelled, LogError, open_log
+from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, PARTITION_COLUMNS
+
+
+def load(tmp_path, lines, name="run.log", end="\n", **kw):
+    path = tmp_path / name
+    write(path, lines, end)
+    return open_log(path, **kw)
+
+
+def test_simple_log_pairs_calls(tmp_path):
+    tl = load(tmp_path, simple_log(jobs=2, parts=3))
+    (s,) = tl.sessions
+    assert s.events == 36 and s.skipped == {}
+    assert list(s.partitions.columns) == list(PARTITION_COLUMNS)
+    assert len(s.partitions) == 6 and list(s.jobs["job_id"]) == ["job-0", "job-1"]
+    row = s.partitions.iloc[0]
+    assert (row.synth_start, row.synth_end, row.queued, row.pickup) == (10, 110, 111, 112)
+    assert (row.gpu_start, row.gpu_end, row.gpu_ms, row.synth_ms) == (113, 513, 400, 100)
+    assert s.gpus == {0: [0, 1]} and s.notes == []
+    assert (s.start_ms, s.end_ms) == (10, 10 + 5 * 600 + 503)
+    assert s.kernel_source == KERNEL_SOURCE_GPU_MS and s.open_intervals == 0
+
+
+def test_journald_prefix_and_ansi(tmp_path):
+    lines = [
+        f"Feb 19 01:12:03 host cuzk-daemon[4242]: \x1b[2m{line}\x1b[0m"
+        for line in partition_lines("j", 0, 5, 0)
+    ]
+    (s,) = load(tmp_path, lines).sessions
+    assert s.events == 6 and s.partitions.iloc[0].gpu_ms == 400
+
+
+def test_crlf(tmp_path):
+    (s,) = load(tmp_path, simple_log(), end="\r\n").sessions
+    assert s.events == 36 and s.skipped == {}
+
+
+def test_cut_last_line_is_skipped(tmp_path):
+    lines = simple_log(jobs=1, parts=1, noise=False)
+    lines[-1] = lines[-1][: lines[-1].index("partition") + 8]  # "...worker=0,partitio"
+    (s,) = load(tmp_path, lines, end="").sessions
+    assert s.events == 5 and s.skipped == {"malformed_timeline": 1}
+    assert s.open_intervals == 1
+
+
+def test_glued_lines(tmp_path):
+    a, b = partition_lines("j", 0, 5, 0)[4:]
+    (s,) = load(tmp_path, ["TIMELINE,1,SYNTH_START,j,partition=0", a + b]).sessions
+    assert s.events == 3 and s.partitions.iloc[0].gpu_end == 508
+
+
+def test_torn_line_glued_to_the_next(tmp_path):
+    a, b = partition_lines("j", 0, 5, 0)[4:]
+    (s,) = load(tmp_path, [a[:20] + b]).sessions
+    assert s.events == 1 and s.skipped == {"malformed_timeline": 1}
+
+
+def test_binary_junk(tmp_path):
+    path = tmp_path / "junk.log"
+    good = "\n".join(simple_log(jobs=1, parts=2)).encode()
+    path.write_bytes(b"\x00\xff\xfe garbage\n" + good + b"\nTIMELINE,99,GPU_\x00\x01\x02\n")
+    (s,) = open_log(path).sessions
+    assert s.events == 12 and s.skipped == {"binary": 1}
+
+
+def test_few_ms_out_of_order_is_one_session(tmp_path):
+    lines = simple_log(jobs=2, parts=3, noise=False)
+    lines[3], lines[4] = lines[4], lines[3]
+    lines.insert(10, "TIMELINE,2,GPU_QUEUE,late,partition=0")  # not a restart: one event
+    tl = load(tmp_path, lines)
+    assert len(tl.sessions) == 1
+
+
+def test_daemon_restart_line_starts_a_session(tmp_path):
+    run = simple_log(jobs=1, parts=2)
+    tl = load(tmp_path, run + run)
+    assert [s.events for s in tl.sessions] == [12, 12]
+    assert [s.gpus for s in tl.sessions] == [{0: [0, 1]}] * 2
+
+
+def test_offsets_restarting_near_zero_start_a_session(tmp_path):
+    run = simple_log(jobs=2, parts=3, t0=10, noise=False)
+    tl = load(tmp_path, run + simple_log(jobs=1, parts=2, t0=3, noise=False))
+    assert [s.events for s in tl.sessions] == [36, 12]
+    assert tl.sessions[1].start_ms == 3
+
+
+def test_gpu_start_without_end_is_open(tmp_path):
+    lines = simple_log(jobs=1, parts=2, noise=False)[:-1]
+    (s,) = load(tmp_path, lines).sessions
+    last = s.partitions.iloc[-1]
+    assert last.gpu_open and math.isnan(last.gpu_end) and s.open_intervals == 1
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst", "gz-renamed"])
+def test_compressed(tmp_path, kind):
+    data = ("\n".join(simple_log()) + "\n").encode()
+    if kind.startswith("gz"):
+        blob = gzip.compress(data)
+    else:
+        blob = zstandard.ZstdCompressor().compress(data)
+    path = tmp_path / ("run.log" if kind == "gz-renamed" else f"run.log.{kind}")
+    path.write_bytes(blob)
+    (s,) = open_log(path).sessions
+    assert s.events == 36
+
+
+def test_truncated_gzip_keeps_what_was_read(tmp_path):
+    data = ("\n".join(simple_log(jobs=40)) + "\n").encode()
+    blob = gzip.compress(data)
+    path = tmp_path / "cut.log.gz"
+    path.write_bytes(blob[: len(blob) * 2 // 3])
+    (s,) = open_log(path).sessions
+    assert 0 < s.events < 40 * 18 and any("cut short" in n for n in s.notes)
+
+
+def test_grepped_timeline_only(tmp_path):
+    lines = simple_log(jobs=1, parts=4, noise=False)
+    (s,) = load(tmp_path, lines).sessions
+    assert s.gpus == {0: [0, 1]} and "GPU 0" in s.notes[0]
+    (s,) = load(tmp_path, lines, workers_per_gpu=1).sessions
+    assert s.gpus == {0: [0], 1: [1]} and "worker // 1" in s.notes[0]
+    assert set(s.partitions["gpu"]) == {0, 1}
+
+
+def test_chan_send_era_fills_queued(tmp_path):
+    lines = partition_lines("j", 0, 5, 0, queue="CHAN_SEND")
+    (s,) = load(tmp_path, lines).sessions
+    assert s.partitions.iloc[0].queued == 106
+
+
+def test_monolithic_job(tmp_path):
+    lines = [
+        "TIMELINE,1,SYNTH_START,post-1,kind=window-post",
+        "TIMELINE,50,SYNTH_END,post-1,synth_ms=49",
+        "TIMELINE,51,GPU_QUEUE,post-1,monolithic",
+        "TIMELINE,52,GPU_PICKUP,post-1,worker=1",
+        "TIMELINE,53,GPU_START,post-1,worker=1",
+        "TIMELINE,90,GPU_END,post-1,worker=1,gpu_ms=37",
+        *partition_lines("sector", 0, 100, 0),
+    ]
+    (s,) = load(tmp_path, lines).sessions
+    assert s.events == 12
+    mono = s.partitions[s.partitions["partition"] == -1].iloc[0]
+    assert (mono.queued, mono.gpu_ms, mono.worker, mono.synth_ms) == (51, 37, 1, 49)
+    jobs = s.jobs.set_index("job_id")
+    assert jobs.loc["post-1", "kind"] == "window-post" and jobs.loc["post-1", "monolithic"]
+    assert jobs.loc["sector", "kind"] is None and not jobs.loc["sector", "monolithic"]
+
+
+def test_detail_in_any_key_order_with_extra_keys(tmp_path):
+    lines = [
+        "TIMELINE,5,GPU_START,j,partition=2,worker=1,extra=x",
+        "TIMELINE,9,GPU_END,j,gpu_ms=4,partition=2,worker=1",
+    ]
+    (s,) = load(tmp_path, lines).sessions
+    row = s.partitions.iloc[0]
+    assert (row.partition, row.worker, row.gpu_ms, row.gpu_end) == (2, 1, 4, 9)
+
+
+def test_skip_reasons(tmp_path):
+    lines = [
+        *partition_lines("j", 0, 5, 0),
+        "TIMELINE,7,GPU_WAT,j,partition=0",
+        "TIMELINE,8,GPU_END,j,worker=0,partition=x",
+        "TIMELINE,8,GPU_END,j,worker=0,partition=0,gpu_ms=401",
+        "TIMELINE,9x,GPU_END,j,worker=0,partition=0",
+        "CUZK_TIMING: gpu_tid=0 ntt_msm_h_ms=3117",
+        "CUZK_TIMING: pre_lock_cpu_ms=oops",
+    ]
+    (s,) = load(tmp_path, lines).sessions
+    assert s.events == 6
+    assert s.skipped == {
+        "unknown_event": 1,
+        "bad_number": 2,
+        "duplicate_event": 1,
+        "orphan_cuzk_timing": 1,
+        "malformed_cuzk_timing": 1,
+    }
+    assert s.partitions.iloc[0].gpu_ms == 400  # the first GPU_END wins
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "empty"),
+        (b"just some text\nno events\n", "no TIMELINE lines found; expected a cuzk daemon log"),
+        (bytes(range(256)) * 50, "binary data"),
+        (b"TIMELINE,1,NOPE\nTIMELINE,x\n", "2 TIMELINE lines found but none could be read"),
+    ],
+)
+def test_not_a_log(tmp_path, content, message):
+    path = tmp_path / "run.log"
+    path.write_bytes(content)
+    with pytest.raises(LogError, match=message) as info:
+        open_log(path)
+    assert "run.log" in str(info.value)
+
+
+def test_missing_and_directory(tmp_path):
+    with pytest.raises(LogError, match="no such file"):
+        open_log(tmp_path / "nope.log")
+    with pytest.raises(LogError, match="directory"):
+        open_log(tmp_path)
+
+
+def test_read_only_file(tmp_path):
+    path = tmp_path / "ro.log"
+    write(path, simple_log())
+    path.chmod(0o444)
+    before = path.read_bytes()
+    assert open_log(path).events == 36
+    assert path.read_bytes() == before
+
+
+def test_progress_and_cancel(tmp_path, monkeypatch):
+    monkeypatch.setattr("viewer.io.source.CHUNK_BYTES", 512)
+    path = tmp_path / "run.log"
+    write(path, simple_log(jobs=20))
+    seen: list[tuple[int, int]] = []
+    tl = open_log(path, progress=lambda d, t: seen.append((d, t)))
+    assert tl.events == 20 * 18
+    assert len(seen) > 5 and seen[-1] == (path.stat().st_size,) * 2
+    assert all(a[0] <= b[0] for a, b in zip(seen, seen[1:], strict=False))
+    calls = iter(range(100))
+    with pytest.raises(LoadCancelled):
+        open_log(path, cancel=lambda: next(calls) >= 3)
+
+
+def test_small_chunks_give_the_same_result(tmp_path, monkeypatch):
+    path = tmp_path / "run.log"
+    lines = simple_log(jobs=5, parts=4)
+    write(path, lines)
+    whole = open_log(path).sessions[0].partitions
+    monkeypatch.setattr("viewer.io.source.CHUNK_BYTES", 97)
+    pieces = open_log(path).sessions[0].partitions
+    assert whole.equals(pieces)
+
+
+def cuzk_log(gpus: int = 1) -> list[str]:
+    """Two workers per GPU; each GPU_START followed by its block once the lock is taken."""
+    lines = [daemon_start()] + [worker_started(w, w // 2) for w in range(2 * gpus)]
+    t = 100
+    for p in range(4):
+        for g in range(gpus):
+            w = 2 * g + p % 2
+            lines += partition_lines(f"j{g}", p, t, w)[:5]
+            lines += cuzk_block(pre_lock=10 + p, wait=5 * g, total=200 + p)
+            lines.append(partition_lines(f"j{g}", p, t, w)[5])
+        t += 600
+    return lines
+
+
+def test_cuzk_timing_single_gpu(tmp_path):
+    (s,) = load(tmp_path, cuzk_log()).sessions
+    assert s.kernel_source == KERNEL_SOURCE_TIMING and s.skipped == {} and s.notes == []
+    parts = s.partitions.sort_values("partition")
+    np.testing.assert_array_equal(parts["kernel_ms"], [200, 201, 202, 203])
+    np.testing.assert_array_equal(parts["kernel_start"], parts["gpu_start"] + [10, 11, 12, 13])
+    assert (parts["ntt_msm_h_ms"] == 3117).all() and (parts["tail_msm_ms"] == 125).all()
+
+
+def test_cuzk_timing_fifo_for_two_open_calls(tmp_path):
+    a = partition_lines("j", 0, 100, 0)
+    b = partition_lines("j", 1, 110, 1)
+    lines = [*a[:5], *b[:5], *cuzk_block(50, 0, 300), a[5], *cuzk_block(1, 60, 301), b[5]]
+    (s,) = load(tmp_path, lines).sessions
+    parts = s.partitions.sort_values("partition")
+    assert list(parts["kernel_ms"]) == [300, 301]
+    assert list(parts["kernel_start"]) == [203 + 50, 213 + 61]
+
+
+def test_cuzk_timing_multi_gpu_is_flagged(tmp_path):
+    (s,) = load(tmp_path, cuzk_log(gpus=2)).sessions
+    assert s.gpus == {0: [0, 1], 1: [2, 3]}
+    assert s.partitions["kernel_ms"].notna().all()
+    assert any("best effort" in n for n in s.notes)
+    assert s.partitions["kernel_ms"].sum() == 2 * (200 + 201 + 202 + 203)
+
+
+def test_cuzk_blocks_belong_to_their_session(tmp_path):
+    run = cuzk_log()
+    tl = load(tmp_path, run + run)
+    assert [s.partitions["kernel_ms"].notna().sum() for s in tl.sessions] == [4, 4]
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_concatenated_members(tmp_path, kind):
+    run = ("\n".join(simple_log(jobs=1, parts=2)) + "\n").encode()
+    pack = gzip.compress if kind == "gz" else zstandard.ZstdCompressor().compress
+    path = tmp_path / f"rotated.{kind}"
+    path.write_bytes(pack(run) + pack(run))
+    assert [s.events for s in open_log(path).sessions] == [12, 12]
