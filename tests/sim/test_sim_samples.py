@@ -81,3 +81,25 @@ def test_damaged_log_counts() -> None:
     assert data.count(b"\r\n") == r.crlf_lines
     assert not data.endswith(b"\n"), "the last line is cut"
     assert b"TIMELINE,69775,GPU_PIC\r\n" in data or b"TIMELINE,69775,GPU_PIC\n" in data
+
+
+def test_readme_points_at_the_damage() -> None:
+    r = DamageReport()
+    damaged_log(r)
+    readme = (SAMPLES_DIR / "README.md").read_text()
+    section = readme.split("## damaged.log")[1].split("\n## ")[0]
+    for what, line in r.where.items():
+        assert f"line {line}" in section or f"lines {line}-" in section, what
+    assert f"{r.where['last']} physical lines" in section
+    assert f"| TIMELINE events accepted | {r.events[0]} | {r.events[1]} |" in section
+    assert f"({r.crlf_lines} lines)" in section
+
+
+@pytest.mark.parametrize("name", sorted(n for n in SAMPLES if n != "damaged.log"))
+def test_readme_figures_are_current(name: str) -> None:
+    made = SAMPLES[name]()
+    assert not isinstance(made, bytes)
+    f = figures(calls_of(made[0]))
+    section = (SAMPLES_DIR / "README.md").read_text().split(f"## {name}")[1].split("\n## ")[0]
+    assert f"{f.kernel_mean_ms:.1f} ms" in section
+    assert f"{f.measured_ms / 1000:.1f} s/proof" in section

@@ -28,6 +28,7 @@ class DamageReport:
     lost: list[str] = field(default_factory=list)  # TIMELINE lines destroyed
     crlf_lines: int = 0
     junk_lines: int = 0
+    where: dict[str, int] = field(default_factory=dict)  # damage -> 1-based physical line
 
 
 def _sessions() -> tuple[tuple, tuple]:
@@ -106,7 +107,18 @@ def damaged_log(report: DamageReport | None = None) -> bytes:
             b = b[:-1] + b"\r\n"
             r.crlf_lines += 1
         out2.append(b)
-    return b"".join(out1) + b"".join(out2)
+    data = b"".join(out1) + b"".join(out2)
+    n1 = len(out1)
+    r.where = {
+        "junk": mid + 1,
+        "panic": n1 - 3,
+        "nul": n1,
+        "restart": n1 + 1,
+        "glued": n1 + q + 1,
+        "torn": n1 + pick + 1,
+        "last": data.count(b"\n") + 1,
+    }
+    return data
 
 
 def report() -> DamageReport:

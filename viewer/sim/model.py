@@ -196,14 +196,14 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
     pickup, dispatch, qdelay = d.pickup.tolist(), d.dispatch.tolist(), d.qdelay.tolist()
     arrival, assemble = d.arrival.tolist(), d.assemble.tolist()
     post0 = (d.b_g2 + d.epilogue).tolist()
-    times = {k: np.full(n, -1, np.int64) for k in ("ss", "se", "q", "pk", "st", "aq", "rl", "en")}
-    worker_of = np.full(n, -1, np.int64)
-    post = np.zeros(n, np.int64)
+    times = {k: [-1] * n for k in ("ss", "se", "q", "pk", "st", "aq", "rl", "en")}
+    worker_of = [-1] * n
+    post = [0] * n
     nworkers = cfg.gw * cfg.gpus
     idle_since = {w: 0 for w in range(nworkers)}
     mutex_busy = [False] * cfg.gpus
     warmed = [False] * cfg.gpus
-    warm = np.zeros(n, np.int64)
+    warm = [0] * n
     waiters: list[deque[int]] = [deque() for _ in range(cfg.gpus)]
     # The GPU queue serves the oldest job first, so proofs complete in order.
     queue: list[tuple[int, int, int]] = []
@@ -250,18 +250,18 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
             try_synth(t)
 
     def acquire(i: int, t: int) -> None:
-        g = int(worker_of[i]) // cfg.gw
+        g = worker_of[i] // cfg.gw
         if not warmed[g]:
             # The first kernel on a GPU pays for CUDA context set-up and the SRS upload.
             warmed[g] = True
             warm[i] = int(cfg.warmup_ms)
         mutex_busy[g] = True
         times["aq"][i] = t
-        rel = t + kernel[i] + int(warm[i]) + 1
+        rel = t + kernel[i] + warm[i] + 1
         times["rl"][i] = rel
-        times["en"][i] = rel + int(post[i])
+        times["en"][i] = rel + post[i]
         push(rel, RELEASE, g)
-        push(rel + int(post[i]), END, i)
+        push(rel + post[i], END, i)
 
     try_synth(0)
     while heap:
@@ -275,7 +275,7 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
             heapq.heappush(queue, (job[i], t, i))
             try_dispatch(t)
         elif kind == LOCK:
-            g = int(worker_of[i]) // cfg.gw
+            g = worker_of[i] // cfg.gw
             if mutex_busy[g]:
                 waiters[g].append(i)
             else:
@@ -285,24 +285,25 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
             if waiters[i]:
                 acquire(waiters[i].popleft(), t)
         elif kind == END:
-            idle_since[int(worker_of[i])] = t
+            idle_since[worker_of[i]] = t
             try_dispatch(t)
         else:
             try_synth(t)
+    arr = {k: np.asarray(v, np.int64) for k, v in times.items()}
     return Schedule(
         config=cfg,
         draws=d,
-        synth_start=times["ss"],
-        synth_end=times["se"],
-        queued=times["q"],
-        pickup=times["pk"],
-        start=times["st"],
-        acquire=times["aq"],
-        release=times["rl"],
-        end=times["en"],
-        worker=worker_of,
-        post=post,
-        ntt=d.ntt + warm,
+        synth_start=arr["ss"],
+        synth_end=arr["se"],
+        queued=arr["q"],
+        pickup=arr["pk"],
+        start=arr["st"],
+        acquire=arr["aq"],
+        release=arr["rl"],
+        end=arr["en"],
+        worker=np.asarray(worker_of, np.int64),
+        post=np.asarray(post, np.int64),
+        ntt=d.ntt + np.asarray(warm, np.int64),
     )
 
 

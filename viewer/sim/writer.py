@@ -9,7 +9,8 @@ their step, so two workers' blocks interleave as on a real GPU.
 from __future__ import annotations
 
 import gzip
-from collections.abc import Callable, Iterator
+import operator
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,6 +26,7 @@ from viewer.sim.noise import (
 )
 
 CHUNK_LINES = 50_000
+BURST_SHARE = 0.25  # share of lines preceded by a burst of noise
 
 
 @dataclass(frozen=True)
@@ -151,45 +153,54 @@ def startup_lines(s: Schedule, o: WriteOptions) -> list[str]:
 
 
 def physical_lines(keys: np.ndarray, texts: list[str], o: WriteOptions) -> Iterator[str]:
-    """The file's text in chunks: noise blocks, journald prefixes and line ends added."""
+    """The file's text in chunks: noise bursts, journald prefixes and line ends added."""
     rng = np.random.default_rng([o.seed, 2])
     n = len(texts)
+    wall = keys + o.wall_start_ms
+    prefixes = [""] * n
+    if o.journald and n:
+        secs, inverse = np.unique(wall // 1000, return_inverse=True)
+        per_sec = [journal_prefix(int(sec) * 1000, pid=o.pid) for sec in secs.tolist()]
+        prefixes = [per_sec[k] for k in inverse.tolist()]
+        texts = list(map(operator.add, prefixes, texts))
     noise = o.noise if o.tracing else 0.0
     pool = noise_pool(rng) if noise and n else []
-    lam = 0.0
+    at = np.zeros(0, np.int64)
+    counts = np.zeros(0, np.int64)
     if pool:
-        # ``noise`` is a fraction of the file's bytes.
-        mean_text = sum(len(t) for t in texts[:: max(1, n // 5000)]) / len(
-            texts[:: max(1, n // 5000)]
-        )
-        mean_noise = sum(len(b) for b in pool) / len(pool) + 37
+        # ``noise`` is a fraction of the file's bytes; it comes in bursts before some lines.
+        sample = texts[:: max(1, n // 5000)]
+        mean_text = sum(map(len, sample)) / len(sample)
+        mean_noise = sum(map(len, pool)) / len(pool) + len(prefixes[0]) + 37
         lam = noise / (1 - noise) * mean_text / mean_noise
-    counts = rng.poisson(lam, n).tolist() if lam else [0] * n
+        # Never before the first line: a daemon's first words are `cuzk-daemon starting`.
+        at = np.flatnonzero(rng.random(n) < BURST_SHARE)
+        at = at[at > 0]
+        counts = rng.poisson(lam / BURST_SHARE, len(at))
+        at, counts = at[counts > 0], counts[counts > 0]
     size = len(pool)
     pool2 = pool + pool
-    micros = rng.integers(0, 1000, n).tolist()
-    wall = (keys + o.wall_start_ms).tolist()
-    pos = 0
+    micros = rng.integers(0, 1000, len(at)).tolist()
+    wall_l = wall.tolist()
+    pos = prev = 0
     buf: list[str] = []
-    prefix: Callable[[int], str] = (
-        (lambda ms: journal_prefix(ms, pid=o.pid)) if o.journald else (lambda ms: "")
-    )
-    for i in range(n):
-        c = counts[i]
-        ms = wall[i]
-        jp = prefix(ms)
+    for p, c, us in zip(at.tolist(), counts.tolist(), micros, strict=True):
+        buf.extend(texts[prev:p])
+        prev = p
+        sep = prefixes[p] + stamp(wall_l[p], us)
         while c:
             take = min(c, size)
-            sep = jp + stamp(ms, micros[i])
             buf.append(sep)
             buf.append(sep.join(pool2[pos : pos + take]))
             pos = (pos + take) % size
             c -= take
-        buf.append(jp)
-        buf.append(texts[i])
         if len(buf) >= CHUNK_LINES:
             yield _ends("".join(buf), o)
             buf.clear()
+    for k in range(prev, n, CHUNK_LINES):
+        buf.extend(texts[k : k + CHUNK_LINES])
+        yield _ends("".join(buf), o)
+        buf.clear()
     if buf:
         yield _ends("".join(buf), o)
 
