@@ -40,7 +40,7 @@ NEEDS_WORKER = (GPU_PICKUP, GPU_START, GPU_END)
 ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # offset, event, job, detail | anything else (kept to keep rows aligned with payloads)
 LINE_RE = re.compile(
-    rb"^(?:(\d{1,15}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*?))?[ \t\r]*|(.*))$", re.M
+    rb"^(?:(\d{1,15}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*))?[\r]?|(.*))$", re.M
 )
 # The detail orders the daemon writes; anything else falls to ``_parse_detail_slow``.
 DETAIL_RE = re.compile(
