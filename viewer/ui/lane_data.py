@@ -18,7 +18,7 @@ from viewer.analysis.intervals import busy_union
 from viewer.model import Session
 from viewer.ui.lane_lod import Intervals, pack_rows
 
-MARKER_STRIP = 20.0  # room for transition labels above the lanes
+MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
 LANE_HEIGHT = {"worker": 26.0, "busy": 18.0, "synth": 9.0}
 LANE_SPACING = {"worker": 4.0, "busy": 6.0, "synth": 1.0}

@@ -39,6 +39,11 @@ def _fill(color: Callable[[Theme], QtGui.QColor], inset: float = 0.0) -> Swatch:
     return draw
 
 
+def _cold(p: QtGui.QPainter, r: QtCore.QRectF, t: Theme) -> None:
+    p.fillRect(r, t.cold)
+    p.fillRect(r, QtGui.QBrush(t.cold_hatch, QtCore.Qt.BrushStyle.FDiagPattern))
+
+
 def _marker(p: QtGui.QPainter, r: QtCore.QRectF, t: Theme) -> None:
     p.setPen(QtGui.QPen(t.marker, 1.0, QtCore.Qt.PenStyle.DashLine))
     x = r.center().x()
@@ -54,7 +59,7 @@ ENTRIES: tuple[tuple[str, Swatch], ...] = (
     ("idle: starved", _fill(lambda t: t.gap[GAP_STARVED])),
     ("idle: dispatch", _fill(lambda t: t.gap[GAP_DISPATCH])),
     ("cross-sector idle", _fill(lambda t: t.cross_band)),
-    ("cold start", _fill(lambda t: t.cold)),
+    ("cold start", _cold),
     ("transition", _marker),
     ("several jobs (zoom in)", _fill(lambda t: t.mixed)),
 )

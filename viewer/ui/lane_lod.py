@@ -7,7 +7,6 @@ which runs once per session over the synthesis intervals.
 
 from __future__ import annotations
 
-import heapq
 import math
 from dataclasses import dataclass, field
 
@@ -81,13 +80,15 @@ class Intervals:
         return self.stats["typical"]
 
     def drawable(
-        self, x0: float, x1: float, px: float, mixed_max: bool = False
+        self, x0: float, x1: float, px: float, mixed_max: bool = False, narrow_px: float = 1.0
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """What to draw of [x0, x1] at ``px`` ms per pixel: merged, cut, at least a pixel wide."""
         k = int(math.floor(math.log(px, LEVEL_STEP))) if px >= LEVEL_STEP else 0
         src = self.level(k, mixed_max)
         sl = src.visible(x0, x1)
-        return coalesce(src.start[sl], src.end[sl], src.key[sl], px, mixed_max=mixed_max)
+        return coalesce(
+            src.start[sl], src.end[sl], src.key[sl], px, mixed_max=mixed_max, narrow_px=narrow_px
+        )
 
     def visible(self, x0: float, x1: float) -> slice:
         """The positions that may intersect [x0, x1]."""
@@ -122,26 +123,28 @@ def coalesce(
     *,
     mixed_max: bool = False,
     widen: bool = True,
+    narrow_px: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Merge intervals for a view where one pixel is ``px`` ms.
 
-    Intervals a pixel wide or more stay as they are.  Pass 1 joins sub-pixel
-    neighbours of the same key closer than a pixel; pass 2 joins
-    runs of sub-pixel pieces closer than a pixel into one piece keyed ``MIXED``
-    (or the largest key with ``mixed_max``, so the worst gap kind wins).  What
-    is left has at most a few pieces starting in any pixel column, and no
-    hole of a pixel or more is closed.  With ``widen`` outputs are at least a
-    pixel wide (drawing); without, they keep their true ends (caching).
+    Intervals ``narrow_px`` pixels wide or more stay as they are.  Pass 1
+    joins narrower neighbours of the same key closer than a pixel; pass 2
+    joins runs of narrow pieces closer than a pixel into one piece keyed
+    ``MIXED`` (or the largest key with ``mixed_max``, so the worst gap kind
+    wins).  What is left has at most a few pieces starting in any pixel
+    column, and no hole of a pixel or more is closed.  With ``widen`` outputs
+    are at least a pixel wide (drawing); without, they keep their true ends.
     """
     n = len(start)
     if n == 0 or px <= 0:
         return start, np.maximum(end, start + max(px, 0.0)) if widen else end, key
+    min_w = narrow_px * px
     reach = np.maximum.accumulate(end)
-    wide = (end - start) >= px
+    wide = (end - start) >= min_w
     first = _runs((start[1:] - reach[:-1] >= px) | (key[1:] != key[:-1]) | wide[1:] | wide[:-1])
     s, e, k = start[first], np.maximum.reduceat(end, first), key[first]
     if len(s) > 1:
-        narrow = (e - s) < px
+        narrow = (e - s) < min_w
         reach = np.maximum.accumulate(e)
         first = _runs((s[1:] - reach[:-1] >= px) | ~narrow[1:] | ~narrow[:-1])
         if len(first) < len(s):
@@ -157,21 +160,31 @@ def coalesce(
 
 
 def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Row of each interval so that intervals in a row never overlap, using as few rows as
-    possible (greedy interval-graph colouring in start order, O(n log n))."""
-    order = np.argsort(start, kind="stable")
-    rows = np.zeros(len(start), dtype=np.int32)
-    busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
-    free: list[int] = []  # rows that became free, lowest first
-    used = 0
-    out = rows.tolist()
-    for i, s, e in zip(order.tolist(), start[order].tolist(), end[order].tolist(), strict=True):
-        while busy and busy[0][0] <= s:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            r = heapq.heappop(free)
-        else:
-            r, used = used, used + 1
-        out[i] = r
-        heapq.heappush(busy, (e, r))
-    return np.asarray(out, dtype=np.int32)
+    """Row of each interval so that intervals in a row never overlap, in as few rows as the
+    deepest overlap needs (vectorized interval-graph colouring, O(n log n)).
+
+    With D the maximum depth, the k-th interval to start (k >= D) can always
+    take over the row of the (k - D)-th interval to end: at its start at most
+    D - 1 others are running, so at least k - D + 1 have ended.  Each row is
+    then a chain of such hand-overs, resolved by pointer jumping.
+    """
+    n = len(start)
+    if n == 0:
+        return np.zeros(0, dtype=np.int32)
+    by_start = np.argsort(start, kind="stable")
+    s = np.asarray(start, dtype=np.float64)[by_start]
+    # A positive length keeps an interval from handing its row over to itself.
+    e = np.maximum(np.asarray(end, dtype=np.float64)[by_start], np.nextafter(s, np.inf))
+    by_end = np.argsort(e, kind="stable")
+    ended = np.searchsorted(e[by_end], s, side="right")  # intervals over by each start
+    depth = int((np.arange(1, n + 1) - ended).max())
+    link = np.arange(n)
+    link[depth:] = by_end[: n - depth]
+    while True:
+        jumped = link[link]
+        if np.array_equal(jumped, link):
+            break
+        link = jumped
+    rows = np.empty(n, dtype=np.int32)
+    rows[by_start] = link
+    return rows

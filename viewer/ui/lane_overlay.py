@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.ui.lane_data import SessionLanes
-from viewer.ui.palette import Theme
+from viewer.ui.palette import Theme, with_alpha
 
 LABEL_GAP_PX = 10.0
+LABEL_ROWS = 2  # labels too close for one row go to the second
+MARKER_SPACING_PX = 4.0
+DASHED_MAX = 200  # beyond this many markers, solid faint lines (dashes are slow)
 
 
 def transition_label(gap_ms: float, overlap_ms: float) -> str:
@@ -36,7 +40,7 @@ class OverlayItem(pg.GraphicsObject):
             )
         ]
         self._shades: list[QtCore.QRectF] = []
-        self._lines: list[QtCore.QLineF] = []
+        self._lines = np.zeros((0, 4))  # x1, y1, x2, y2 per marker, laid out like QLineF
         self._labels: list[tuple[QtCore.QPointF, str, bool]] = []  # anchor, text, cold
         self._bounds = QtCore.QRectF()
         self._font = QtGui.QFont()
@@ -68,15 +72,19 @@ class OverlayItem(pg.GraphicsObject):
             self._shades.append(QtCore.QRectF(s, top, e - s, bottom - top))
             text = str(label)
             width = (self._metrics.horizontalAdvance(text) + 8) * px
-            if e - max(s, x0) >= width:
+            same = any(c[2] == text and abs(c[0] - max(s, x0)) < width for c in candidates)
+            if e - max(s, x0) >= width and not same:
                 candidates.append((max(s, x0), width, text, True))
         lo, hi = np.searchsorted(self._times, [x0, x1])
         idx = np.arange(lo, hi)
         if len(idx) and px > 0:
-            # One marker per pixel column: keep the first transition in each.
-            column = np.floor((self._times[idx] - x0) / px)
+            # At most one marker per few pixels: denser ones would only grey the view out.
+            column = np.floor((self._times[idx] - x0) / (MARKER_SPACING_PX * px))
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
-        self._lines = [QtCore.QLineF(t, y_top, t, height) for t in self._times[idx].tolist()]
+        lines = np.empty((len(idx), 4))
+        lines[:, 0] = lines[:, 2] = self._times[idx]
+        lines[:, 1], lines[:, 3] = y_top, height
+        self._lines = lines
         # Labels only where they can be read: thin to one candidate per ~60 px first.
         if len(idx) and px > 0:
             column = np.floor((self._times[idx] - x0) / (60.0 * px))
@@ -88,12 +96,14 @@ class OverlayItem(pg.GraphicsObject):
             )
         candidates.sort(key=lambda c: c[0])
         self._labels = []
-        right = -np.inf
+        right = [-np.inf] * LABEL_ROWS
+        line = self._metrics.height() + 1
         for x, width, text, is_cold in candidates:
-            if x < right:
+            row = next((r for r in range(LABEL_ROWS) if x >= right[r]), None)
+            if row is None:
                 continue
-            self._labels.append((QtCore.QPointF(x, y_top), text, is_cold))
-            right = x + width + LABEL_GAP_PX * px
+            self._labels.append((QtCore.QPointF(x, y_top + row * line), text, is_cold))
+            right[row] = x + width + LABEL_GAP_PX * px
         rect = QtCore.QRectF(
             min(self.lanes.x_min, x0),
             0.0,
@@ -105,6 +115,18 @@ class OverlayItem(pg.GraphicsObject):
             self._bounds = rect
         self.update()
 
+    def _paint_cold(self, painter: QtGui.QPainter) -> None:
+        """Cold-start regions: a light wash with a hatch, in device space so the hatch stays put."""
+        transform = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        hatch = QtGui.QBrush(self.theme.cold_hatch, QtCore.Qt.BrushStyle.FDiagPattern)
+        for rect in self._shades:
+            dev = transform.mapRect(rect)
+            painter.fillRect(dev, self.theme.cold)
+            painter.fillRect(dev, hatch)
+        painter.restore()
+
     def boundingRect(self) -> QtCore.QRectF:
         return QtCore.QRectF(self._bounds)
 
@@ -112,12 +134,19 @@ class OverlayItem(pg.GraphicsObject):
         theme = self.theme
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
-        painter.setBrush(theme.cold)
-        painter.drawRects(self._shades)
-        pen = QtGui.QPen(theme.marker, 1.0, QtCore.Qt.PenStyle.DashLine)
+        if self._shades:
+            self._paint_cold(painter)
+        dense = len(self._lines) > DASHED_MAX
+        pen = QtGui.QPen(
+            with_alpha(theme.marker, 0.35) if dense else theme.marker,
+            1.0,
+            QtCore.Qt.PenStyle.SolidLine if dense else QtCore.Qt.PenStyle.DashLine,
+        )
         pen.setCosmetic(True)
         painter.setPen(pen)
-        painter.drawLines(self._lines)
+        if len(self._lines):
+            first = shiboken6.wrapInstance(self._lines.ctypes.data, QtCore.QLineF)
+            painter.drawLines(first, len(self._lines))
         if not self._labels:
             return
         transform = painter.transform()
@@ -128,7 +157,7 @@ class OverlayItem(pg.GraphicsObject):
         for anchor, text, is_cold in self._labels:
             at = transform.map(anchor)
             width = self._metrics.horizontalAdvance(text) + 6
-            box = QtCore.QRectF(at.x() + (2 if is_cold else 3), at.y() + 2, width, height + 2)
+            box = QtCore.QRectF(at.x() + (2 if is_cold else 3), at.y() + 1, width, height)
             painter.fillRect(box, theme.label_bg)
             painter.setPen(theme.foreground)
             painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)

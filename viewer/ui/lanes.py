@@ -19,7 +19,7 @@ from PySide6 import QtCore, QtGui
 
 from viewer.ui.lane_data import GAP_DISPATCH_CROSS, Lane, LaneGroup
 from viewer.ui.lane_lod import coalesce
-from viewer.ui.palette import Theme, with_alpha
+from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,15 @@ class LayerStyle:
     color: Callable[[Theme, int], QtGui.QColor]
     mixed_max: bool = False
     separate: bool = False  # leave a pixel between wide neighbours (partition boundaries)
+    by_job: bool = True  # keys are jobs: colours cycle through the job palette
+    narrow_px: float = 1.0  # narrower pieces merge with their neighbours
+    detail: bool = False  # drawn only where its typical interval spans DETAIL_PX pixels
+
+    def colour_slots(self, key: np.ndarray) -> np.ndarray:
+        """Keys that share a colour map to one slot, so each colour is one drawRects call."""
+        if not self.by_job:
+            return key
+        return np.where(key < 0, key, key % len(JOB_COLORS))
 
 
 def _job(theme: Theme, key: int) -> QtGui.QColor:
@@ -46,20 +55,24 @@ def _queue(theme: Theme, key: int) -> QtGui.QColor:
     return with_alpha(theme.job(key), 0.75)
 
 
+#: Bars of sectors narrower than this many pixels merge (one sliver of colour says little).
+BAR_NARROW_PX = 3.0
+DETAIL_PX = 3.0
+
 #: Layers per lane kind, in drawing order.
 STYLES: dict[str, tuple[LayerStyle, ...]] = {
     "worker": (
-        LayerStyle("pickup", 0.42, 0.58, _wait),
-        LayerStyle("bar", 0.0, 1.0, _job, separate=True),
-        LayerStyle("kernel", 0.22, 0.78, Theme.kernel),
+        LayerStyle("pickup", 0.42, 0.58, _wait, by_job=False, detail=True),
+        LayerStyle("bar", 0.0, 1.0, _job, separate=True, narrow_px=BAR_NARROW_PX),
+        LayerStyle("kernel", 0.22, 0.78, Theme.kernel, narrow_px=BAR_NARROW_PX, detail=True),
     ),
     "busy": (
-        LayerStyle("busy", 0.15, 0.85, lambda t, k: t.busy),
-        LayerStyle("gap", 0.0, 1.0, lambda t, k: t.gap[k], mixed_max=True),
+        LayerStyle("busy", 0.15, 0.85, lambda t, k: t.busy, by_job=False),
+        LayerStyle("gap", 0.0, 1.0, lambda t, k: t.gap[k], mixed_max=True, by_job=False),
     ),
     "synth": (
-        LayerStyle("queue", 0.35, 0.65, _queue),
-        LayerStyle("synth", 0.0, 1.0, _job, separate=True),
+        LayerStyle("queue", 0.35, 0.65, _queue, narrow_px=BAR_NARROW_PX, detail=True),
+        LayerStyle("synth", 0.0, 1.0, _job, separate=True, narrow_px=BAR_NARROW_PX),
     ),
 }
 OPEN_LAYER = "open"
@@ -202,9 +215,9 @@ class LaneGroupItem(pg.GraphicsObject):
         xs, ws, ys, hs, ks = [], [], [], [], []
         for lane in lanes:
             iv = lane.layers.get(style.layer)
-            if iv is None or not len(iv):
+            if iv is None or not len(iv) or (style.detail and iv.typical_length() < DETAIL_PX * px):
                 continue
-            s, e, k = iv.drawable(x0, x1, px, style.mixed_max)
+            s, e, k = iv.drawable(x0, x1, px, style.mixed_max, style.narrow_px)
             y = lane.top + style.y0 * lane.height
             w = e - s
             if style.separate:
@@ -217,7 +230,7 @@ class LaneGroupItem(pg.GraphicsObject):
         if not xs:
             return
         x, w, y, h, k = (np.concatenate(a) for a in (xs, ws, ys, hs, ks))
-        keys, inverse = np.unique(k, return_inverse=True)
+        keys, inverse = np.unique(style.colour_slots(k), return_inverse=True)
         order = np.argsort(inverse, kind="stable")
         bounds = np.searchsorted(inverse[order], np.arange(len(keys) + 1))
         for i, key in enumerate(keys.tolist()):

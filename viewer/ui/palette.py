@@ -64,6 +64,7 @@ class Theme:
     gap: tuple[QtGui.QColor, ...]  # indexed by lane_data.GAP_* kinds
     cross_band: QtGui.QColor  # cross-sector gap seen through the worker lanes
     cold: QtGui.QColor
+    cold_hatch: QtGui.QColor
     marker: QtGui.QColor  # transition lines
     label_bg: QtGui.QColor
     selection: QtGui.QColor
@@ -92,7 +93,8 @@ class Theme:
                 red.darker(130) if not dark else red.lighter(115),
             ),
             cross_band=with_alpha(red, 0.16),
-            cold=with_alpha(QtGui.QColor("#5b8fd9"), 0.16 if not dark else 0.22),
+            cold=with_alpha(fg, 0.06),
+            cold_hatch=with_alpha(fg, 0.22),
             marker=_mix(bg, fg, 0.75),
             label_bg=with_alpha(bg, 0.85),
             selection=with_alpha(palette.color(QtGui.QPalette.ColorRole.Highlight), 0.22),
