@@ -120,7 +120,7 @@ class GapsPanel(TablePanel):
     }
 
     def set_summary(self, summary) -> None:
-        self.set_frame(summary.idle_gaps)
+        self.set_frame(summary.gaps)
 
     def count_text(self, frame: pd.DataFrame) -> str:
         if frame.empty:

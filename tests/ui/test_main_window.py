@@ -1,0 +1,158 @@
+"""The main window driven like a user would: drop a log, select a range, read the panels."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.analysis import kernel_stats, throughput
+from viewer.ui import MainWindow
+from viewer.ui.panels.common import fmt_ms
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+PHASE8 = SAMPLES / "phase8_pw10_5sectors.log"
+TWO_GPUS = SAMPLES / "two_gpus.log"
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.resize(1400, 850)
+    win.show()
+    yield win
+    win.cancel_loading()
+    win.runner.wait()
+
+
+def open_and_wait(qtbot, win: MainWindow, path: Path):
+    with qtbot.waitSignal(win.timeline_loaded, timeout=15000) as blocker:
+        win.open_paths([path])
+    with qtbot.waitSignal(win.summary_ready, timeout=15000):
+        pass
+    return blocker.args[0]
+
+
+def drop(win: QtWidgets.QWidget, paths: list[Path]) -> None:
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QtCore.QPointF(win.width() / 2, win.height() / 2)
+    actions = QtCore.Qt.DropAction.CopyAction
+    buttons, mods = QtCore.Qt.MouseButton.NoButton, QtCore.Qt.KeyboardModifier.NoModifier
+    enter = QtGui.QDragEnterEvent(pos.toPoint(), actions, mime, buttons, mods)
+    QtWidgets.QApplication.sendEvent(win, enter)
+    assert enter.isAccepted()
+    event = QtGui.QDropEvent(pos, actions, mime, buttons, mods)
+    QtWidgets.QApplication.sendEvent(win, event)
+
+
+def test_drop_opens_log_and_fills_panels(qtbot, window):
+    with qtbot.waitSignal(window.timeline_loaded, timeout=15000) as loaded:
+        drop(window, [PHASE8])
+    timeline = loaded.args[0]
+    assert timeline.source.name == PHASE8.name
+    assert PHASE8.name in window.windowTitle()
+    qtbot.waitUntil(lambda: window.current_summary() is not None, timeout=15000)
+    session = timeline.sessions[0]
+    k = kernel_stats(session)
+    assert window.kernel_panel.form.text("total") == fmt_ms(k.total_ms)
+    assert window.kernel_panel.form.text("mean") == "3 746 ms"
+    assert window.throughput_panel.form.text("measured") == "37.4 s/proof"
+    assert len(window.transitions_panel.frame()) == 4
+    assert str(PHASE8.resolve()) in window.recent_files()
+
+
+def test_range_selection_updates_every_panel(qtbot, window):
+    timeline = open_and_wait(qtbot, window, PHASE8)
+    session = timeline.sessions[0]
+    a = session.partitions["gpu_start"].iloc[12] + 500
+    b = session.partitions["gpu_end"].iloc[30] - 250
+    with qtbot.waitSignal(window.summary_ready, timeout=15000) as ready:
+        window.view.set_selection(a, b)
+    summary = ready.args[0]
+    k = kernel_stats(session, (a, b))
+    t = throughput(session, (a, b))
+    assert summary.kernel.total_ms == pytest.approx(k.total_ms)
+    assert window.kernel_panel.form.text("total") == fmt_ms(k.total_ms)
+    assert window.throughput_panel.form.text("theoretical") == (
+        f"{t.theoretical_s_per_proof:.1f} s/proof"
+    )
+    assert "range" in window.range_label.text() and "length" in window.range_label.text()
+    # Whole-session figures differ from the range's: the panels really followed the range.
+    assert k.total_ms < kernel_stats(session).total_ms
+
+
+def test_bad_file_shows_message_and_keeps_view(qtbot, window, tmp_path):
+    timeline = open_and_wait(qtbot, window, PHASE8)
+    bad = tmp_path / "not_a_log.txt"
+    bad.write_bytes(b"hello\nthis is not a cuzk log\n")
+    with qtbot.waitSignal(window.load_failed, timeout=15000) as failed:
+        window.open_paths([bad])
+    assert "not_a_log.txt" in failed.args[0]
+    assert window.banner.isVisible()
+    assert "not_a_log.txt" in window.banner.label.text()
+    assert window.timeline() is timeline
+    assert PHASE8.name in window.windowTitle()
+    assert bad.read_bytes() == b"hello\nthis is not a cuzk log\n"
+
+
+def test_missing_file_and_empty_folder_are_reported(qtbot, window, tmp_path):
+    with qtbot.waitSignal(window.load_failed, timeout=15000) as failed:
+        window.open_paths([tmp_path / "nope.log"])
+    assert "nope.log" in failed.args[0]
+    window.open_paths([tmp_path])  # a folder with no logs
+    assert "no .log" in window.banner.label.text()
+
+
+def test_transition_row_click_frames_it(qtbot, window):
+    open_and_wait(qtbot, window, PHASE8)
+    frame = window.transitions_panel.frame()
+    row = frame.iloc[2]
+    table = window.transitions_panel.table
+    table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)
+    index = table.model().index(2, 0)
+    rect = table.visualRect(index)
+    qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
+    lo, hi = window.view.x_range()
+    assert lo < row["time"] < hi
+    assert hi - lo < 60_000
+
+
+def test_copy_table_as_tsv(qtbot, window):
+    open_and_wait(qtbot, window, PHASE8)
+    table = window.transitions_panel.table
+    table.selectRow(0)
+    table.copy_selection()
+    text = QtWidgets.QApplication.clipboard().text()
+    lines = text.splitlines()
+    assert lines[0].split("\t")[:2] == ["from", "to"]
+    assert len(lines) == 2
+    assert "4 490" in lines[1]
+
+
+def test_two_gpu_log_and_session_switch(qtbot, window):
+    timeline = open_and_wait(qtbot, window, TWO_GPUS)
+    assert set(timeline.sessions[0].gpus) == {0, 1}
+    assert len(window.throughput_panel.efficiency.text().splitlines()) == 2
+
+
+def test_layout_and_recent_files_persist(qtbot, tmp_path):
+    path = str(tmp_path / "settings.ini")
+    settings = QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat)
+    first = MainWindow(settings=settings)
+    qtbot.addWidget(first)
+    first.show()
+    with qtbot.waitSignal(first.timeline_loaded, timeout=15000):
+        first.open_paths([PHASE8])
+    first.docks["jobs"].close()
+    first.close()
+    second = MainWindow(settings=QtCore.QSettings(path, QtCore.QSettings.Format.IniFormat))
+    qtbot.addWidget(second)
+    second.show()
+    assert second.recent_files()[0] == str(PHASE8.resolve())
+    assert not second.docks["jobs"].isVisible()
+    assert second.docks["throughput"].isVisible()
+    second.close()
