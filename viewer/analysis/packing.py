@@ -28,11 +28,15 @@ def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     rows = np.full(len(start), -1, dtype=np.int32)
     valid = np.flatnonzero(np.isfinite(start))
     order = valid[np.lexsort((end[valid], start[valid]))]
+    s_ord, e_ord = start[order], end[order]
+    if len(order) < 2 or (s_ord[1:] >= np.maximum.accumulate(e_ord)[:-1]).all():
+        rows[order] = 0  # nothing overlaps (the usual case for one worker's calls)
+        return rows
     busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
     free: list[int] = []  # rows that became free, lowest first
     used = 0
     out = rows.tolist()
-    for i, s, e in zip(order.tolist(), start[order].tolist(), end[order].tolist(), strict=True):
+    for i, s, e in zip(order.tolist(), s_ord.tolist(), e_ord.tolist(), strict=True):
         while busy and busy[0][0] <= s:
             heapq.heappush(free, heapq.heappop(busy)[1])
         if free:

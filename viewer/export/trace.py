@@ -1,0 +1,443 @@
+"""Chrome Trace Event Format export, for Perfetto (ui.perfetto.dev) and chrome://tracing.
+
+Layout, per session: one process per GPU ("GPU 0") holding a track per GPU
+worker ("GPU 0 · worker 1": each call an "X" slice with its CUDA kernel region
+nested inside) and a "GPU 0 · busy" track (the busy union, the leading cold
+start, idle gaps as instants); then a "synthesis" process whose rows pack
+SYNTH_START -> SYNTH_END and the queue wait after it (``viewer.analysis.packing``,
+as the GUI does).  Sector transitions are process-scoped instants on the GPU
+that moved on; flow arrows link each synthesis to its GPU call.  Slices are
+named after their job: Perfetto colours by name without digits, so a job keeps
+one colour.  Times are integer microseconds in the session's own epoch (the
+TIMELINE offsets), so the figures match the report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import gc
+import json
+import os
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from viewer import __version__
+from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.intervals import Range, calls, check_range, merge
+from viewer.analysis.packing import pack_rows
+from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
+
+SCHEMA = "cuzk-timeline-trace/1"
+TID_STRIDE = 100_000  # tid = pid * TID_STRIDE + track: unique across processes
+BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
+
+# ---- building many dicts fast ---------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=64)
+def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], list[dict]]:
+    """Compile ``columns -> [{key: value, ...}, ...]`` for one key layout.
+
+    A dict display per row is ~2.5x faster than ``dict(zip(keys, row))``, which
+    is what keeps 10^5 calls well under a second.  ``spec`` holds
+    (key, is_constant, constant); keys are this module's literals.
+    """
+    names = [f"v{i}" for i, (_, const, _) in enumerate(spec) if not const]
+    items, it = [], iter(names)
+    for key, const, value in spec:
+        items.append(f"{key!r}: {value!r}" if const else f"{key!r}: {next(it)}")
+    return eval(f"lambda cols: [{{{', '.join(items)}}} for {', '.join(names)}, in zip(*cols)]")
+
+
+def _records(**fields: object) -> list[dict]:
+    """One dict per row: list / array values are columns, anything else a constant."""
+    spec, cols = [], []
+    for key, value in fields.items():
+        if isinstance(value, list | np.ndarray):
+            spec.append((key, False, None))
+            cols.append(value.tolist() if isinstance(value, np.ndarray) else value)
+        else:
+            spec.append((key, True, value))
+    return _row_maker(tuple(spec))(cols)
+
+
+def _us(ms: np.ndarray) -> np.ndarray:
+    """Milliseconds -> integer microseconds (integers make nesting exact)."""
+    return np.rint(np.asarray(ms, dtype=np.float64) * 1000.0).astype(np.int64)
+
+
+def _vals(a: np.ndarray) -> list:
+    """A float column as JSON-safe values: rounded to the microsecond, NaN / inf -> None."""
+    a = np.asarray(a, dtype=np.float64)
+    out = np.round(a, 3).astype(object)
+    out[~np.isfinite(a)] = None
+    return out.tolist()
+
+
+def _window(start: np.ndarray, end: np.ndarray, rng: Range) -> tuple[np.ndarray, ...]:
+    """(keep, start, end, clipped): the intervals touching ``rng``, clipped to it."""
+    if rng is None:
+        return np.ones(len(start), dtype=bool), start, end, np.zeros(len(start), dtype=bool)
+    keep = (start <= rng[1]) & (end >= rng[0])
+    s, e = np.clip(start, *rng), np.clip(end, *rng)
+    return keep, s, np.maximum(e, s), (s != start) | (e != end)
+
+
+def _slices(name, cat: str, t0: np.ndarray, t1: np.ndarray, tid: np.ndarray, args) -> list:
+    """Complete ("X") events from microsecond bounds on tracks ``tid``."""
+    return _records(
+        name=name, cat=cat, ph="X", ts=t0, dur=t1 - t0, pid=tid // TID_STRIDE, tid=tid, args=args
+    )
+
+
+def _instants(name, cat: str, scope: str, ts: np.ndarray, tid: np.ndarray, args) -> list:
+    return _records(
+        name=name, cat=cat, ph="i", s=scope, ts=ts, pid=tid // TID_STRIDE, tid=tid, args=args
+    )
+
+
+def _labels(s: Session, job: np.ndarray, part: np.ndarray, is_open: np.ndarray) -> np.ndarray:
+    """ "<job id prefix> p<partition>" (the proof kind for a monolithic job), " (open)" if so."""
+    short = np.array([str(i)[:8] for i in s.jobs["job_id"]] or [""], dtype=str)
+    kind = np.array([k or "monolithic" for k in s.jobs["kind"]] or [""], dtype=str)
+    what = np.where(part >= 0, np.char.add("p", part.astype(str)), kind[job])
+    head = np.char.add(np.char.add(short[job], " "), what)
+    return np.where(is_open, np.char.add(head, " (open)"), head)
+
+
+def _tracks(keys: np.ndarray, table: dict[int, int]) -> np.ndarray:
+    """Track id of each row: ``table[key]``, -1 for a key not in it (vectorized lookup)."""
+    known = np.array(sorted(table), dtype=np.int64)
+    tids = np.array([table[k] for k in known.tolist()], dtype=np.int64)
+    pos = np.searchsorted(known, keys)
+    pos = np.minimum(pos, max(len(known) - 1, 0))
+    hit = known[pos] == keys if len(known) else np.zeros(len(keys), dtype=bool)
+    return np.where(hit, tids[pos] if len(known) else -1, -1)
+
+
+# ---- one session ----------------------------------------------------------------------------
+
+
+class _Builder:
+    """Accumulates the events of a trace, handing out process and track ids in order."""
+
+    def __init__(self, flows: bool) -> None:
+        self.events: list[dict] = []
+        self.meta: list[dict] = []
+        self.next_pid = 1
+        self.flows = flows
+        self.flow_id = 1
+
+    def process(self, name: str) -> int:
+        pid = self.next_pid
+        self.next_pid += 1
+        self.meta += [
+            {"name": "process_name", "ph": "M", "pid": pid, "tid": 0, "args": {"name": name}},
+            {"name": "process_sort_index", "ph": "M", "pid": pid, "tid": 0,
+             "args": {"sort_index": pid}},
+        ]  # fmt: skip
+        return pid
+
+    def thread(self, pid: int, k: int, name: str) -> int:
+        tid = pid * TID_STRIDE + k
+        self.meta += [
+            {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}},
+            {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
+             "args": {"sort_index": k}},
+        ]  # fmt: skip
+        return tid
+
+    def session(self, s: Session, rng: Range, prefix: str) -> dict:
+        """Add the events of ``s``; returns its entry for the trace metadata."""
+        c = calls(s)
+        # calls() keeps the started rows in gpu_start order: map partition rows to calls.
+        started = np.flatnonzero(s.partitions["gpu_start"].notna().to_numpy())
+        order = np.argsort(s.partitions["gpu_start"].to_numpy()[started], kind="stable")
+        call_of = np.full(len(s.partitions), -1, dtype=np.int64)
+        call_of[started[order]] = np.arange(len(started))
+        pids, call_tid, worker_tid, busy_tid = self._gpu_tracks(s, c, prefix)
+        self._calls(s, c, call_tid, rng)
+        self._busy(s, c, busy_tid, rng)
+        self._transitions(s, worker_tid, rng)
+        synth_pid = self._synthesis(s, c, call_of, call_tid, rng, prefix)
+        if synth_pid is not None:
+            pids["synthesis"] = synth_pid
+        return {
+            "index": s.index,
+            "start_ms": _vals(np.array([s.start_ms]))[0],
+            "end_ms": _vals(np.array([s.end_ms]))[0],
+            "kernel_source": s.kernel_source,
+            "notes": list(s.notes),
+            "pids": pids,
+        }
+
+    def _gpu_tracks(self, s: Session, c: pd.DataFrame, prefix: str) -> tuple:
+        """A process per GPU with a track per worker, overflow tracks for calls that overlap
+        on one worker (a lost GPU_END), and a busy track.
+
+        Returns (pid by name, tid of each call, main tid per (gpu, worker), busy tid per gpu).
+        """
+        gpu, worker = c["gpu"].to_numpy(), c["worker"].to_numpy()
+        t0, t1 = _us(c["start"].to_numpy()), _us(c["end"].to_numpy())
+        row = np.zeros(len(c), dtype=np.int64)
+        groups = c.groupby(["gpu", "worker"], sort=True).indices if len(c) else {}
+        for idx in groups.values():
+            row[idx] = pack_rows(t0[idx], t1[idx])
+        tracks: dict[tuple[int, int, int], int] = {}
+        pids: dict[str, int] = {}
+        busy_tid: dict[int, int] = {}
+        for g in sorted(set(s.gpus) | set(gpu.tolist())):
+            gname = f"GPU {g}" if g >= 0 else "GPU ?"
+            pid = pids[gname] = self.process(prefix + gname)
+            k = 0
+            for w in sorted(set(s.gpus.get(g, [])) | set(worker[gpu == g].tolist())):
+                label = f"{gname} · worker {w}" if w >= 0 else f"{gname} · worker ?"
+                idx = groups.get((g, w), np.zeros(0, dtype=np.int64))
+                for r in range(int(row[idx].max(initial=0)) + 1):
+                    k += 1
+                    name = label if r == 0 else f"{label} · overlapping {r}"
+                    tracks[(g, w, r)] = self.thread(pid, k, name)
+            busy_tid[g] = self.thread(pid, k + 1, f"{gname} · busy")
+        # One integer per (gpu, worker, row) for a vectorized lookup (ids are far below 2**19).
+        key = (gpu.astype(np.int64) * 2**20 + worker) * 2**20 + row
+        table = {(g * 2**20 + w) * 2**20 + r: tid for (g, w, r), tid in tracks.items()}
+        worker_tid = {(g, w): tid for (g, w, r), tid in tracks.items() if r == 0}
+        return pids, _tracks(key, table), worker_tid, busy_tid
+
+    def _calls(self, s: Session, c: pd.DataFrame, tid: np.ndarray, rng: Range) -> None:
+        """GPU calls on their worker's track, each with its kernel region nested inside."""
+        keep, start, end, clipped = _window(c["start"].to_numpy(), c["end"].to_numpy(), rng)
+        c, tid = c[keep], tid[keep]
+        t0, t1 = _us(start[keep]), _us(end[keep])
+        job, part = c["job"].to_numpy(), c["partition"].to_numpy()
+        is_open = ~c["closed"].to_numpy()
+        ids = s.jobs["job_id"].to_numpy()[job].tolist()
+        kms = c["kernel_ms"].to_numpy()
+        breakdown = _records(**{k: _vals(c[col].to_numpy()) for k, col in BREAKDOWN.items()})
+        args = _records(
+            job=ids,
+            partition=part,
+            worker=c["worker"].to_numpy(),
+            gpu=c["gpu"].to_numpy(),
+            gpu_ms=_vals(c["gpu_ms"].to_numpy()),
+            kernel_ms=_vals(kms),
+            breakdown=breakdown,
+            queued_ms=_vals(c["queued"].to_numpy()),
+            pickup_ms=_vals(c["pickup"].to_numpy()),
+            open=is_open,
+            clipped=clipped[keep],
+        )
+        self.events += _slices(_labels(s, job, part, is_open), "gpu_call", t0, t1, tid, args)
+        if s.kernel_source != KERNEL_SOURCE_TIMING:
+            return  # no CUDA region known: the call is all there is
+        k0 = c["kernel_start"].to_numpy()
+        k0 = np.where(np.isfinite(k0), k0, c["start"].to_numpy())
+        has = np.isfinite(kms)
+        # Clip to the call in integer microseconds, so the kernel always nests inside it.
+        ks = np.clip(_us(np.where(has, k0, 0.0)), t0, t1)
+        ke = np.clip(_us(np.where(has, k0 + kms, 0.0)), ks, t1)
+        has &= (ke > ks) | (kms == 0)
+        kargs = _records(job=np.asarray(ids, dtype=object)[has], kernel_ms=_vals(kms[has]))
+        self.events += _slices("CUDA kernel", "kernel", ks[has], ke[has], tid[has], kargs)
+
+    def _busy(self, s: Session, c: pd.DataFrame, tid: dict[int, int], rng: Range) -> None:
+        """Busy-union blocks, the leading cold start and the idle gaps on each busy track."""
+        blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+        keep, bs, be, _ = _window(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+        bs, be = _us(bs[keep]), _us(be[keep])
+        bt = _tracks(blocks["group"].to_numpy()[keep], tid)
+        self.events += _slices("busy", "busy", bs, be, bt, _records(busy_ms=_vals((be - bs) / 1e3)))
+
+        cold = cold_start_regions(s)
+        head = cold[(cold["label"] == "cold start").to_numpy() & cold["gpu"].isin(tid).to_numpy()]
+        keep, cs, ce, _ = _window(head["start"].to_numpy(), head["end"].to_numpy(), rng)
+        keep &= ce > cs
+        cs, ce = _us(cs[keep]), _us(ce[keep])
+        ct = _tracks(head["gpu"].to_numpy()[keep], tid)
+        cargs = _records(cold_start_ms=_vals((ce - cs) / 1e3))
+        self.events += _slices("cold start", "cold_start", cs, ce, ct, cargs)
+
+        gaps = idle_gaps(s, rng)
+        gaps = gaps[gaps["gpu"].isin(tid).to_numpy()]
+        gpu, start, end = gaps["gpu"].to_numpy(), gaps["start"].to_numpy(), gaps["end"].to_numpy()
+        is_cold = np.zeros(len(gaps), dtype=bool)
+        for r in cold.itertuples():
+            is_cold |= (gpu == r.gpu) & (start < r.end) & (end > r.start)
+        ids = s.jobs["job_id"].to_numpy()
+        starved = gaps["starved"].to_numpy()
+        args = _records(
+            gap_ms=_vals(gaps["ms"].to_numpy()),
+            starved=starved,
+            cross_sector=gaps["cross_sector"].to_numpy(),
+            cold_start=is_cold,
+            before_job=ids[gaps["before_job"].to_numpy()],
+            after_job=ids[gaps["after_job"].to_numpy()],
+        )
+        names = np.where(starved, "idle gap (starved)", "idle gap (dispatch)")
+        self.events += _instants(names, "idle_gap", "t", _us(start), _tracks(gpu, tid), args)
+
+    def _transitions(self, s: Session, worker_tid: dict, rng: Range) -> None:
+        """Sector transitions: process-scoped instants on the GPU whose worker moved on."""
+        t = transitions(s, rng)
+        tid = _tracks(t["worker"].to_numpy(), {w: tid for (_, w), tid in worker_tid.items()})
+        t, tid = t[tid >= 0], tid[tid >= 0]
+        args = _records(
+            from_job=t["from_id"].to_numpy(),
+            to_job=t["to_id"].to_numpy(),
+            gap_ms=_vals(t["gap_ms"].to_numpy()),
+            overlap_ms=_vals(t["overlap_ms"].to_numpy()),
+            starved=t["starved"].to_numpy(),
+            cold_start=t["cold_start"].to_numpy(),
+            worker=t["worker"].to_numpy(),
+        )
+        names = [f"sector {a}->{b}" for a, b in zip(t["from_job"], t["to_job"], strict=True)]
+        self.events += _instants(names, "transition", "p", _us(t["time"].to_numpy()), tid, args)
+
+    def _synthesis(
+        self,
+        s: Session,
+        c: pd.DataFrame,
+        call_of: np.ndarray,
+        call_tid: np.ndarray,
+        rng: Range,
+        prefix: str,
+    ) -> int | None:
+        """Synthesis rows: SYNTH_START -> SYNTH_END, then the queue wait, packed greedily."""
+        rows = np.flatnonzero(s.partitions["synth_start"].notna().to_numpy())
+        if len(rows) == 0:
+            return None
+        p = s.partitions.iloc[rows]
+        s0, s1 = p["synth_start"].to_numpy(), p["synth_end"].to_numpy()
+        synth_open = ~np.isfinite(s1)
+        s1 = np.where(synth_open, np.maximum(s.end_ms, s0), np.maximum(s1, s0))
+        q0 = p["queued"].to_numpy()
+        q0 = np.maximum(np.where(np.isfinite(q0), q0, s1), s1)  # never before synthesis ends
+        q1 = p["pickup"].to_numpy()
+        q1 = np.where(np.isfinite(q1), q1, p["gpu_start"].to_numpy())
+        wait_open = ~np.isfinite(q1) & ~synth_open
+        q1 = np.where(wait_open, np.maximum(s.end_ms, q0), q1)
+        has_wait = ~synth_open & (q1 > q0)
+        row = pack_rows(_us(s0), _us(np.where(has_wait, q1, s1)))
+        pid = self.process(prefix + "synthesis")
+        table = {r: self.thread(pid, r + 1, f"synthesis · row {r}") for r in range(row.max() + 1)}
+        tid = _tracks(row, table)
+        job, part = p["job"].to_numpy(), p["partition"].to_numpy()
+        ids = s.jobs["job_id"].to_numpy()[job]
+
+        keep, a, b, clipped = _window(s0, s1, rng)
+        args = _records(
+            job=ids[keep],
+            partition=part[keep],
+            synth_ms=_vals(p["synth_ms"].to_numpy()[keep]),
+            open=synth_open[keep],
+            clipped=clipped[keep],
+        )
+        labels = _labels(s, job[keep], part[keep], synth_open[keep])
+        ts = _us(a[keep])
+        self.events += _slices(labels, "synthesis", ts, _us(b[keep]), tid[keep], args)
+
+        wkeep, a, b, clipped = _window(q0, q1, rng)
+        wkeep &= has_wait
+        args = _records(
+            job=ids[wkeep],
+            partition=part[wkeep],
+            wait_ms=_vals((q1 - q0)[wkeep]),
+            open=wait_open[wkeep],
+            clipped=clipped[wkeep],
+        )
+        self.events += _slices("queued", "queue", _us(a[wkeep]), _us(b[wkeep]), tid[wkeep], args)
+        if self.flows:
+            self._flows(call_of[rows[keep]], ts, tid[keep], c, call_tid, rng)
+        return pid
+
+    def _flows(self, target, ts, tid, c: pd.DataFrame, call_tid: np.ndarray, rng: Range) -> None:
+        """An arrow from each synthesis slice to its GPU call (``target``; -1 for none)."""
+        ok = target >= 0
+        start = c["start"].to_numpy()
+        if rng is not None and len(start):
+            at = start[np.maximum(target, 0)]
+            ok &= (at >= rng[0]) & (at <= rng[1])
+        idx = target[ok]
+        ids = np.arange(self.flow_id, self.flow_id + len(idx))
+        self.flow_id += len(idx)
+        common = {"name": "synthesis -> GPU", "cat": "flow", "id": ids}
+        self.events += _records(**common, ph="s", ts=ts[ok], pid=tid[ok] // TID_STRIDE, tid=tid[ok])
+        dest = call_tid[idx]
+        self.events += _records(
+            **common, ph="f", bp="e", ts=_us(start[idx]), pid=dest // TID_STRIDE, tid=dest
+        )
+
+
+@contextlib.contextmanager
+def _no_gc() -> Iterator[None]:
+    """Pause the cyclic GC while building ~10^6 acyclic dicts: it would rescan them
+    over and over and take ~40 % of the time."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+# ---- public API -----------------------------------------------------------------------------
+
+
+def trace_events(
+    timeline: Timeline, session: int | None = None, rng: Range = None, *, flows: bool = True
+) -> dict:
+    """The trace of ``timeline`` (or of session ``session``), clipped to ``rng`` (ms).
+
+    Returns the JSON object form ``{"traceEvents", "displayTimeUnit", "metadata"}``;
+    the same input always gives the same output.  Raises ValueError for a missing session.
+    """
+    rng = check_range(rng)
+    chosen = [s for s in timeline.sessions if session is None or s.index == session]
+    if not chosen and session is not None:
+        have = ", ".join(str(s.index) for s in timeline.sessions) or "none"
+        raise ValueError(f"no session {session} in {timeline.source} (sessions: {have})")
+    b = _Builder(flows)
+    multi = len(timeline.sessions) > 1
+    with _no_gc():
+        entries = [b.session(s, rng, f"session {s.index} · " if multi else "") for s in chosen]
+    return {
+        "traceEvents": b.meta + b.events,
+        "displayTimeUnit": "ms",
+        "metadata": {
+            "schema": SCHEMA,
+            "generator": f"cuzk-timeline-viewer {__version__}",
+            "source": str(timeline.source),
+            "time_unit": "microseconds since the session's engine start (TIMELINE offset)",
+            "range_ms": None if rng is None else list(rng),
+            "sessions": entries,
+        },
+    }
+
+
+def write_trace(
+    timeline: Timeline,
+    path: str | os.PathLike,
+    session: int | None = None,
+    rng: Range = None,
+    *,
+    flows: bool = True,
+) -> Path:
+    """Write ``trace_events(...)`` as compact JSON to ``path``; a failure leaves no
+    half-written file (written beside it, then renamed).  Returns the path."""
+    path = Path(path)
+    # json.dumps takes the C encoder's fast path; json.dump to a file does not.
+    text = json.dumps(
+        trace_events(timeline, session, rng, flows=flows), separators=(",", ":"), allow_nan=False
+    )
+    tmp = path.with_name(f".{path.name}.tmp")
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path
