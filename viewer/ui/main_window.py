@@ -128,6 +128,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
         self.docks["transitions"].raise_()
         self.resizeDocks([self.docks["throughput"]], [400], QtCore.Qt.Orientation.Horizontal)
+        self.resizeDocks(
+            [self.docks["throughput"], self.docks["kernel"]], [520, 480], QtCore.Qt.Orientation.Vertical
+        )
         self.resizeDocks([self.docks["transitions"]], [210], QtCore.Qt.Orientation.Vertical)
 
         self.runner = SummaryRunner(self)
@@ -310,6 +313,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_loaded(self, timeline: Timeline) -> None:
         self.banner.hide()
+        self.statusBar().clearMessage()
         self._timeline = timeline
         self._remember_recent(timeline.source)
         self._fill_session_combo()

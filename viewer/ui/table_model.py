@@ -115,7 +115,7 @@ class CopyableTableView(QtWidgets.QTableView):
         self.setWordWrap(False)
         self.verticalHeader().setVisible(False)
         self.verticalHeader().setDefaultSectionSize(self.fontMetrics().height() + 6)
-        self.horizontalHeader().setStretchLastSection(True)
+        self.horizontalHeader().setStretchLastSection(False)
         self.clicked.connect(self._on_clicked)
         copy = QtGui.QAction("Copy", self)
         copy.setShortcut(QtGui.QKeySequence.StandardKey.Copy)
