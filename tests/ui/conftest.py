@@ -89,3 +89,9 @@ def phase8_timeline() -> Timeline:
         build_session(phase8_calls()),
         build_session(second, index=1, end_ms=float(second["gpu_start"].max() + 5000)),
     )
+
+
+@pytest.fixture
+def gw1_timeline() -> Timeline:
+    """One GPU worker per GPU (Phase 7): the GPU idles between partitions."""
+    return timeline_of(build_session(phase8_calls(workers_per_gpu=1)))

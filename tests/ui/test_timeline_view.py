@@ -304,3 +304,38 @@ def test_dark_palette_gives_a_dark_theme(qtbot, view: TimelineView) -> None:
     assert view.group_items()[0].theme.dark
     image = view.plot.grab().toImage()
     assert image.pixelColor(view.plot.width() - 30, 8).lightnessF() < 0.3
+
+
+def test_x_range_changed_is_debounced(qtbot, view: TimelineView) -> None:
+    seen: list[tuple[float, float]] = []
+    view.x_range_changed.connect(lambda a, b: seen.append((a, b)))
+    for _ in range(5):
+        qtbot.keyClick(view, Qt.Key.Key_W)
+    qtbot.wait(DEBOUNCE_MS * 4)
+    assert seen == [view.x_range()]
+
+
+def test_idle_gap_tooltip_names_its_cause(view: TimelineView, gw1_timeline) -> None:
+    view.set_timeline(gw1_timeline)
+    gaps = view.lanes().gaps
+    assert len(gaps)
+    g = gaps.iloc[0]
+    view.set_x_range(g["start"] - 500, g["end"] + 500)
+    text = view.tooltip_text_at((g["start"] + g["end"]) / 2, lane_y(view, "GPU 0 · busy"))
+    assert text.startswith("idle gap")
+    assert ("starved" in text) == bool(g["starved"])
+
+
+@pytest.mark.parametrize(
+    ("ms", "spacing", "span", "expected"),
+    [
+        (12500.0, 500.0, 60000.0, "12.5 s"),
+        (120000.0, 20000.0, 600000.0, "120 s"),
+        (12345.0, 5.0, 1000.0, "12\u2009345 ms"),
+        (3_600_250.0, 50.0, 1000.0, "+250 ms"),
+    ],
+)
+def test_time_axis_units_follow_the_zoom(ms, spacing, span, expected) -> None:
+    from viewer.ui.axis import format_ms, ms_origin
+
+    assert format_ms(ms, spacing, span, ms_origin(ms - 100, span)) == expected
