@@ -9,9 +9,14 @@ their step, so two workers' blocks interleave as on a real GPU.
 from __future__ import annotations
 
 import gzip
+import itertools
 import operator
+import queue
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -47,80 +52,75 @@ class WriteOptions:
 
 
 def important_lines(s: Schedule, o: WriteOptions) -> tuple[np.ndarray, list[str]]:
-    """(write time, text) of every non-noise line, sorted by write time."""
+    """(write time, text) of every non-noise line, sorted by write time.
+
+    Lines are built one column (event kind) at a time, in causal order, so that a
+    stable sort keeps the causal order of lines written in the same millisecond.
+    """
     d = s.draws
     rng = np.random.default_rng([o.seed, 1])
-    n = len(d.job)
     ev = np.stack([s.synth_start, s.synth_end, s.queued, s.pickup, s.start, s.end], axis=1)
+    if (ev < 0).any():
+        raise ValueError("the schedule has unfinished calls")
     write_at = ev + rng.integers(0, o.disorder_ms + 1, ev.shape)
     write_at = np.maximum.accumulate(write_at, axis=1)
-    keys: list[int] = []
-    texts: list[str] = []
-    add_key, add_text = keys.append, texts.append
-    if o.tracing:
-        for line in startup_lines(s, o):
-            add_key(0)
-            add_text(line)
-    queue_ev = "CHAN_SEND" if o.era == "old" else "GPU_QUEUE"
-    cols = [c.tolist() for c in (d.job, d.part, d.synth, s.worker, d.prep, s.prelock, s.wait)]
-    ev_l, w_l = ev.tolist(), write_at.tolist()
-    parts_l = [a.tolist() for a in (s.ntt, d.barrier, d.batch, d.tail, d.b_g2, d.circuits)]
-    acq_l, rel_l = s.acquire.tolist(), s.release.tolist()
-    ids, kinds = d.job_ids, d.job_kind
-    for i in range(n):
-        job, part, synth, w, prep, prelock, wait = (c[i] for c in cols)
-        jid = ids[job]
-        t, k = ev_l[i], w_l[i]
-        if t[0] < 0:
-            continue
-        if part >= 0:
-            p = f"partition={part}"
-            details = (p, f"{p},synth_ms={synth}", p, f"worker={w},{p}", f"worker={w},{p}")
-        else:
-            details = (
-                f"kind={kinds[job]}",
-                f"synth_ms={synth}",
-                "monolithic",
-                f"worker={w}",
-                f"worker={w}",
-            )
-        names = ("SYNTH_START", "SYNTH_END", queue_ev, "GPU_PICKUP", "GPU_START")
-        for e in range(5):
-            if t[e] < 0:
-                break
-            add_key(k[e])
-            add_text(f"TIMELINE,{t[e]},{names[e]},{jid},{details[e]}\n")
-        if t[5] >= 0:
-            add_key(k[5])
-            gpu_ms = t[5] - t[4]
-            tail = (
-                f"worker={w},partition={part},gpu_ms={gpu_ms}"
-                if part >= 0
-                else (f"worker={w},gpu_ms={gpu_ms}")
-            )
-            add_text(f"TIMELINE,{t[5]},GPU_END,{jid},{tail}\n")
-        if o.cuzk_timing and t[4] >= 0:
-            ntt, barrier, batch, tail_ms, b_g2, circuits = (c[i] for c in parts_l)
-            a, r = acq_l[i], rel_l[i]
-            total = ntt + barrier + batch + tail_ms
-            block = (
-                (t[4] + prep, f"prep_msm_ms={prep}"),
-                (a, f"pre_lock_cpu_ms={prelock} mutex_wait_ms={wait}"),
-                (a + ntt, f"gpu_tid=0 ntt_msm_h_ms={ntt}"),
-                (a + ntt + barrier, f"gpu_tid=0 barrier_wait_ms={barrier}"),
-                (a + ntt + barrier + batch, f"gpu_tid=0 batch_add_ms={batch}"),
-                (a + total, f"gpu_tid=0 tail_msm_ms={tail_ms} gpu_total_ms={total}"),
-                (r, f"mutex_held_ms={r - a} total_start_fn_ms={r - t[4]}"),
-                (r + b_g2, f"b_g2_msm_ms={b_g2} num_circuits={circuits}"),
-            )
-            for at, text in block:
-                add_key(at)
-                add_text(f"CUZK_TIMING: {text}\n")
-    key_arr = np.asarray(keys, np.int64)
-    order = np.argsort(key_arr, kind="stable")
+    jid = [d.job_ids[j] for j in d.job.tolist()]
+    part = [f"partition={p}" if p >= 0 else "" for p in d.part.tolist()]
+    first = [p or f"kind={d.job_kind[j]}" for p, j in zip(part, d.job.tolist(), strict=True)]
+    synth = [
+        f"{p},synth_ms={y}" if p else f"synth_ms={y}"
+        for p, y in zip(part, d.synth.tolist(), strict=True)
+    ]
+    worker = [
+        f"worker={w},{p}" if p else f"worker={w}"
+        for w, p in zip(s.worker.tolist(), part, strict=True)
+    ]
+    end = [f"{w},gpu_ms={g}" for w, g in zip(worker, (s.end - s.start).tolist(), strict=True)]
+    queue = "CHAN_SEND" if o.era == "old" else "GPU_QUEUE"
+    names = ("SYNTH_START", "SYNTH_END", queue, "GPU_PICKUP", "GPU_START", "GPU_END")
+    details = (first, synth, [p or "monolithic" for p in part], worker, worker, end)
+    at = ev.T.tolist()
+
+    def timeline(e: int) -> tuple[np.ndarray, list[str]]:
+        name = names[e]
+        lines = [
+            f"TIMELINE,{t},{name},{j},{x}\n" for t, j, x in zip(at[e], jid, details[e], strict=True)
+        ]
+        return write_at[:, e], lines
+
+    groups = [timeline(e) for e in range(5)]
+    if o.cuzk_timing:
+        groups += _cuzk_groups(s)
+    groups.append(timeline(5))
+    head = startup_lines(s, o) if o.tracing else []
+    keys = np.concatenate([np.zeros(len(head), np.int64), *(g[0] for g in groups)])
+    texts = list(itertools.chain(head, *(g[1] for g in groups)))
+    order = np.argsort(keys, kind="stable")
     if o.until_ms is not None:
-        order = order[key_arr[order] <= o.until_ms]
-    return key_arr[order], [texts[i] for i in order.tolist()]
+        order = order[keys[order] <= o.until_ms]
+    return keys[order], [texts[i] for i in order.tolist()]
+
+
+def _cuzk_groups(s: Schedule) -> list[tuple[np.ndarray, list[str]]]:
+    """The eight CUZK_TIMING lines of every call, each at the instant of its step."""
+    d = s.draws
+    a, r = s.acquire, s.release
+    after_ntt = a + s.ntt + d.barrier
+
+    def col(times: np.ndarray, fmt: str, *values: np.ndarray) -> tuple[np.ndarray, list[str]]:
+        cols = [v.tolist() for v in values]
+        return times, [("CUZK_TIMING: " + fmt + "\n") % v for v in zip(*cols, strict=True)]
+
+    return [
+        col(s.start + d.prep, "prep_msm_ms=%d", d.prep),
+        col(a, "pre_lock_cpu_ms=%d mutex_wait_ms=%d", s.prelock, s.wait),
+        col(a + s.ntt, "gpu_tid=0 ntt_msm_h_ms=%d", s.ntt),
+        col(after_ntt, "gpu_tid=0 barrier_wait_ms=%d", d.barrier),
+        col(after_ntt + d.batch, "gpu_tid=0 batch_add_ms=%d", d.batch),
+        col(a + s.kernel, "gpu_tid=0 tail_msm_ms=%d gpu_total_ms=%d", d.tail, s.kernel),
+        col(r, "mutex_held_ms=%d total_start_fn_ms=%d", r - a, r - s.start),
+        col(r + d.b_g2, "b_g2_msm_ms=%d num_circuits=%d", d.b_g2, d.circuits),
+    ]
 
 
 def startup_lines(s: Schedule, o: WriteOptions) -> list[str]:
@@ -215,14 +215,47 @@ def render(s: Schedule, o: WriteOptions) -> str:
     return "".join(physical_lines(keys, texts, o))
 
 
-def write(s: Schedule, path: str, o: WriteOptions) -> int:
-    """Write the log to ``path`` (gzip when it ends in .gz); returns characters written."""
+def write(s: Schedule, path: str | Path, o: WriteOptions) -> int:
+    """Write the log to ``path`` (gzip when it ends in .gz); returns bytes written.
+
+    A second thread does the disk writes (they release the GIL), so generating
+    the next chunk overlaps writing the last one.
+    """
     keys, texts = important_lines(s, o)
+    path = Path(path)
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "wb") as f:
+        return _write_threaded(f, physical_lines(keys, texts, o))
+
+
+def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
+    """Encode ``texts`` here, write them in a second thread; returns bytes written."""
+    chunks: queue.Queue[bytes | None] = queue.Queue(maxsize=4)
+    failed: list[OSError] = []
+
+    def drain() -> None:
+        while (chunk := chunks.get()) is not None:
+            if not failed:
+                try:
+                    f.write(chunk)
+                except OSError as e:
+                    failed.append(e)
+
+    writer = threading.Thread(target=drain, name="sim-writer")
+    writer.start()
     total = 0
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "wt", encoding="utf-8", newline="") as f:
-        for chunk in physical_lines(keys, texts, o):
-            total += f.write(chunk)
+    try:
+        for text in texts:
+            data = text.encode()
+            total += len(data)
+            chunks.put(data)
+            if failed:
+                break
+    finally:
+        chunks.put(None)
+        writer.join()
+    if failed:
+        raise failed[0]
     return total
 
 
