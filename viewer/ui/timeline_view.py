@@ -346,10 +346,14 @@ class TimelineView(QtWidgets.QWidget):
         self._apply_y_range()
         self._prepare()
 
+    def _ms_per_px(self) -> float:
+        x0, x1 = self.x_range()
+        return (x1 - x0) / max(self._vb.width(), 1.0)
+
     def _prepare(self) -> None:
         """Rebuild the rectangles of every lane group for the current view."""
         x0, x1 = self.x_range()
-        px = (x1 - x0) / max(self._vb.width(), 1.0)
+        px = self._ms_per_px()
         for group_item in self._items:
             group_item.prepare(x0, x1, px)
         self._prepare_overlay()
@@ -358,8 +362,7 @@ class TimelineView(QtWidgets.QWidget):
         if self._overlay is None:
             return
         x0, x1 = self.x_range()
-        px = (x1 - x0) / max(self._vb.width(), 1.0)
-        self._overlay.prepare(x0, x1, px, float(self._vb.viewRange()[1][0]))
+        self._overlay.prepare(x0, x1, self._ms_per_px(), float(self._vb.viewRange()[1][0]))
 
     def _apply_y_range(self) -> None:
         height = max(self._vb.height(), 1.0)
@@ -457,8 +460,7 @@ class TimelineView(QtWidgets.QWidget):
         lane = self._lanes.lane_at(y)
         if lane is None:
             return "", -1
-        x0, x1 = self.x_range()
-        slack = PICK_SLACK_PX * (x1 - x0) / max(self._vb.width(), 1.0)
+        slack = PICK_SLACK_PX * self._ms_per_px()
         for layer in PICK_LAYERS[lane.kind]:
             iv = lane.layers[layer]
             pos = iv.at(x_ms, slack)
