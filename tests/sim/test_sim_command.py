@@ -46,3 +46,8 @@ def test_unknown_kind_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture) 
     with pytest.raises(SystemExit):
         main(["simulate", "-o", str(tmp_path / "x"), "--kinds", "porep-c3=1"])
     assert "unknown kind" in capsys.readouterr().err
+
+
+def test_bad_numbers_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["simulate", "-o", str(tmp_path / "x"), "--gw", "0"]) == 2
+    assert "gw must be at least 1" in capsys.readouterr().err

@@ -212,7 +212,11 @@ def config_from(args: argparse.Namespace) -> SimConfig:
 
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    cfg = config_from(args)
+    try:
+        cfg = config_from(args)
+    except ValueError as e:
+        print(f"python -m viewer simulate: {e}", file=sys.stderr)
+        return 2
     opts = WriteOptions(
         era=args.era,
         cuzk_timing=not args.no_cuzk_timing,

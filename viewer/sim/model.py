@@ -1,9 +1,9 @@
 """Discrete-event model of the cuzk proving pipeline.
 
 A pool of ``pw`` partition workers synthesizes partitions on the CPU; each
-finished partition is pushed to one GPU work queue (oldest job first); ``gw`` GPU workers per GPU
-take it, do CPU prep, wait for their GPU's kernel mutex, run the CUDA region,
-release it and finish with b_g2_msm and an epilogue.  All durations are drawn
+finished partition is pushed to one GPU work queue (oldest job first); ``gw``
+GPU workers per GPU take it, do CPU prep, wait for their GPU's kernel mutex,
+run the CUDA region, release it and finish with b_g2_msm and an epilogue.  All durations are drawn
 up front (``draw``) so that a caller can pin any of them before ``run``: that
 is how the reference sample hits exact published figures.  Times are integer
 milliseconds since the engine started.
@@ -36,27 +36,39 @@ KERNEL_SPLIT = (3117 / 3882, 640 / 3882, 125 / 3882)
 
 @dataclass(frozen=True)
 class SimConfig:
-    """What to simulate; durations are means in ms, jitter is a relative sd."""
+    """What to simulate; durations are porep-c2 partition means in ms, jitter a relative sd."""
 
-    sectors: int = 5
-    partitions: int = 10
-    pw: int = 10
-    gw: int = 2
+    sectors: int = 5  # jobs
+    partitions: int = 10  # GPU calls per porep-c2 job
+    pw: int = 10  # partition (synthesis) workers
+    gw: int = 2  # GPU workers per GPU
     gpus: int = 1
-    kinds: tuple[tuple[str, float], ...] = (("porep-c2", 1.0),)
+    kinds: tuple[tuple[str, float], ...] = (("porep-c2", 1.0),)  # (kind, weight)
     seed: int = 1
-    jitter: float = 0.04
+    jitter: float = 0.04  # synthesis gets 1.5x, proof assembly 3x this
     synth_ms: float = 37000.0
     prep_ms: float = 1695.0
-    kernel_ms: float = 3746.0
+    kernel_ms: float = 3746.0  # gpu_total_ms
     b_g2_ms: float = 380.0
     epilogue_ms: float = 20.0
-    assemble_ms: float = 900.0
-    warmup_ms: float = 0.0
-    dispatch_ms: float = 4.0
-    queue_cap: int | None = None
-    interval_ms: float = 0.0
-    start_ms: int = 40
+    assemble_ms: float = 900.0  # extra epilogue of a job's last call (proof assembly)
+    warmup_ms: float = 0.0  # extra kernel time of the first call on each GPU
+    dispatch_ms: float = 4.0  # median, worker free or partition queued -> GPU_START
+    queue_cap: int | None = None  # synthesized partitions waiting for a GPU; None = pw
+    interval_ms: float = 0.0  # between job arrivals
+    start_ms: int = 40  # first arrival after the engine starts
+
+    def __post_init__(self) -> None:
+        for name in ("sectors", "partitions", "pw", "gw", "gpus"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be at least 1")
+        if not 0 <= self.jitter <= 0.3:
+            raise ValueError("jitter must be between 0 and 0.3")
+        for kind, weight in self.kinds:
+            if kind not in KIND_SCALE or weight < 0:
+                raise ValueError(f"bad proof kind {kind!r}={weight} (kinds: {', '.join(KINDS)})")
+        if sum(w for _, w in self.kinds) <= 0:
+            raise ValueError("the kind weights add up to zero")
 
 
 @dataclass
@@ -136,9 +148,6 @@ def draw(cfg: SimConfig) -> Draws:
     rng = np.random.default_rng(cfg.seed)
     names = [k for k, _ in cfg.kinds]
     weights = np.array([w for _, w in cfg.kinds], float)
-    for k in names:
-        if k not in KIND_SCALE:
-            raise ValueError(f"unknown proof kind {k!r} (known: {', '.join(KINDS)})")
     kinds = [names[i] for i in rng.choice(len(names), cfg.sectors, p=weights / weights.sum())]
     ids = [str(uuid.UUID(bytes=rng.bytes(16), version=4)) for _ in range(cfg.sectors)]
     per_job = [cfg.partitions if k == "porep-c2" else 1 for k in kinds]
