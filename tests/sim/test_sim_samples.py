@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from viewer.cli import main
 from viewer.sim.damage import DamageReport, damaged_log
 from viewer.sim.metrics import calls_of, figures
-from viewer.sim.samples import SAMPLES, phase7_gw1, phase7_pw20, phase8_pw20, two_gpus
+from viewer.sim.samples import SAMPLES, command, phase7_gw1, phase7_pw20, phase8_pw20, two_gpus
 from viewer.sim.writer import render
 
 SAMPLES_DIR = Path(__file__).parents[2] / "sample_logs"
@@ -103,3 +105,11 @@ def test_readme_figures_are_current(name: str) -> None:
     section = (SAMPLES_DIR / "README.md").read_text().split(f"## {name}")[1].split("\n## ")[0]
     assert f"{f.kernel_mean_ms:.1f} ms" in section
     assert f"{f.measured_ms / 1000:.1f} s/proof" in section
+
+
+@pytest.mark.parametrize("name", sorted(set(SAMPLES) - {"damaged.log", "phase8_pw10_5sectors.log"}))
+def test_documented_command_writes_the_sample(name: str, tmp_path: Path) -> None:
+    made = SAMPLES[name]()
+    assert command(made, f"sample_logs/{name}") in (SAMPLES_DIR / "README.md").read_text()
+    assert main(shlex.split(command(made, str(tmp_path / name)))[3:]) == 0
+    assert (tmp_path / name).read_bytes() == (SAMPLES_DIR / name).read_bytes()

@@ -53,9 +53,9 @@ def monolithic_mixed() -> Made:
     return simulate(cfg), WriteOptions(noise=0.35, seed=5)
 
 
-#: The pw=20 A/B workload: 20 concurrent syntheses contend for the CPU (each takes
-#: ~95 s) and make the CPU steps of a GPU call lighter than at pw=10 but still serial
-#: with gw=1; dispatch after a call takes 10-200 ms.
+#: The pw=20 A/B workload: 20 concurrent syntheses contend for the CPU, so each takes
+#: ~95 s and gw=2 becomes synthesis-bound; a call's CPU steps are lighter than in the
+#: pw=10 run (prep ~1 s) and dispatch after a call takes 10-200 ms.
 PW20 = SimConfig(
     sectors=8,
     pw=20,
@@ -92,6 +92,63 @@ SAMPLES: dict[str, Callable[[], Made | bytes]] = {
 }
 
 
+#: SimConfig field -> `simulate` option; fields without one must keep their default.
+FLAGS = {
+    "sectors": "--sectors",
+    "partitions": "--partitions",
+    "pw": "--pw",
+    "gw": "--gw",
+    "gpus": "--gpus",
+    "seed": "--seed",
+    "jitter": "--jitter",
+    "synth_ms": "--synth-ms",
+    "prep_ms": "--prep-ms",
+    "kernel_ms": "--kernel-ms",
+    "b_g2_ms": "--b-g2-ms",
+    "assemble_ms": "--assemble-ms",
+    "warmup_ms": "--warmup-ms",
+    "dispatch_ms": "--dispatch-ms",
+    "queue_cap": "--queue-cap",
+    "interval_ms": "--interval-ms",
+}
+
+
+def command(made: Made, output: str) -> str:
+    """The `python -m viewer simulate` line that writes the same bytes as ``made``."""
+    cfg, o = made[0].config, made[1]
+    default, args = SimConfig(), []
+    for name, value in vars(cfg).items():
+        if value == getattr(default, name):
+            continue
+        if name == "kinds":
+            args.append("--kinds " + ",".join(f"{k}={_num(w)}" for k, w in value))
+        elif name in FLAGS:
+            args.append(f"{FLAGS[name]} {_num(value)}")
+        else:
+            raise ValueError(f"{name} has no command-line option")
+    if o.seed != cfg.seed or o.wall_start_ms != WriteOptions().wall_start_ms:
+        raise ValueError("the log options are not reachable from the command line")
+    for flag, on in (
+        ("--journald", o.journald),
+        ("--crlf", o.crlf),
+        ("--no-cuzk-timing", not o.cuzk_timing),
+        ("--no-tracing", not o.tracing),
+    ):
+        if on:
+            args.append(flag)
+    if o.noise:
+        args.append(f"--noise {_num(o.noise)}")
+    if o.era != "new":
+        args.append(f"--era {o.era}")
+    if o.disorder_ms != WriteOptions().disorder_ms:
+        args.append(f"--disorder-ms {o.disorder_ms}")
+    return " ".join(["python -m viewer simulate", *args, "-o", output])
+
+
+def _num(v: float) -> str:
+    return str(int(v)) if float(v).is_integer() else str(v)
+
+
 def write_samples(outdir: Path, names: list[str] | None = None) -> list[Path]:
     """Write the samples (all, or the named ones) into ``outdir``."""
     outdir.mkdir(parents=True, exist_ok=True)
@@ -108,8 +165,17 @@ def write_samples(outdir: Path, names: list[str] | None = None) -> list[Path]:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m viewer.sim.samples OUTDIR [NAME ...] | --describe", file=sys.stderr)
+        print(
+            "usage: python -m viewer.sim.samples OUTDIR [NAME ...] | --describe | --commands",
+            file=sys.stderr,
+        )
         return 2
+    if argv[0] == "--commands":
+        for name, make in SAMPLES.items():
+            made = make()
+            if not isinstance(made, bytes) and make not in (phase8,):
+                print(command(made, f"sample_logs/{name}"))
+        return 0
     if argv[0] == "--describe":
         for name, make in SAMPLES.items():
             made = make()
