@@ -7,6 +7,8 @@ from collections import defaultdict
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from tests.sim.logparse import TIMELINE, parse
 from viewer.sim.model import Schedule, SimConfig, simulate
@@ -121,3 +123,31 @@ def test_a_crash_cuts_the_log() -> None:
     assert max(e[0] for e in events) <= cut
     starts = sum(e[1] == "GPU_START" for e in events)
     assert starts - sum(e[1] == "GPU_END" for e in events) == 2
+
+
+@settings(max_examples=20, deadline=None)
+@given(
+    seed=st.integers(0, 10_000),
+    gw=st.integers(1, 3),
+    gpus=st.integers(1, 3),
+    disorder=st.integers(0, 5),
+    journald=st.booleans(),
+    old=st.booleans(),
+)
+def test_any_run_writes_complete_causal_calls(
+    seed: int, gw: int, gpus: int, disorder: int, journald: bool, old: bool
+) -> None:
+    s = simulate(SimConfig(sectors=3, kinds=MIXED, seed=seed, gw=gw, gpus=gpus, pw=12))
+    o = WriteOptions(
+        noise=0.4, disorder_ms=disorder, journald=journald, era="old" if old else "new"
+    )
+    order = [("CHAN_SEND" if old else "GPU_QUEUE") if e == "GPU_QUEUE" else e for e in ORDER]
+    seen: dict[tuple[str, int], list[str]] = defaultdict(list)
+    offsets = []
+    for t, ev, job, kv, _ in parse(render(s, o)).events:
+        seen[job, kv.get("partition", -1)].append(ev)
+        offsets.append(t)
+    assert len(seen) == len(s.draws.job)
+    assert all(evs == order for evs in seen.values())
+    lag = np.maximum.accumulate(offsets) - np.array(offsets)
+    assert lag.max() <= disorder
