@@ -84,7 +84,7 @@ def _evidence(
         )
         cold += f" (incl. starved {steps})"
     out.append(cold)
-    if len(transitions) and bool(transitions["starved"].all()):
+    if _never_warm(transitions):
         out.append(f"all {len(transitions)} transitions starved: the pipeline never warmed up")
     if len(gaps):
         starved = gaps.loc[gaps["starved"], "ms"].sum()
@@ -128,7 +128,7 @@ def decide(
     else:
         floor_txt = f"the {floor:.1f} s of serial {what}"
     eff = _efficiency(gpus)
-    all_starved = len(transitions) > 0 and bool(transitions["starved"].all())
+    all_starved = _never_warm(transitions)
     if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not all_starved:
         return Verdict(
             "gpu-bound",
@@ -180,4 +180,14 @@ def decide(
         "of it, so CPU work inside the calls holds the GPU back (more GPU workers per GPU or "
         "faster prep helps).",
         evidence,
+    )
+
+
+def _never_warm(transitions: pd.DataFrame) -> bool:
+    """Every transition starved and none of them a cold start (judged on the whole session:
+    a range holding only the cold transitions of a run that warms up later is not this)."""
+    return (
+        len(transitions) > 0
+        and bool(transitions["starved"].all())
+        and not bool(transitions["cold_start"].any())
     )

@@ -127,11 +127,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
         self.docks["transitions"].raise_()
-        self.resizeDocks([self.docks["throughput"]], [400], QtCore.Qt.Orientation.Horizontal)
-        self.resizeDocks(
-            [self.docks["throughput"], self.docks["kernel"]], [520, 480], QtCore.Qt.Orientation.Vertical
-        )
-        self.resizeDocks([self.docks["transitions"]], [210], QtCore.Qt.Orientation.Vertical)
 
         self.runner = SummaryRunner(self)
         self.runner.summary_ready.connect(self._on_summary_ready)
@@ -498,6 +493,16 @@ class MainWindow(QtWidgets.QMainWindow):
             self.resize(1500, 900)
         if state is not None:
             self.restoreState(state)
+        else:
+            # Dock sizes only apply once the window has its size: after the first show.
+            QtCore.QTimer.singleShot(0, self._default_dock_sizes)
+
+    def _default_dock_sizes(self) -> None:
+        h = QtCore.Qt.Orientation.Horizontal
+        v = QtCore.Qt.Orientation.Vertical
+        self.resizeDocks([self.docks["throughput"]], [max(400, self.width() // 4)], h)
+        self.resizeDocks([self.docks["throughput"], self.docks["kernel"]], [1, 1], v)
+        self.resizeDocks([self.docks["transitions"]], [max(230, self.height() // 4)], v)
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.cancel_loading()

@@ -11,6 +11,10 @@ from viewer.ui.panels.common import FormGrid, fmt_pct, fmt_s, section_label
 GOOD, FAIR, POOR = QtGui.QColor("#2e9d5b"), QtGui.QColor("#d49a1a"), QtGui.QColor("#d04a3c")
 
 
+def _per_proof(seconds: float | None) -> str:
+    return "—" if seconds is None or math.isnan(seconds) else f"{fmt_s(seconds)}/proof"
+
+
 class RatioGauge(QtWidgets.QWidget):
     """A horizontal 0..1.2 gauge of theoretical / measured s/proof (1.0 = GPU-bound)."""
 
@@ -119,8 +123,13 @@ class ThroughputPanel(QtWidgets.QScrollArea):
     def set_summary(self, summary) -> None:
         t = summary.throughput
         f = self.form
-        f.set("theoretical", f"{fmt_s(t.theoretical_s_per_proof)}/proof")
-        f.set("measured", f"{fmt_s(t.measured_s_per_proof)}/proof")
+        f.set("theoretical", _per_proof(t.theoretical_s_per_proof))
+        f.set(
+            "measured",
+            _per_proof(t.measured_s_per_proof)
+            if t.measured_s_per_proof is not None
+            else "— (needs 2 completed jobs)",
+        )
         f.set("ratio", "—" if t.ratio is None else f"{t.ratio:.2f}")
         self.gauge.set_ratio(t.ratio)
         f.set("jobs", str(t.jobs_completed))
