@@ -29,6 +29,7 @@ from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
+from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 
 SCHEMA = "cuzk-timeline-trace/1"
@@ -397,10 +398,7 @@ def trace_events(
     the same input always gives the same output.  Raises ValueError for a missing session.
     """
     rng = check_range(rng)
-    chosen = [s for s in timeline.sessions if session is None or s.index == session]
-    if not chosen and session is not None:
-        have = ", ".join(str(s.index) for s in timeline.sessions) or "none"
-        raise ValueError(f"no session {session} in {timeline.source} (sessions: {have})")
+    chosen = select_sessions(timeline, session)
     b = _Builder(flows)
     multi = len(timeline.sessions) > 1
     with _no_gc():

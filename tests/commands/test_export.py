@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import pytest
+
+import viewer.io
+from tests.analysis.builders import pipeline
+from viewer.commands import export
+from viewer.export.report import report_markdown
+from viewer.export.tables import TABLES
+from viewer.model import Timeline
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+
+
+class FakeLogError(Exception):
+    pass
+
+
+@pytest.fixture
+def fake_reader(monkeypatch: pytest.MonkeyPatch) -> dict:
+    """Stand in for viewer.io.open_log: the command is tested apart from the reader."""
+    seen: dict = {}
+
+    def open_log(path, *, workers_per_gpu=None, **_):
+        seen.update(path=path, workers_per_gpu=workers_per_gpu)
+        if str(path).endswith(".bad"):
+            raise FakeLogError(f"{path}: not a cuzk log")
+        return Timeline(Path(path), [pipeline([35_000 + 10 * j for j in range(3)])])
+
+    monkeypatch.setattr(viewer.io, "open_log", open_log)
+    monkeypatch.setattr(viewer.io, "LogError", FakeLogError)
+    return seen
+
+
+def run(*argv: str) -> int:
+    parser = argparse.ArgumentParser()
+    sub = parser.add_subparsers(dest="command")
+    export.add_parser(sub, "export")
+    return export.run(parser.parse_args(["export", *map(str, argv)]))
+
+
+def test_trace_to_file(fake_reader: dict, tmp_path: Path, capsys) -> None:
+    out = tmp_path / "run.trace.json"
+    assert run("run.log", "--out", out, "--workers-per-gpu", "2", "--range", "0:50000") == 0
+    d = json.loads(out.read_text())
+    assert d["metadata"]["range_ms"] == [0, 50000]
+    assert any(e["ph"] == "X" for e in d["traceEvents"])
+    assert fake_reader["workers_per_gpu"] == 2
+    assert "perfetto" in capsys.readouterr().err
+
+
+def test_trace_to_stdout_without_flows(fake_reader: dict, capsys) -> None:
+    assert run("run.log", "--out", "-", "--format", "trace", "--no-flows") == 0
+    d = json.loads(capsys.readouterr().out)
+    assert not {e["ph"] for e in d["traceEvents"]} & {"s", "f"}
+
+
+def test_markdown_is_the_report(tmp_path: Path) -> None:
+    from viewer.io import open_log
+
+    out = tmp_path / "report.md"
+    assert run(SAMPLE, "--out", out) == 0
+    assert out.read_text(encoding="utf-8") == report_markdown(open_log(SAMPLE))
+
+
+@pytest.mark.parametrize("table", TABLES)
+def test_tables_csv_and_markdown(fake_reader: dict, tmp_path: Path, table: str) -> None:
+    out = tmp_path / f"{table}.csv"
+    assert run("run.log", "--out", out, "--table", table) == 0
+    assert out.read_text().splitlines()[0].startswith("session,")
+    md = tmp_path / f"{table}.md"
+    assert run("run.log", "--out", md, "--table", table, "--session", "0") == 0
+    assert md.read_text().startswith("| session |")
+
+
+@pytest.mark.parametrize("name", ["shot.png", "shot.SVG"])
+def test_image_export_not_available_yet(fake_reader: dict, capsys, name: str) -> None:
+    assert run("run.log", "--out", name) == 2
+    assert "image export is not available yet" in capsys.readouterr().err
+    assert not fake_reader  # refused before reading the log
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["run.log", "--out", "x.txt"], "cannot tell the format"),
+        (["run.log", "--out", "x.out", "--format", "csv"], "needs --table"),
+        (["run.log", "--out", "x.json", "--table", "gaps"], "not with a trace"),
+        (["x.bad", "--out", "x.json"], "not a cuzk log"),
+        (["run.log", "--out", "x.json", "--session", "4"], "no session 4"),
+    ],
+)
+def test_errors_exit_2(fake_reader: dict, tmp_path: Path, capsys, argv, message) -> None:
+    argv = [str(tmp_path / a) if a.startswith("x.") else a for a in argv]
+    assert run(*argv) == 2
+    assert message in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_unwritable_output(fake_reader: dict, tmp_path: Path, capsys) -> None:
+    assert run("run.log", "--out", tmp_path / "missing" / "r.md") == 2
+    assert "cannot write" in capsys.readouterr().err
+    assert run("run.log", "--out", tmp_path / "missing" / "t.json") == 2
+    assert "cannot write" in capsys.readouterr().err
