@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 
@@ -22,7 +23,26 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
 
 
+def _no_display() -> bool:
+    """On Linux without X11/Wayland (and no QT_QPA_PLATFORM), Qt would abort: say so instead."""
+    return (
+        sys.platform.startswith("linux")
+        and not os.environ.get("DISPLAY")
+        and not os.environ.get("WAYLAND_DISPLAY")
+        and not os.environ.get("QT_QPA_PLATFORM")
+    )
+
+
 def run(args: argparse.Namespace) -> int:
+    if _no_display():
+        print(
+            "No display: the viewer window needs X11 or Wayland (DISPLAY is not set).\n"
+            "Headless, the same figures come from:\n"
+            f"  python -m viewer report {' '.join(args.paths) or 'LOG'}\n"
+            "or run the window on a virtual screen: xvfb-run python -m viewer LOG",
+            file=sys.stderr,
+        )
+        return 2
     try:
         from viewer.ui.app import run_app
     except ImportError:
