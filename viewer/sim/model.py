@@ -116,7 +116,6 @@ class Schedule:
     release: np.ndarray
     end: np.ndarray
     worker: np.ndarray
-    post: np.ndarray = field(repr=False)  # release -> GPU_END
     ntt: np.ndarray = field(repr=False)  # ntt_msm_h_ms as run (warm-up included)
 
     @property
@@ -311,7 +310,6 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
         release=arr["rl"],
         end=arr["en"],
         worker=np.asarray(worker_of, np.int64),
-        post=np.asarray(post, np.int64),
         ntt=d.ntt + np.asarray(warm, np.int64),
     )
 

@@ -48,10 +48,6 @@ def stamp(wall_ms: int, micros: int = 0) -> str:
     return f"\x1b[2m{head}.{ms * 1000 + micros:06d}Z\x1b[0m"
 
 
-def tracing_line(wall_ms: int, level: str, target: str, message: str, **kv: object) -> str:
-    return stamp(wall_ms) + body(level, target, message, **kv)
-
-
 def journal_prefix(wall_ms: int, host: str = "host", pid: int = 4242) -> str:
     """``Feb 19 01:12:03 host cuzk-daemon[4242]: `` as journalctl prints it."""
     sec = wall_ms // 1000

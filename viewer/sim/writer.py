@@ -27,7 +27,6 @@ from viewer.sim.noise import (
     journal_prefix,
     noise_pool,
     stamp,
-    tracing_line,
 )
 
 CHUNK_LINES = 50_000
@@ -127,20 +126,17 @@ def startup_lines(s: Schedule, o: WriteOptions) -> list[str]:
     """`cuzk-daemon starting` and one `pipeline GPU worker started` per worker."""
     cfg, w0 = s.config, o.wall_start_ms
     out = [
-        tracing_line(
-            w0,
-            "INFO",
-            "cuzk_daemon",
-            "cuzk-daemon starting",
-            version="0.8.0",
-            listen="0.0.0.0:9820",
+        stamp(w0, 212)
+        + body(
+            "INFO", "cuzk_daemon", "cuzk-daemon starting", version="0.8.0", listen="0.0.0.0:9820"
         ),
-        tracing_line(w0, "INFO", "cuzk_core::engine", "partition workers started", count=cfg.pw),
+        stamp(w0, 731)
+        + body("INFO", "cuzk_core::engine", "partition workers started", count=cfg.pw),
     ]
     for w in range(cfg.gw * cfg.gpus):
         out.append(
-            tracing_line(
-                w0 + 1,
+            stamp(w0 + 1, 272 + 41 * w)
+            + body(
                 "INFO",
                 "cuzk_core::engine",
                 "pipeline GPU worker started",
@@ -259,4 +255,4 @@ def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
     return total
 
 
-__all__ = ["WriteOptions", "body", "important_lines", "physical_lines", "render", "write"]
+__all__ = ["WriteOptions", "important_lines", "physical_lines", "render", "write"]
