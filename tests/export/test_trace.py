@@ -138,8 +138,14 @@ def test_flows_link_synthesis_to_its_call(timeline: Timeline) -> None:
     starts = {e["id"]: e for e in by_ph["s"]}
     ends = {e["id"]: e for e in by_ph["f"]}
     assert starts.keys() == ends.keys() and len(starts) == 40
-    call_starts = {(c["tid"], c["ts"]) for c in _x(by_ph, "gpu_call")}
-    assert all(e["bp"] == "e" and (e["tid"], e["ts"]) in call_starts for e in ends.values())
+    calls_ = {(c["tid"], c["ts"] + 1): c for c in _x(by_ph, "gpu_call")}
+    synth = {(c["tid"], c["ts"] + 1): c for c in _x(by_ph, "synthesis")}
+    for i, f in ends.items():
+        assert f["bp"] == "e"
+        call_ = calls_[(f["tid"], f["ts"])]  # just inside the call it points to
+        src = synth[(starts[i]["tid"], starts[i]["ts"])]  # just inside its synthesis
+        assert src["args"]["job"] == call_["args"]["job"]
+        assert src["args"]["partition"] == call_["args"]["partition"]
     phases = {e["ph"] for e in trace_events(timeline, flows=False)["traceEvents"]}
     assert not phases & {"s", "f"}
 

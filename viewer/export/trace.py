@@ -338,8 +338,8 @@ class _Builder:
             clipped=clipped[keep],
         )
         labels = _labels(s, job[keep], part[keep], synth_open[keep])
-        ts = _us(a[keep])
-        self.events += _slices(labels, "synthesis", ts, _us(b[keep]), tid[keep], args)
+        ts, te = _us(a[keep]), _us(b[keep])
+        self.events += _slices(labels, "synthesis", ts, te, tid[keep], args)
 
         wkeep, a, b, clipped = _window(q0, q1, rng)
         wkeep &= has_wait
@@ -352,24 +352,40 @@ class _Builder:
         )
         self.events += _slices("queued", "queue", _us(a[wkeep]), _us(b[wkeep]), tid[wkeep], args)
         if self.flows:
-            self._flows(call_of[rows[keep]], ts, tid[keep], c, call_tid, rng)
+            self._flows(call_of[rows[keep]], ts, te, tid[keep], c, call_tid, rng)
         return pid
 
-    def _flows(self, target, ts, tid, c: pd.DataFrame, call_tid: np.ndarray, rng: Range) -> None:
-        """An arrow from each synthesis slice to its GPU call (``target``; -1 for none)."""
+    def _flows(
+        self,
+        target: np.ndarray,
+        ts: np.ndarray,
+        te: np.ndarray,
+        tid: np.ndarray,
+        c: pd.DataFrame,
+        call_tid: np.ndarray,
+        rng: Range,
+    ) -> None:
+        """An arrow from each synthesis slice (``ts``..``te`` µs) to its GPU call (``target``
+        row of ``c``; -1 for none), for the calls that start inside the range.
+
+        Both ends sit 1 µs inside their slice, so "enclosing slice" binding never
+        depends on how a viewer orders events with equal timestamps.
+        """
+        start, end = c["start"].to_numpy(), c["end"].to_numpy()
         ok = target >= 0
-        start = c["start"].to_numpy()
         if rng is not None and len(start):
             at = start[np.maximum(target, 0)]
             ok &= (at >= rng[0]) & (at <= rng[1])
+            end = np.minimum(end, rng[1])
         idx = target[ok]
         ids = np.arange(self.flow_id, self.flow_id + len(idx))
         self.flow_id += len(idx)
         common = {"name": "synthesis -> GPU", "cat": "flow", "id": ids}
-        self.events += _records(**common, ph="s", ts=ts[ok], pid=tid[ok] // TID_STRIDE, tid=tid[ok])
-        dest = call_tid[idx]
+        src, tid = ts[ok] + (te[ok] - ts[ok] >= 2), tid[ok]
+        self.events += _records(**common, ph="s", ts=src, pid=tid // TID_STRIDE, tid=tid)
+        d0, d1, dest = _us(start[idx]), _us(end[idx]), call_tid[idx]
         self.events += _records(
-            **common, ph="f", bp="e", ts=_us(start[idx]), pid=dest // TID_STRIDE, tid=dest
+            **common, ph="f", bp="e", ts=d0 + (d1 - d0 >= 2), pid=dest // TID_STRIDE, tid=dest
         )
 
 
