@@ -92,27 +92,6 @@ SAMPLES: dict[str, Callable[[], Made | bytes]] = {
 }
 
 
-#: SimConfig field -> `simulate` option; fields without one must keep their default.
-FLAGS = {
-    "sectors": "--sectors",
-    "partitions": "--partitions",
-    "pw": "--pw",
-    "gw": "--gw",
-    "gpus": "--gpus",
-    "seed": "--seed",
-    "jitter": "--jitter",
-    "synth_ms": "--synth-ms",
-    "prep_ms": "--prep-ms",
-    "kernel_ms": "--kernel-ms",
-    "b_g2_ms": "--b-g2-ms",
-    "assemble_ms": "--assemble-ms",
-    "warmup_ms": "--warmup-ms",
-    "dispatch_ms": "--dispatch-ms",
-    "queue_cap": "--queue-cap",
-    "interval_ms": "--interval-ms",
-}
-
-
 def command(made: Made, output: str) -> str:
     """The `python -m viewer simulate` line that writes the same bytes as ``made``."""
     cfg, o = made[0].config, made[1]
@@ -122,10 +101,9 @@ def command(made: Made, output: str) -> str:
             continue
         if name == "kinds":
             args.append("--kinds " + ",".join(f"{k}={_num(w)}" for k, w in value))
-        elif name in FLAGS:
-            args.append(f"{FLAGS[name]} {_num(value)}")
         else:
-            raise ValueError(f"{name} has no command-line option")
+            # `simulate` names every option after its SimConfig field.
+            args.append(f"--{name.replace('_', '-')} {_num(value)}")
     if o.seed != cfg.seed or o.wall_start_ms != WriteOptions().wall_start_ms:
         raise ValueError("the log options are not reachable from the command line")
     for flag, on in (
