@@ -44,7 +44,7 @@ def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], l
     """Compile ``columns -> [{key: value, ...}, ...]`` for one key layout.
 
     A dict display per row is ~2.5x faster than ``dict(zip(keys, row))``, which
-    is what keeps 10^5 calls well under a second.  ``spec`` holds
+    keeps 10^5 calls (6 * 10^5 events) to about a second or two.  ``spec`` holds
     (key, is_constant, constant); keys are this module's literals.
     """
     names = [f"v{i}" for i, (_, const, _) in enumerate(spec) if not const]
@@ -102,7 +102,7 @@ def _instants(name, cat: str, scope: str, ts: np.ndarray, tid: np.ndarray, args)
 
 
 def _labels(s: Session, job: np.ndarray, part: np.ndarray, is_open: np.ndarray) -> np.ndarray:
-    """ "<job id prefix> p<partition>" (the proof kind for a monolithic job), " (open)" if so."""
+    """Slice names: 'a1b2c3d4 p7' (job id prefix, partition or proof kind), '... (open)'."""
     short = np.array([str(i)[:8] for i in s.jobs["job_id"]] or [""], dtype=str)
     kind = np.array([k or "monolithic" for k in s.jobs["kind"]] or [""], dtype=str)
     what = np.where(part >= 0, np.char.add("p", part.astype(str)), kind[job])
