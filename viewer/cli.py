@@ -6,9 +6,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from viewer.commands import gui, info, report, simulate
+from viewer.commands import export, gui, info, report, simulate
 
-SUBCOMMANDS = {"info": info, "report": report, "simulate": simulate, "open": gui}
+SUBCOMMANDS = {
+    "info": info,
+    "report": report,
+    "export": export,
+    "simulate": simulate,
+    "open": gui,
+}
 
 DESCRIPTION = """\
 cuzk Timeline Viewer: see where the GPU workers of a cuzk proving run were busy,
@@ -17,6 +23,7 @@ where the GPU sat idle and whether the run is GPU-bound.
   python -m viewer run.log             open logs in the viewer (same as `open`)
   python -m viewer info run.log        what the reader found: sessions, events, skipped lines
   python -m viewer report run.log      kernel time, gaps, transitions, s/proof, verdict
+  python -m viewer export run.log --out t.json --format trace   Perfetto / chrome://tracing
   python -m viewer simulate -o x.log   write a realistic synthetic daemon log
 
 Run `python -m viewer COMMAND --help` for the options of each command.
