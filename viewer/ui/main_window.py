@@ -211,16 +211,20 @@ class MainWindow(QtWidgets.QMainWindow):
         )
 
         menu = self.menuBar()
-        file_menu = menu.addMenu("&File")
+        file_menu = self.file_menu = menu.addMenu("&File")
+        file_menu.setObjectName("menu_file")
         file_menu.addAction(self.open_action)
         self.recent_menu = file_menu.addMenu("Open &Recent")
         self.recent_menu.aboutToShow.connect(self._fill_recent_menu)
         file_menu.addSeparator()
-        file_menu.addAction(self.export_report_action)
+        self.export_menu = file_menu.addMenu("&Export")
+        self.export_menu.setObjectName("menu_export")
+        self.export_menu.addAction(self.export_report_action)
         file_menu.addSeparator()
         file_menu.addAction(self.quit_action)
 
-        view_menu = menu.addMenu("&View")
+        view_menu = self.view_menu = menu.addMenu("&View")
+        view_menu.setObjectName("menu_view")
         for action in (self.fit_action, self.select_visible_action, self.clear_selection_action,
                        self.next_action, self.prev_action):
             view_menu.addAction(action)
@@ -229,11 +233,12 @@ class MainWindow(QtWidgets.QMainWindow):
         for dock in self.docks.values():
             panels.addAction(dock.toggleViewAction())
 
-        help_menu = menu.addMenu("&Help")
+        help_menu = self.help_menu = menu.addMenu("&Help")
+        help_menu.setObjectName("menu_help")
         help_menu.addAction(self.shortcuts_action)
         help_menu.addAction(self.about_action)
 
-        tools = self.addToolBar("Main")
+        tools = self.toolbar = self.addToolBar("Main")
         tools.setObjectName("toolbar_main")
         tools.setMovable(False)
         tools.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
