@@ -114,16 +114,27 @@ class MainWindow(QtWidgets.QMainWindow):
         self.gaps_panel = GapsPanel()
         self.jobs_panel = JobsPanel()
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
-        self._add_dock("throughput", "Throughput", self.throughput_panel,
-                       QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("kernel", "Kernel time", self.kernel_panel,
-                       QtCore.Qt.DockWidgetArea.RightDockWidgetArea)
-        self._add_dock("transitions", "Sector transitions", self.transitions_panel,
-                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("gaps", "Idle gaps", self.gaps_panel,
-                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
-        self._add_dock("jobs", "Jobs", self.jobs_panel,
-                       QtCore.Qt.DockWidgetArea.BottomDockWidgetArea)
+        self._add_dock(
+            "throughput",
+            "Throughput",
+            self.throughput_panel,
+            QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
+        )
+        self._add_dock(
+            "kernel", "Kernel time", self.kernel_panel, QtCore.Qt.DockWidgetArea.RightDockWidgetArea
+        )
+        self._add_dock(
+            "transitions",
+            "Sector transitions",
+            self.transitions_panel,
+            QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
+        )
+        self._add_dock(
+            "gaps", "Idle gaps", self.gaps_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+        )
+        self._add_dock(
+            "jobs", "Jobs", self.jobs_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+        )
         self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
         self.docks["transitions"].raise_()
@@ -187,7 +198,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.open_action = self._action("&Open…", self.choose_files, Std.Open, "Open cuzk logs")
         self.quit_action = self._action("&Quit", self.close, Std.Quit)
         self.export_report_action = self._action(
-            "Export report (Markdown)…", self.export_report_markdown, None,
+            "Export report (Markdown)…",
+            self.export_report_markdown,
+            None,
             "Write the report of the selected range as Markdown tables",
         )
         self.fit_action = self._action("&Fit all", self.view.fit, "F", "Show the whole session")
@@ -198,11 +211,15 @@ class MainWindow(QtWidgets.QMainWindow):
             "&Clear range", self.view.clear_selection, "Esc", "Analyse the whole session"
         )
         self.next_action = self._action(
-            "&Next transition", self.view.next_transition, "]",
+            "&Next transition",
+            self.view.next_transition,
+            "]",
             "Frame the next sector transition",
         )
         self.prev_action = self._action(
-            "&Previous transition", self.view.prev_transition, "[",
+            "&Previous transition",
+            self.view.prev_transition,
+            "[",
             "Frame the previous sector transition",
         )
         self.about_action = self._action("&About", lambda: show_about(self))
@@ -225,8 +242,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
         view_menu = self.view_menu = menu.addMenu("&View")
         view_menu.setObjectName("menu_view")
-        for action in (self.fit_action, self.select_visible_action, self.clear_selection_action,
-                       self.next_action, self.prev_action):
+        for action in (
+            self.fit_action,
+            self.select_visible_action,
+            self.clear_selection_action,
+            self.next_action,
+            self.prev_action,
+        ):
             view_menu.addAction(action)
         view_menu.addSeparator()
         panels = view_menu.addMenu("&Panels")
@@ -242,8 +264,14 @@ class MainWindow(QtWidgets.QMainWindow):
         tools.setObjectName("toolbar_main")
         tools.setMovable(False)
         tools.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for action in (self.open_action, self.fit_action, self.select_visible_action,
-                       self.clear_selection_action, self.prev_action, self.next_action):
+        for action in (
+            self.open_action,
+            self.fit_action,
+            self.select_visible_action,
+            self.clear_selection_action,
+            self.prev_action,
+            self.next_action,
+        ):
             tools.addAction(action)
         tools.addSeparator()
         tools.addWidget(QtWidgets.QLabel(" Session "))
@@ -266,7 +294,9 @@ class MainWindow(QtWidgets.QMainWindow):
     def choose_files(self) -> None:
         start = self.settings.value("last_dir", str(Path.home()))
         paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
-            self, "Open cuzk logs", str(start),
+            self,
+            "Open cuzk logs",
+            str(start),
             "cuzk logs (*.log *.txt *.gz *.zst *.out *.err);;All files (*)",
         )
         if paths:
@@ -410,8 +440,13 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _on_summary_ready(self, summary, rng) -> None:
         self._summary = summary
-        for panel in (self.kernel_panel, self.throughput_panel, self.transitions_panel,
-                      self.gaps_panel, self.jobs_panel):
+        for panel in (
+            self.kernel_panel,
+            self.throughput_panel,
+            self.transitions_panel,
+            self.gaps_panel,
+            self.jobs_panel,
+        ):
             panel.set_summary(summary)
         self.summary_ready.emit(summary)
 
@@ -530,6 +565,4 @@ class MainWindow(QtWidgets.QMainWindow):
         self.setWindowTitle(f"{name}{suffix} — cuzk Timeline Viewer")
 
     def _show_empty_hint(self) -> None:
-        self.statusBar().showMessage(
-            "Drop a cuzk daemon log here, or use File > Open (Ctrl+O).", 0
-        )
+        self.statusBar().showMessage("Drop a cuzk daemon log here, or use File > Open (Ctrl+O).", 0)

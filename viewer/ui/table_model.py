@@ -76,11 +76,9 @@ class DataFrameModel(QtCore.QAbstractTableModel):
             if isinstance(value, float) and math.isnan(value):
                 return -math.inf
             return value
-        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole:
-            if isinstance(value, int | float | np.number) and not isinstance(value, bool):
-                return int(
-                    QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter
-                )
+        numeric = isinstance(value, int | float | np.number) and not isinstance(value, bool)
+        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and numeric:
+            return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
         return None
 
     def headerData(

@@ -86,8 +86,13 @@ class TransitionsPanel(TablePanel):
         ("worker", "worker"),
     )
     FORMATTERS = {
-        "from_id": _short, "to_id": _short, "time": _seconds, "gap_ms": _ms,
-        "overlap_ms": _ms, "starved": _yes, "cold_start": _yes,
+        "from_id": _short,
+        "to_id": _short,
+        "time": _seconds,
+        "gap_ms": _ms,
+        "overlap_ms": _ms,
+        "starved": _yes,
+        "cold_start": _yes,
     }
 
     def set_summary(self, summary) -> None:
@@ -116,7 +121,11 @@ class GapsPanel(TablePanel):
         ("starved", "starved"),
     )
     FORMATTERS = {
-        "start": _seconds, "end": _seconds, "ms": _ms, "cross_sector": _yes, "starved": _yes,
+        "start": _seconds,
+        "end": _seconds,
+        "ms": _ms,
+        "cross_sector": _yes,
+        "starved": _yes,
     }
 
     def set_summary(self, summary) -> None:
@@ -126,10 +135,8 @@ class GapsPanel(TablePanel):
         if frame.empty:
             return "no GPU idle gaps in range"
         cross = int(frame["cross_sector"].sum())
-        return (
-            f"{len(frame)} gaps, {frame['ms'].sum():,.0f} ms idle; {cross} cross-sector".replace(
-                ",", " "
-            )
+        return f"{len(frame)} gaps, {frame['ms'].sum():,.0f} ms idle; {cross} cross-sector".replace(
+            ",", " "
         )
 
     def span_of(self, row: pd.Series) -> tuple[float, float]:
@@ -149,8 +156,11 @@ class JobsPanel(TablePanel):
         ("queue_wait_ms", "queue wait (ms)"),
     )
     FORMATTERS = {
-        "first_gpu_start": _seconds, "completed": _seconds, "synth_span_ms": _ms,
-        "queue_wait_ms": _ms, "kind": lambda v: "partitioned" if v is None else str(v),
+        "first_gpu_start": _seconds,
+        "completed": _seconds,
+        "synth_span_ms": _ms,
+        "queue_wait_ms": _ms,
+        "kind": lambda v: "partitioned" if v is None else str(v),
     }
 
     def set_summary(self, summary) -> None:

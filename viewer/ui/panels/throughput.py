@@ -54,8 +54,11 @@ class RatioGauge(QtWidgets.QWidget):
 
         if self.ratio is not None:
             p.setBrush(self.color_for(self.ratio))
-            p.drawRoundedRect(QtCore.QRectF(bar.left(), bar.top(), x_at(self.ratio) - bar.left(),
-                                            bar.height()), 4, 4)
+            p.drawRoundedRect(
+                QtCore.QRectF(bar.left(), bar.top(), x_at(self.ratio) - bar.left(), bar.height()),
+                4,
+                4,
+            )
         text = pal.color(QtGui.QPalette.ColorRole.WindowText)
         p.setPen(QtGui.QPen(text, 1.5))
         one = x_at(1.0)
@@ -64,8 +67,11 @@ class RatioGauge(QtWidgets.QWidget):
         font.setPointSizeF(max(font.pointSizeF() * 0.85, 7))
         p.setFont(font)
         for v in (0.0, 0.5, 1.0):
-            p.drawText(QtCore.QRectF(x_at(v) - 20, bar.bottom() + 2, 40, 14),
-                       QtCore.Qt.AlignmentFlag.AlignCenter, f"{v:.1f}")
+            p.drawText(
+                QtCore.QRectF(x_at(v) - 20, bar.bottom() + 2, 40, 14),
+                QtCore.Qt.AlignmentFlag.AlignCenter,
+                f"{v:.1f}",
+            )
         p.end()
 
 
@@ -87,9 +93,7 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         f.add_section("GPU efficiency (merged intervals)")
         self.efficiency = QtWidgets.QLabel()
         self.efficiency.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.efficiency.setTextInteractionFlags(
-            QtCore.Qt.TextInteractionFlag.TextSelectableByMouse
-        )
+        self.efficiency.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
         self.efficiency.setContentsMargins(8, 0, 8, 0)
         f.add_widget(self.efficiency)
         self.verdict = QtWidgets.QLabel()
@@ -136,7 +140,9 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         f.set("ppp", f"{t.partitions_per_proof:g}" if t.partitions_per_proof else "—")
         self.efficiency.setText(
             "\n".join(
-                f"GPU {g.gpu}: {fmt_pct(g.efficiency)}  (idle {g.idle_ms:,.0f} ms)".replace(",", " ")
+                f"GPU {g.gpu}: {fmt_pct(g.efficiency)}  (idle {g.idle_ms:,.0f} ms)".replace(
+                    ",", " "
+                )
                 for g in summary.gpus
             )
             or "—"
