@@ -8,17 +8,20 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from viewer.io import LoadCancelled, LogError, open_log
+from viewer.model import Timeline
+from viewer.ui.lane_data import build_lanes
 
 
 class LoadJob(QtCore.QThread):
     """Reads one log in a worker thread; the GUI thread only receives signals.
 
-    ``progress_changed(done, total)`` in bytes; ``loaded(timeline)``;
+    ``progress_changed(done, total)`` in bytes; ``loaded(timeline, session_index, lanes)``
+    with the session to show first and its lanes already built (seconds on big logs);
     ``failed(message)`` with a message naming the file; ``cancelled()``.
     """
 
     progress_changed = QtCore.Signal(int, int)
-    loaded = QtCore.Signal(object)
+    loaded = QtCore.Signal(object, int, object)
     failed = QtCore.Signal(str)
     cancelled = QtCore.Signal()
 
@@ -50,4 +53,12 @@ class LoadJob(QtCore.QThread):
         except Exception as exc:  # a reader bug must not take the window down
             self.failed.emit(f"{self.path}: could not be read ({type(exc).__name__}: {exc})")
         else:
-            self.loaded.emit(timeline)
+            index = best_session(timeline)
+            lanes = {index: build_lanes(timeline.sessions[index])} if timeline.sessions else {}
+            self.loaded.emit(timeline, index, lanes)
+
+
+def best_session(timeline: Timeline) -> int:
+    """The session with the most GPU calls: a short-lived crashed run is rarely the point."""
+    sizes = [len(s.partitions) for s in timeline.sessions]
+    return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0

@@ -341,14 +341,14 @@ class MainWindow(QtWidgets.QMainWindow):
     def _on_progress(self, done: int, total: int) -> None:
         self.progress.setValue(int(1000 * done / total) if total > 0 else 0)
 
-    def _on_loaded(self, timeline: Timeline) -> None:
+    def _on_loaded(self, timeline: Timeline, index: int, lanes: dict) -> None:
         self.banner.hide()
         self.statusBar().clearMessage()
         self._timeline = timeline
         self._remember_recent(timeline.source)
         self._fill_session_combo()
-        self._session_index = self._best_session(timeline)
-        self.view.set_timeline(timeline, self._session_index)
+        self._session_index = index
+        self.view.set_timeline(timeline, index, lanes)
         self.session_combo.setCurrentIndex(self._session_index)
         self._update_title()
         self._request_summary(None)
@@ -371,14 +371,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.hide()
         self.cancel_button.hide()
         self._start_next()
-
-    @staticmethod
-    def _best_session(timeline: Timeline) -> int:
-        """The session with the most GPU calls: a short-lived crashed run is rarely the point."""
-        if not timeline.sessions:
-            return 0
-        sizes = [len(s.partitions) for s in timeline.sessions]
-        return max(range(len(sizes)), key=lambda i: (sizes[i], i))
 
     # ---------------------------------------------------------------- sessions
     def timeline(self) -> Timeline | None:

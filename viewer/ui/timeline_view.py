@@ -8,6 +8,9 @@ this module wires navigation, picking, selection and signals.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -70,6 +73,10 @@ class _TimeViewBox(pg.ViewBox):
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
             self._view._on_click(self.mapSceneToView(ev.scenePos()), ev.double())
+        elif ev.button() == Qt.MouseButton.RightButton:
+            ev.accept()
+            point = self.mapSceneToView(ev.scenePos())
+            self._view.context_requested.emit(point, ev.screenPos().toPoint())
         else:
             ev.ignore()
 
@@ -82,6 +89,8 @@ class TimelineView(QtWidgets.QWidget):
     """
 
     selection_changed = QtCore.Signal(float, float)
+    #: A right click: the view point (x ms, y px) and the global screen position.
+    context_requested = QtCore.Signal(QtCore.QPointF, QtCore.QPoint)
     x_range_changed = QtCore.Signal(float, float)
     cursor_moved = QtCore.Signal(float)
     partition_clicked = QtCore.Signal(int)
@@ -165,9 +174,17 @@ class TimelineView(QtWidgets.QWidget):
         return timer
 
     # ------------------------------------------------------------- data
-    def set_timeline(self, timeline: Timeline | None, session_index: int = 0) -> None:
+    def set_timeline(
+        self,
+        timeline: Timeline | None,
+        session_index: int = 0,
+        lanes: dict[int, SessionLanes] | None = None,
+    ) -> None:
+        """Show ``timeline``; ``lanes`` (session index -> ``build_lanes`` result) may be
+        prepared off the GUI thread, since building them costs seconds on big logs."""
         self._timeline = timeline
         self._cache.clear()
+        self._cache.update(lanes or {})
         self._index = -1
         self.set_session(session_index)
 
@@ -223,6 +240,26 @@ class TimelineView(QtWidgets.QWidget):
         self._apply_y_range()
         self.fit()
         self._prepare()
+
+    # ------------------------------------------------ hooks for add-ons
+    def view_box(self) -> pg.ViewBox:
+        """The ViewBox of the lanes (x in ms, y in pixels from the top), for overlays."""
+        return self._vb
+
+    @contextlib.contextmanager
+    def hidden_for_export(self, selection: bool = False) -> Iterator[None]:
+        """Hide the hover tooltip, the zoom band and (unless ``selection``) the range
+        selection while an image of the view is rendered."""
+        shown = [w for w in (self._tip, self._band, self._region) if w.isVisible()]
+        keep = {self._region} if selection else set()
+        for w in shown:
+            if w not in keep:
+                w.hide()
+        try:
+            yield
+        finally:
+            for w in shown:
+                w.show()
 
     # ------------------------------------------------------- navigation
     def x_range(self) -> tuple[float, float]:
