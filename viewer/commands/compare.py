@@ -1,0 +1,118 @@
+"""`python -m viewer compare A.log B.log`: two runs side by side, each figure with its change."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from viewer.commands.report import _range
+
+ALIGN_HELP = """\
+alignment (--align): aligned time is ms after a point of each run:
+  first-gpu      its first GPU_START (default)
+  session        its first event
+  completion:N   the completion (last GPU_END) of its N-th finished job
+--range A:B is in aligned time and maps to each run's own TIMELINE offsets;
+inside it the report's range rules apply (see `python -m viewer report --help`).
+
+examples:
+  python -m viewer compare phase7.log phase8.log --markdown --label-a "Phase 7" --label-b "Phase 8"
+  python -m viewer compare run.log run.log --session-a 0 --session-b 1 --json
+  python -m viewer compare a.log b.log --align completion:2 --range 0:120000
+"""
+
+
+def _alignment(text: str):
+    from viewer.analysis.compare import Alignment
+
+    try:
+        return Alignment.parse(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    p = sub.add_parser(
+        name,
+        help="compare two runs (two logs, or two sessions of one log) figure by figure",
+        description="Compare run A with run B: s/proof, efficiency, idle, gaps, kernel time, "
+        "synthesis and queue wait side by side with their absolute and relative change, plus "
+        "both verdicts.",
+        epilog=ALIGN_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("path_a", metavar="A.log", help="run A (the baseline)")
+    p.add_argument("path_b", metavar="B.log", help="run B (compared against A)")
+    p.add_argument("--session-a", type=int, default=None, metavar="N", help="daemon run of A")
+    p.add_argument("--session-b", type=int, default=None, metavar="N", help="daemon run of B")
+    p.add_argument("--label-a", default=None, metavar="TEXT", help="name of A (file stem)")
+    p.add_argument("--label-b", default=None, metavar="TEXT", help="name of B (file stem)")
+    p.add_argument(
+        "--align",
+        type=_alignment,
+        default="first-gpu",
+        metavar="MODE",
+        help="first-gpu, session or completion:N (default first-gpu)",
+    )
+    p.add_argument("--range", type=_range, default=None, metavar="A:B", help="aligned window (ms)")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON (schema cuzk-timeline-compare/1)")
+    fmt.add_argument("--markdown", action="store_true", help="a headline and Markdown tables")
+    p.add_argument(
+        "--workers-per-gpu",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPU workers per GPU when a log has no 'GPU worker started' lines",
+    )
+
+
+def _labels(a: Path, b: Path, label_a: str | None, label_b: str | None) -> tuple[str, str]:
+    """File stems (stems of .log.gz too); "A"/"B" suffixes when both are the same file."""
+    stem_a, stem_b = (p.name.split(".")[0] or p.name for p in (a, b))
+    if stem_a == stem_b:
+        stem_a, stem_b = f"{stem_a} (A)", f"{stem_b} (B)"
+    return label_a or stem_a, label_b or stem_b
+
+
+def run(args: argparse.Namespace) -> int:
+    from viewer.analysis.compare import main_session
+    from viewer.export.compare import compare_dict, compare_markdown, compare_runs, compare_text
+    from viewer.io import LogError, open_log
+
+    path_a, path_b = Path(args.path_a), Path(args.path_b)
+    try:
+        timeline_a = open_log(path_a, workers_per_gpu=args.workers_per_gpu)
+        same = path_a.resolve() == path_b.resolve()
+        timeline_b = timeline_a if same else open_log(path_b, workers_per_gpu=args.workers_per_gpu)
+    except (LogError, OSError) as exc:
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    label_a, label_b = _labels(path_a, path_b, args.label_a, args.label_b)
+    if same and args.session_a != args.session_b and not (args.label_a or args.label_b):
+        label_a = f"{path_a.name.split('.')[0]} session {args.session_a}"
+        label_b = f"{path_b.name.split('.')[0]} session {args.session_b}"
+    try:
+        res = compare_runs(
+            main_session(timeline_a, args.session_a),
+            main_session(timeline_b, args.session_b),
+            label_a=label_a,
+            label_b=label_b,
+            alignment=args.align,
+            rng=args.range,
+            source_a=str(path_a),
+            source_b=str(path_b),
+        )
+    except ValueError as exc:  # no such session, nothing to align on
+        print(f"compare: {exc}", file=sys.stderr)
+        return 2
+    if args.json:
+        text = json.dumps(compare_dict(res), indent=1) + "\n"
+    elif args.markdown:
+        text = compare_markdown(res)
+    else:
+        text = compare_text(res)
+    sys.stdout.write(text)
+    return 0

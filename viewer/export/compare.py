@@ -1,0 +1,221 @@
+"""A comparison of two runs as JSON, Markdown, plain text or CSV.
+
+One code path for the ``compare`` command and the compare window's exports:
+figures come from ``viewer.analysis.compare`` and are only formatted here;
+the session objects are those of the report schema.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from dataclasses import dataclass
+
+from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
+from viewer.analysis.intervals import Range
+from viewer.export.report import _markdown_table, _num, _text_table, summary_dict
+from viewer.model import Session
+
+SCHEMA = "cuzk-timeline-compare/1"
+DIFF_HEAD_TAIL = ("delta", "relative")
+CSV_HEAD = (
+    "section",
+    "figure",
+    "label",
+    "a",
+    "b",
+    "delta",
+    "relative",
+    "better",
+    "judgement",
+)
+
+
+@dataclass(frozen=True, eq=False)
+class CompareResult:
+    """What a comparison export needs: both labels, the whole-run and the optional range diff."""
+
+    label_a: str
+    label_b: str
+    whole: Comparison
+    ranged: Comparison | None = None
+    source_a: str = ""
+    source_b: str = ""
+
+    def sections(self) -> list[tuple[str, Comparison]]:
+        out = [("whole runs", self.whole)]
+        if self.ranged is not None:
+            out.append((range_title(self.ranged), self.ranged))
+        return out
+
+
+def compare_runs(
+    a: Session,
+    b: Session,
+    *,
+    label_a: str = "A",
+    label_b: str = "B",
+    alignment: Alignment | None = None,
+    rng: Range = None,
+    source_a: str = "",
+    source_b: str = "",
+) -> CompareResult:
+    """Whole runs, plus the aligned range ``rng`` when one is given."""
+    whole = compare(a, b, None, alignment)
+    ranged = None
+    if rng is not None:
+        ranged = compare(a, b, rng, alignment)
+    return CompareResult(label_a, label_b, whole, ranged, source_a, source_b)
+
+
+def range_title(c: Comparison) -> str:
+    if c.rng is None:
+        return "whole runs"
+    a, b = c.rng
+    return f"aligned range {a / 1000:.1f} s -> {b / 1000:.1f} s after {c.alignment.describe()}"
+
+
+# ---- cells --------------------------------------------------------------------------------------
+
+_DIGITS = {"s/proof": 1, "ms": 0, "ratio": 2, "count": 0}
+
+
+def value_text(r: FigureDiff, x: float | None) -> str:
+    if x is None:
+        return "-"
+    if r.figure.unit == "fraction":
+        return f"{x * 100:.1f} %"
+    return f"{x:.{_DIGITS[r.figure.unit]}f}"
+
+
+def delta_text(r: FigureDiff) -> str:
+    d = r.delta
+    if d is None:
+        return "-"
+    if r.figure.unit == "fraction":
+        return f"{d * 100:+.1f} pp"
+    return f"{d:+.{_DIGITS[r.figure.unit]}f}"
+
+
+def relative_text(r: FigureDiff) -> str:
+    return "-" if r.relative is None else f"{r.relative * 100:+.1f} %"
+
+
+def diff_rows(c: Comparison) -> list[tuple[str, str, str, str, str]]:
+    """figure | A | B | delta | relative, in ``FIGURES`` order."""
+    return [
+        (r.figure.label, value_text(r, r.a), value_text(r, r.b), delta_text(r), relative_text(r))
+        for r in c.rows
+    ]
+
+
+# ---- JSON ---------------------------------------------------------------------------------------
+
+
+def diff_dict(c: Comparison) -> dict:
+    return {
+        r.figure.key: {
+            "a": _num(r.a, 6),
+            "b": _num(r.b, 6),
+            "delta": _num(r.delta, 6),
+            "relative": _num(r.relative, 6),
+            "better": "lower" if r.figure.lower_is_better else "higher",
+            "judgement": r.judgement or None,
+        }
+        for r in c.rows
+    }
+
+
+def compare_dict(res: CompareResult) -> dict:
+    """The ``cuzk-timeline-compare/1`` object: whole-run ``a``, ``b``, ``diff`` (+ ``range``)."""
+    w = res.whole
+    out = {
+        "schema": SCHEMA,
+        "labels": {"a": res.label_a, "b": res.label_b},
+        "sources": {"a": res.source_a, "b": res.source_b},
+        "alignment": {
+            "mode": str(w.alignment),
+            "a_offset_ms": _num(w.offset_a),
+            "b_offset_ms": _num(w.offset_b),
+        },
+        "headline": headline(w, res.label_a, res.label_b),
+        "a": summary_dict(w.a),
+        "b": summary_dict(w.b),
+        "diff": diff_dict(w),
+    }
+    r = res.ranged
+    if r is not None and r.rng is not None:
+        out["range"] = {
+            "aligned_ms": [_num(r.rng[0]), _num(r.rng[1])],
+            "a_ms": [_num(r.rng[0] + r.offset_a), _num(r.rng[1] + r.offset_a)],
+            "b_ms": [_num(r.rng[0] + r.offset_b), _num(r.rng[1] + r.offset_b)],
+            "a": summary_dict(r.a),
+            "b": summary_dict(r.b),
+            "diff": diff_dict(r),
+        }
+    return out
+
+
+# ---- tables -------------------------------------------------------------------------------------
+
+
+def _head(res: CompareResult) -> tuple[str, ...]:
+    return ("figure", res.label_a, res.label_b, *DIFF_HEAD_TAIL)
+
+
+def _alignment_line(res: CompareResult) -> str:
+    w = res.whole
+    return (
+        f"Aligned on {w.alignment.describe()}: {res.label_a} at {w.offset_a / 1000:.3f} s, "
+        f"{res.label_b} at {w.offset_b / 1000:.3f} s of their own logs."
+    )
+
+
+def _verdicts(c: Comparison, res: CompareResult) -> list[tuple[str, str, str]]:
+    return [
+        (res.label_a, c.a.verdict.kind, c.a.verdict.sentence),
+        (res.label_b, c.b.verdict.kind, c.b.verdict.sentence),
+    ]
+
+
+def compare_markdown(res: CompareResult) -> str:
+    """A headline, one diff table per section and both verdicts: what a write-up needs."""
+    out = [f"# {headline(res.whole, res.label_a, res.label_b)}"]
+    if res.source_a or res.source_b:
+        out.append(f"A = `{res.source_a}`, B = `{res.source_b}`. {_alignment_line(res)}")
+    for title, c in res.sections():
+        out += [f"## {title[0].upper()}{title[1:]}", _markdown_table(_head(res), diff_rows(c))]
+        out += [f"**{label} ({kind}):** {sentence}" for label, kind, sentence in _verdicts(c, res)]
+    return "\n\n".join(out) + "\n"
+
+
+def compare_text(res: CompareResult) -> str:
+    """Plain aligned tables for a terminal."""
+    out = [headline(res.whole, res.label_a, res.label_b), _alignment_line(res)]
+    for title, c in res.sections():
+        out += ["", f"{title[0].upper()}{title[1:]}", "", _text_table(_head(res), diff_rows(c))]
+        out += [""] + [
+            f"{label} ({kind}): {sentence}" for label, kind, sentence in _verdicts(c, res)
+        ]
+    return "\n".join(out) + "\n"
+
+
+def compare_csv(res: CompareResult) -> str:
+    """One row per section and figure, raw numbers (efficiency as a fraction)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_HEAD)
+    for title, c in res.sections():
+        for r in c.rows:
+            w.writerow(
+                [
+                    title,
+                    r.figure.key,
+                    r.figure.label,
+                    *("" if v is None else repr(round(v, 6)) for v in (r.a, r.b)),
+                    *("" if v is None else repr(round(v, 6)) for v in (r.delta, r.relative)),
+                    "lower" if r.figure.lower_is_better else "higher",
+                    r.judgement,
+                ]
+            )
+    return buf.getvalue()
