@@ -17,6 +17,7 @@ import numpy as np
 
 from viewer.io.errors import LogError
 from viewer.io.pairing import pair_events
+from viewer.io.parse import EVENT_COLUMNS, parse_records
 from viewer.io.scan import (
     ANSI_RE,
     MARK_DAEMON,
@@ -25,7 +26,6 @@ from viewer.io.scan import (
     EventBatch,
     RawBatch,
     find_records,
-    parse_records,
 )
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Source, checked
@@ -34,19 +34,8 @@ from viewer.model import Session, Timeline, build_session
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
-BATCH_RECORDS = 100_000  # payloads parsed at once: bounds the transient Python objects
+BATCH_RECORDS = 200_000  # lines parsed at once: bounds the transient Python objects
 WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
-EVENT_FIELDS = (
-    "seq",
-    "offset",
-    "event",
-    "job",
-    "partition",
-    "worker",
-    "synth_ms",
-    "gpu_ms",
-    "mono",
-)
 
 
 def open_log(
@@ -71,13 +60,13 @@ def open_log(
     found = sum(len(b.seq) + len(b.skipped_seq) for b in batches)
     if not found:
         raise LogError(f"{path}: {_not_a_log_reason(head)}")
-    ev = {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_FIELDS}
+    ev = {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_COLUMNS}
     if not len(ev["seq"]):
         reasons = Counter(r for b in batches for r in b.skipped_reason)
         listed = ", ".join(f"{k}: {v}" for k, v in reasons.most_common())
         raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
     job_ids = [j.decode("utf-8", "replace") for j in jobs]
-    kinds = {job_ids[j]: k for b in batches for j, k in b.kinds}
+    kinds = {job_ids[j]: k for b in batches for _, j, k in b.kinds}
     markers = [m for b in batches for m in b.markers]
     sessions = _sessions(ev, batches, markers, job_ids, kinds, workers_per_gpu)
     if truncated and sessions:
@@ -93,16 +82,14 @@ def _scan(
 ) -> tuple[list[EventBatch], bytes]:
     batches: list[EventBatch] = []
     raw = RawBatch()
-    base = 0
     head = b""
     for buf, start, end in checked(src.chunks(), src, progress, cancel):
         if not head:
             head = buf[start : start + 4096]
-        find_records(buf, start, end, base, raw)
-        base += end - start
-        if len(raw.payloads) + len(raw.cuzk) >= BATCH_RECORDS:
+        find_records(buf, start, end, raw)
+        if len(raw.items) >= BATCH_RECORDS:
             batches.append(parse_records(raw, jobs))
-            raw = RawBatch()
+            raw = RawBatch(base=raw.base + len(raw.items))
     batches.append(parse_records(raw, jobs))
     return batches, head
 

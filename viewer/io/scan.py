@@ -1,9 +1,10 @@
-"""Find our lines in a chunk of bytes and parse TIMELINE fields into numpy columns.
+"""Find our lines in a chunk of bytes, and the exact (slow) parse of TIMELINE / CUZK fields.
 
-Two stages keep Python work per *event*, never per line: ``find_records`` jumps from
-one ``TIMELINE,`` to the next with ``bytes.find`` (C speed over the noise) and keeps
-the payloads; ``parse_records`` joins a batch of payloads and parses them with two
-multi-line regexes into tuples, turned into numpy arrays column by column.
+``find_records`` runs one compiled regex per chunk: its literal ``TIM`` prefix is searched
+in C and each match is one ``TIMELINE,`` or ``CUZK_TIMING:`` line, in file order.  Lines
+are numbered by their match ordinal (``seq``), not their byte position, so nothing is
+done per line in Python.  ``parse`` parses batches with numpy and hands the rows it does
+not accept to ``parse_exact`` / ``parse_cuzk`` here, which define the behaviour.
 """
 
 from __future__ import annotations
@@ -98,44 +99,44 @@ def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
     return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
 
 
+#: One regex for both kinds of lines: the literal prefix keeps the C search fast.
+SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
+#: ``seq`` of a line = its match ordinal << SEQ_SHIFT (+ byte offset inside a glued line).
+SEQ_SHIFT = 20
+IN_LINE = 1 << 19  # byte offsets inside a line are capped here
+
+
 @dataclass
 class RawBatch:
-    """What ``find_records`` collected, each line with its byte position in the stream."""
+    """What ``find_records`` collected: matched lines from ordinal ``base`` on, and markers."""
 
-    payloads: list[bytes] = field(default_factory=list)  # after "TIMELINE,"
-    positions: list[int] = field(default_factory=list)
-    cuzk: list[bytes] = field(default_factory=list)  # after "CUZK_TIMING:"
-    cuzk_positions: list[int] = field(default_factory=list)
-    markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (pos, kind, text)
+    base: int = 0
+    items: list[bytes] = field(default_factory=list)  # "TIMELINE,..." / "TIMING: ..." lines
+    markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (seq, kind, text)
 
 
-def find_records(buf: bytes, start: int, end: int, base: int, out: RawBatch) -> None:
-    """Append our lines of ``buf[start:end]`` (at stream position ``base``) to ``out``."""
-    _find_lines(buf, start, end, base, TL, out.payloads, out.positions)
-    _find_lines(buf, start, end, base, CZ, out.cuzk, out.cuzk_positions)
-    if buf.find(START_PROBE, start, end) >= 0:
-        for needle, kind in ((DAEMON, MARK_DAEMON), (WORKER, MARK_WORKER)):
-            texts: list[bytes] = []
-            where: list[int] = []
-            _find_lines(buf, start, end, base, needle, texts, where)
-            out.markers += [(w, kind, t) for w, t in zip(where, texts, strict=True)]
-
-
-def _find_lines(
-    buf: bytes, start: int, end: int, base: int, needle: bytes, texts: list[bytes], where: list[int]
-) -> None:
-    """The hot loop: one ``find`` skips the noise to the next needle, one finds its line end."""
-    find = buf.find
-    add_text, add_where = texts.append, where.append
-    skip = len(needle)
-    p = find(needle, start, end)
-    while p >= 0:
-        e = find(b"\n", p, end)
-        if e < 0:
-            e = end
-        add_text(buf[p + skip : e])
-        add_where(base + p)
-        p = find(needle, e, end)
+def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
+    """Append our lines of ``buf[start:end]`` (whole lines) to ``out``."""
+    items = out.items
+    if buf.find(START_PROBE, start, end) < 0:
+        items += SCAN_RE.findall(buf, start, end)
+        return
+    found: list[tuple[int, int, bytes]] = []
+    for needle, kind in ((DAEMON, MARK_DAEMON), (WORKER, MARK_WORKER)):
+        p = buf.find(needle, start, end)
+        while p >= 0:
+            e = buf.find(b"\n", p, end)
+            e = end if e < 0 else e
+            found.append((p, kind, buf[p + len(needle) : e]))
+            p = buf.find(needle, e, end)
+    pos = start
+    for p, kind, text in sorted(found):
+        line = buf.rfind(b"\n", start, p) + 1 or start
+        if line > pos:  # the lines before the marker's line, so the marker sorts after them
+            items += SCAN_RE.findall(buf, pos, line)
+            pos = line
+        out.markers.append((((out.base + len(items)) << SEQ_SHIFT) - 1, kind, text))
+    items += SCAN_RE.findall(buf, pos, end)
 
 
 @dataclass
@@ -151,16 +152,15 @@ class EventBatch:
     synth_ms: np.ndarray  # float64
     gpu_ms: np.ndarray  # float64
     mono: np.ndarray  # bool: the detail proves a monolithic event (kind=, monolithic, ...)
-    kinds: list[tuple[int, str]]  # (job code, kind) from monolithic SYNTH_START
+    kinds: list[tuple[int, int, str]]  # (seq, job code, kind) from monolithic SYNTH_START
     skipped_seq: np.ndarray  # int64
     skipped_reason: list[str]
     cuzk: CuzkLines
     markers: list[tuple[int, int, bytes]]  # (seq, kind, text) of tracing lines
 
 
-def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
-    """Parse a batch of payloads into columns; ``seq`` is the byte position of each line."""
-    payloads, positions = raw.payloads, raw.positions
+def parse_exact(payloads: list[bytes], positions: list[int], jobs: dict[bytes, int]) -> EventBatch:
+    """Parse TIMELINE payloads (after ``TIMELINE,``) into columns, whatever their damage."""
     joined = b"\n".join(payloads)
     if TL in joined:  # two lines glued together by a torn write: split them
         payloads, positions = _unglue(payloads, positions)
@@ -172,9 +172,9 @@ def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
     rows = LINE_RE.findall(joined) if n else []
     if len(rows) != n:  # cannot happen with LINE_RE; never trust it blindly either
         raise AssertionError(f"LINE_RE returned {len(rows)} rows for {n} payloads")
-    cuzk = parse_cuzk(raw.cuzk, raw.cuzk_positions)
+    cuzk = parse_cuzk([], [])
     if not n:
-        return _empty_batch(cuzk, raw.markers)
+        return _empty_batch(cuzk, [])
     offs, evs, jids, details, rest = zip(*rows, strict=True)
     off_raw = np.array(offs)
     good = off_raw != b""
@@ -207,22 +207,16 @@ def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
         kind_arr[i] = parsed.get(b"kind", b"")
         mono_word_arr[i] = bool(parsed.get(b"monolithic"))
 
-    # Rows the pairing can trust: GPU events name a worker; partition-less rows carry the
-    # evidence of a monolithic job, else they are torn partitioned lines.
     has_kind = kind_arr != b""
-    mono = np.select(
-        [event == SYNTH_START, event == SYNTH_END, event == QUEUED],
-        [has_kind, ~np.isnan(synth_ms), mono_word_arr],
-        default=worker >= 0,
-    ) & (partition < 0)
-    bad = good & ((np.isin(event, NEEDS_WORKER) & (worker < 0)) | ((partition < 0) & ~mono))
+    mono, bad = trust(event, worker, partition, synth_ms, has_kind, mono_word_arr)
+    bad &= good
     skipped += [(int(seq[i]), "malformed_timeline") for i in np.flatnonzero(bad)]
     good &= ~bad
 
     job = _job_codes(jids, jobs)
     idx = np.flatnonzero(good)
     kinds = [
-        (int(job[i]), kind_arr[i].decode("ascii", "replace"))
+        (int(seq[i]), int(job[i]), kind_arr[i].decode("ascii", "replace"))
         for i in np.flatnonzero(good & has_kind & (event == SYNTH_START))
     ]
     skipped.sort()
@@ -240,9 +234,28 @@ def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
         skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
         skipped_reason=[r for _, r in skipped],
         cuzk=cuzk,
-        markers=raw.markers,
+        markers=[],
     )
     return batch
+
+
+def trust(
+    event: np.ndarray,
+    worker: np.ndarray,
+    partition: np.ndarray,
+    synth_ms: np.ndarray,
+    has_kind: np.ndarray,
+    mono_word: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(mono, bad): GPU events must name a worker; partition-less rows must carry the
+    evidence of a monolithic job, else they are torn partitioned lines."""
+    mono = np.select(
+        [event == SYNTH_START, event == SYNTH_END, event == QUEUED],
+        [has_kind, ~np.isnan(synth_ms), mono_word],
+        default=worker >= 0,
+    ) & (partition < 0)
+    bad = (np.isin(event, NEEDS_WORKER) & (worker < 0)) | ((partition < 0) & ~mono)
+    return mono, bad
 
 
 def _empty_batch(cuzk: CuzkLines, markers: list[tuple[int, int, bytes]]) -> EventBatch:
@@ -262,7 +275,7 @@ def _unglue(payloads: list[bytes], positions: list[int]) -> tuple[list[bytes], l
         for piece in text.split(TL):
             out.append(piece)
             where.append(at)
-            at += len(piece) + len(TL)
+            at = min(at + len(piece) + len(TL), pos + IN_LINE)
     return out, where
 
 
