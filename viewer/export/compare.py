@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
 from viewer.analysis.intervals import Range
+from viewer.analysis.summary import SessionSummary
 from viewer.export.report import _markdown_table, _num, _text_table, summary_dict
 from viewer.model import Session
 
@@ -59,9 +60,11 @@ def compare_runs(
     rng: Range = None,
     source_a: str = "",
     source_b: str = "",
+    whole: tuple[SessionSummary, SessionSummary] | None = None,
 ) -> CompareResult:
-    """Whole runs, plus the aligned range ``rng`` when one is given."""
-    whole = compare(a, b, None, alignment)
+    """Whole runs, plus the aligned range ``rng`` when one is given (``whole``: the whole-run
+    summaries of ``a`` and ``b`` when already computed)."""
+    whole = compare(a, b, None, alignment, whole=whole)
     ranged = None
     if rng is not None:
         ranged = compare(a, b, rng, alignment)
