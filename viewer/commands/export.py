@@ -1,9 +1,11 @@
-"""`python -m viewer export LOG --out FILE`: a Perfetto trace, the report or one table, headless."""
+"""`python -m viewer export LOG --out FILE`: a Perfetto trace, the report, one table or an
+annotated image of the lanes (PNG / SVG), headless."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -20,6 +22,8 @@ examples:
   python -m viewer export run.log --out run.trace.json     open it in ui.perfetto.dev
   python -m viewer export run.log --out report.md          same text as `report --markdown`
   python -m viewer export run.log --out gaps.csv --table gaps --range 0:600000
+  python -m viewer export run.log --out cold.png --range 64000:84000 --caption
+  python -m viewer export run.log --out run.svg --width 1200 --annotations notes.json
 
 """
     + RANGE_HELP
@@ -51,6 +55,25 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     p.add_argument("--session", type=int, default=None, metavar="N", help="only daemon run N")
     p.add_argument("--range", type=_range, default=None, metavar="A:B", help="time window (ms)")
     p.add_argument("--no-flows", action="store_true", help="trace: no synthesis -> GPU call arrows")
+    img = p.add_argument_group("images (.png / .svg)")
+    img.add_argument(
+        "--caption", action="store_true", help="add the range and its key figures under the lanes"
+    )
+    img.add_argument(
+        "--annotations",
+        metavar="FILE",
+        default=None,
+        help="draw the annotations saved in FILE (default: the log's sidecar, if any)",
+    )
+    img.add_argument("--no-annotations", action="store_true", help="draw no annotations")
+    img.add_argument("--width", type=int, default=1600, metavar="PX", help="default 1600")
+    img.add_argument(
+        "--height", type=int, default=None, metavar="PX", help="default: tall enough for every lane"
+    )
+    img.add_argument(
+        "--scale", type=float, default=2.0, help="PNG device pixels per PX (default 2)"
+    )
+    img.add_argument("--dark", action="store_true", help="dark background")
     p.add_argument(
         "--workers-per-gpu",
         type=int,
@@ -81,10 +104,7 @@ def _format(args: argparse.Namespace) -> str:
 
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() in IMAGE_SUFFIXES:
-        return _fail(
-            f"image export is not available yet ({args.out}): export a trace (.json), "
-            "Markdown (.md) or CSV (.csv), or use the viewer's screenshot"
-        )
+        return _run_image(args)
     try:
         fmt = _format(args)
     except ValueError as exc:
@@ -123,5 +143,121 @@ def run(args: argparse.Namespace) -> int:
         Path(args.out).write_text(text, encoding="utf-8")
     except OSError as exc:
         return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    print(f"export: wrote {args.out}", file=sys.stderr)
+    return 0
+
+
+# ---- images -----------------------------------------------------------------------------------
+
+
+def read_annotations(path: str | Path):
+    """The AnnotationSet saved in sidecar ``path``; ValueError saying what is wrong."""
+    from viewer.annotations import SCHEMA, Annotation, AnnotationSet
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} is not an annotations file ({exc})") from None
+    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
+        raise ValueError(f"{path} is not an annotations file (schema is not {SCHEMA!r})")
+    try:
+        return AnnotationSet(Annotation.from_dict(d) for d in doc.get("annotations", []))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ValueError(f"{path}: bad annotation: {exc}") from None
+
+
+def _sidecar_annotations(log: str):
+    """The log's own sidecar, read without touching it (None when there is none)."""
+    from viewer.annotations import sidecar_path
+
+    for user_dir in (False, True):
+        path = sidecar_path(log, user_dir=user_dir)
+        if path.is_file():
+            try:
+                return read_annotations(path)
+            except ValueError as exc:
+                print(f"export: ignoring the annotations: {exc}", file=sys.stderr)
+                return None
+    return None
+
+
+def _image_checks(args: argparse.Namespace) -> None:
+    if args.table is not None or args.format is not None:
+        raise ValueError("--table / --format go with .md / .csv / .json outputs, not images")
+    if args.out == "-":
+        raise ValueError("an image goes to a file, not to stdout")
+    if not 200 <= args.width <= 20000 or (args.height is not None and args.height < 150):
+        raise ValueError("--width is 200..20000 px and --height at least 150 px")
+    if not 0.5 <= args.scale <= 8:
+        raise ValueError("--scale is between 0.5 and 8")
+
+
+def _quiet_qt(mode, context, message: str) -> None:
+    """Qt messages to stderr, without the offscreen plugin's note on size hints."""
+    if "propagateSizeHints" not in message:
+        print(f"qt: {message}", file=sys.stderr)
+
+
+def _run_image(args: argparse.Namespace) -> int:
+    """Render the swimlanes offscreen, as the viewer shows them, to a PNG or SVG."""
+    try:
+        _image_checks(args)
+        annotations = None
+        if args.annotations and not args.no_annotations:
+            annotations = read_annotations(args.annotations)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
+        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    from viewer.io import LogError, open_log
+
+    try:
+        timeline = open_log(args.path, workers_per_gpu=args.workers_per_gpu)
+    except (LogError, OSError) as exc:
+        return _fail(str(exc))
+    if not timeline.sessions:
+        return _fail(f"{args.path}: no session to draw")
+    if args.session is None:
+        session = max(
+            range(len(timeline.sessions)), key=lambda i: len(timeline.sessions[i].partitions)
+        )
+    else:
+        indexes = [s.index for s in timeline.sessions]
+        if args.session not in indexes:
+            return _fail(f"no session {args.session} in {args.path} (sessions: {indexes})")
+        session = indexes.index(args.session)
+    if annotations is None and not args.no_annotations:
+        annotations = _sidecar_annotations(args.path)
+
+    from PySide6 import QtCore, QtWidgets
+
+    from viewer.ui.image_export import offscreen_view, write_image
+
+    if QtWidgets.QApplication.instance() is None:
+        QtCore.qInstallMessageHandler(_quiet_qt)
+    app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["viewer-export"])
+    view, caption = offscreen_view(
+        timeline,
+        session,
+        width=args.width,
+        height=args.height,
+        rng=args.range,
+        annotations=annotations,
+        caption=args.caption,
+        dark=args.dark,
+    )
+    try:
+        options = {"caption": caption}
+        if Path(args.out).suffix.lower() == ".png":
+            options["scale"] = args.scale
+        write_image(view, args.out, **options)
+    except OSError as exc:
+        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+    finally:
+        view.close()
+        view.deleteLater()
+        app.processEvents()
     print(f"export: wrote {args.out}", file=sys.stderr)
     return 0

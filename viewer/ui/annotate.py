@@ -1,0 +1,593 @@
+"""Annotations drawn on the swimlanes: notes, range highlights, arrows and rulers.
+
+``AnnotationOverlay`` is one GraphicsObject in the view's ViewBox that draws
+every annotation of the shown session (plain text only, never HTML) and turns
+mouse drags into moves, resizes and new annotations.  ``AnnotationController``
+owns the ``viewer.annotations.AnnotationSet`` (undo / redo), the current tool,
+the context menu and the debounced, atomic sidecar save.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.annotations import Annotation, AnnotationSet, load, save
+from viewer.ui.lane_data import MARKER_STRIP
+from viewer.ui.palette import Theme, with_alpha
+from viewer.ui.panels.common import fmt_ms
+from viewer.ui.timeline_view import TimelineView
+
+Qt = QtCore.Qt
+SAVE_DEBOUNCE_MS = 400
+SNAP_PX = 6.0
+HIT_PX = 5.0
+LABEL_MAX_W = 300.0
+PREVIEW_ID = "__preview__"
+TOOLS = ("note", "range", "arrow", "ruler")
+TOOL_NAMES = {"note": "Add note", "range": "Highlight range", "arrow": "Arrow", "ruler": "Ruler"}
+
+
+@dataclass(frozen=True)
+class Ink:
+    """Annotation colours for one theme: dark ink on pale paper, or the reverse."""
+
+    ink: QtGui.QColor
+    paper: QtGui.QColor
+    band: QtGui.QColor
+    band_edge: QtGui.QColor
+    selected: QtGui.QColor
+
+    @classmethod
+    def of(cls, theme: Theme) -> Ink:
+        yellow = QtGui.QColor("#ffd400")
+        return cls(
+            ink=QtGui.QColor(theme.foreground),
+            paper=QtGui.QColor("#4a4020" if theme.dark else "#fff4b0"),
+            band=with_alpha(yellow, 0.20 if theme.dark else 0.26),
+            band_edge=QtGui.QColor("#ffd400" if theme.dark else "#a88a00"),
+            selected=QtGui.QColor("#4fc3f7" if theme.dark else "#0064c8"),
+        )
+
+
+def label_of(a: Annotation) -> str:
+    """The text drawn for ``a``: a ruler always states its length."""
+    if a.kind == "ruler":
+        delta = "\u0394 " + fmt_ms(float(a.t1_ms) - a.t0_ms)
+        return f"{delta} \u00b7 {a.text}" if a.text else delta
+    return a.text
+
+
+@dataclass
+class _Shape:
+    """Where one annotation is drawn, in pixels from the view's top-left corner."""
+
+    ann: Annotation
+    x0: float
+    x1: float
+    y: float  # the line / pin height
+    top: float  # band or lane extent
+    bottom: float
+    label: QtCore.QRectF | None = None
+
+
+class AnnotationOverlay(pg.GraphicsObject):
+    """Every annotation of the shown session, above the lanes (z 40)."""
+
+    def __init__(self, controller: AnnotationController) -> None:
+        super().__init__()
+        self.ctl = controller
+        self.setZValue(40)
+        self.setAcceptHoverEvents(True)
+        self._font = QtGui.QFont()
+        self._metrics = QtGui.QFontMetricsF(self._font)
+        self._shapes: list[_Shape] = []
+        self._frame = (0.0, 1.0, 0.0, 1.0, 1.0)  # x0 ms, ms per px, y0, width px, height px
+        self._bounds = QtCore.QRectF()
+        self._drag: tuple | None = None
+        self._exporting = False
+
+    def set_exporting(self, exporting: bool) -> None:
+        """While an image is rendered the selected annotation is drawn like the others."""
+        self._exporting = exporting
+        self.update()
+
+    # ---------------------------------------------------------- geometry
+    def to_px(self, p: QtCore.QPointF) -> QtCore.QPointF:
+        x0, mpp, y0, _, _ = self._frame
+        return QtCore.QPointF((p.x() - x0) / mpp, p.y() - y0)
+
+    def prepare(self) -> None:
+        """Lay out the annotations for the current view range (cheap: a few dozen items)."""
+        vb = self.ctl.view.view_box()
+        (x0, x1), (y0, y1) = vb.viewRange()
+        width = max(vb.width(), 1.0)
+        mpp = max((x1 - x0) / width, 1e-9)
+        self._frame = (x0, mpp, y0, width, y1 - y0)
+        rect = QtCore.QRectF(x0, y0, x1 - x0, y1 - y0)
+        if rect != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = rect
+        self._shapes = []
+        placed: list[QtCore.QRectF] = []
+        line = self._metrics.height()
+        strip = MARKER_STRIP + 4  # below the two rows of transition labels
+        lanes = self.ctl.view.lanes()
+        content_bottom = (lanes.height if lanes is not None else y1) - y0
+        for a in self.ctl.drawn():
+            lo, hi = sorted((a.t0_ms, a.t0_ms if a.t1_ms is None else a.t1_ms))
+            if hi < x0 - 400 * mpp or lo > x1 + 400 * mpp:
+                continue
+            px0 = (a.t0_ms - x0) / mpp
+            px1 = px0 if a.t1_ms is None else (a.t1_ms - x0) / mpp
+            extent = self.ctl.lane_extent(a.lane)
+            if extent is None:
+                top, bottom = strip - 4, content_bottom
+                y = strip + line / 2 if a.kind == "note" else strip + line + 10
+            else:
+                top, bottom = extent[0] - y0, extent[1] - y0
+                y = (top + bottom) / 2
+            shape = _Shape(a, px0, px1, y, top, bottom)
+            text = label_of(a)
+            if text or a.kind == "range":
+                shape.label = self._place_label(shape, text, extent is None, strip, placed)
+                placed.append(shape.label)
+            self._shapes.append(shape)
+        self.update()
+
+    def _place_label(
+        self, s: _Shape, text: str, free: bool, strip: float, placed: list[QtCore.QRectF]
+    ) -> QtCore.QRectF:
+        flags = int(Qt.TextFlag.TextWordWrap)
+        size = self._metrics.boundingRect(QtCore.QRectF(0, 0, LABEL_MAX_W, 1e4), flags, text).size()
+        w, h = max(size.width(), 8.0) + 10, size.height() + 6
+        left, right = sorted((s.x0, s.x1))
+        if s.ann.kind == "note":
+            x = s.x0 + (6 if free else 10)
+            y = strip if free else s.top - h - 3
+            if y < 0:
+                y = s.bottom + 3
+        elif s.ann.kind == "range":
+            x, y = left + 3, (strip if free else s.top - h - 2)
+        else:
+            x, y = (left + right - w) / 2, s.y - h - 5
+        rect = QtCore.QRectF(x, max(y, 0.0), w, h)
+        for _ in range(8):  # step down past labels already placed
+            hit = next((r for r in placed if r.intersects(rect)), None)
+            if hit is None:
+                break
+            rect.moveTop(hit.bottom() + 2)
+        return rect
+
+    def hit(self, view_point: QtCore.QPointF) -> tuple[str, str] | None:
+        """(annotation id, part) under a view point; part is "body", "t0" or "t1"."""
+        p = self.to_px(view_point)
+        for s in reversed(self._shapes):
+            if s.label is not None and s.label.adjusted(-2, -2, 2, 2).contains(p):
+                return s.ann.id, "body"
+        for s in reversed(self._shapes):
+            kind, x, y = s.ann.kind, p.x(), p.y()
+            if kind in ("range", "ruler", "arrow"):
+                on_row = kind == "range" and s.top <= y <= s.bottom
+                on_row = on_row or abs(y - s.y) <= HIT_PX + 2
+                if on_row and abs(x - s.x0) <= HIT_PX:
+                    return s.ann.id, "t0"
+                if on_row and abs(x - s.x1) <= HIT_PX:
+                    return s.ann.id, "t1"
+                if kind != "range" and min(s.x0, s.x1) <= x <= max(s.x0, s.x1) and on_row:
+                    return s.ann.id, "body"
+            elif abs(x - s.x0) <= HIT_PX and (
+                s.ann.lane is None or abs(y - s.y) <= HIT_PX + 2 or s.label is None
+            ):
+                return s.ann.id, "body"
+        return None
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    # ------------------------------------------------------------ paint
+    def paint(self, painter: QtGui.QPainter, *args) -> None:
+        if not self._shapes:
+            return
+        x0, mpp, y0, _, _ = self._frame
+        t = painter.transform()
+        origin = t.map(QtCore.QPointF(x0, y0))
+        painter.save()
+        # Draw in view pixels (fonts and pens stay crisp at any export scale).
+        painter.setTransform(QtGui.QTransform(t.m11() * mpp, 0, 0, t.m22(), origin.x(), origin.y()))
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
+        painter.setFont(self._font)
+        ink = Ink.of(self.ctl.view.theme)
+        for s in self._shapes:
+            getattr(self, f"_paint_{s.ann.kind}")(painter, s, ink)
+            if s.label is not None:
+                self._paint_label(painter, s, ink)
+        painter.restore()
+
+    def _pen(self, color: QtGui.QColor, width: float = 1.5, dash: bool = False) -> QtGui.QPen:
+        pen = QtGui.QPen(color, width)
+        if dash:
+            pen.setStyle(Qt.PenStyle.DashLine)
+        return pen
+
+    def _paint_note(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        if s.ann.lane is None or self.ctl.lane_extent(s.ann.lane) is None:
+            p.setPen(self._pen(ink.ink, 1.2, dash=True))
+            p.drawLine(QtCore.QPointF(s.x0, s.top), QtCore.QPointF(s.x0, s.bottom))
+            return
+        if s.label is not None:
+            corner = s.label.bottomLeft() if s.label.top() < s.y else s.label.topLeft()
+            p.setPen(self._pen(ink.ink, 1.2))
+            p.drawLine(QtCore.QPointF(s.x0, s.y), corner)
+        p.setPen(self._pen(ink.ink, 1.5))
+        p.setBrush(ink.paper)
+        p.drawEllipse(QtCore.QPointF(s.x0, s.y), 4.0, 4.0)
+
+    def _paint_range(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        left, right = sorted((s.x0, s.x1))
+        p.fillRect(QtCore.QRectF(left, s.top, max(right - left, 1.0), s.bottom - s.top), ink.band)
+        p.setPen(self._pen(ink.band_edge, 1.5))
+        for x in (left, right):
+            p.drawLine(QtCore.QPointF(x, s.top), QtCore.QPointF(x, s.bottom))
+
+    def _paint_ruler(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        p.setPen(self._pen(with_alpha(ink.ink, 0.55), 1.0, dash=True))
+        for x in (s.x0, s.x1):
+            p.drawLine(QtCore.QPointF(x, s.top), QtCore.QPointF(x, s.bottom))
+        p.setPen(self._pen(ink.ink, 1.8))
+        p.drawLine(QtCore.QPointF(s.x0, s.y), QtCore.QPointF(s.x1, s.y))
+        for x in (s.x0, s.x1):
+            p.drawLine(QtCore.QPointF(x, s.y - 7), QtCore.QPointF(x, s.y + 7))
+
+    def _paint_arrow(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        p.setPen(self._pen(ink.ink, 1.8))
+        p.drawLine(QtCore.QPointF(s.x0, s.y), QtCore.QPointF(s.x1, s.y))
+        d = 1.0 if s.x1 >= s.x0 else -1.0
+        head = QtGui.QPolygonF(
+            [
+                QtCore.QPointF(s.x1, s.y),
+                QtCore.QPointF(s.x1 - d * 10, s.y - 5),
+                QtCore.QPointF(s.x1 - d * 10, s.y + 5),
+            ]
+        )
+        p.setBrush(ink.ink)
+        p.drawPolygon(head)
+
+    def _paint_label(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        selected = s.ann.id == self.ctl.selected and not self._exporting
+        p.setPen(self._pen(ink.selected if selected else ink.ink, 2.0 if selected else 1.0))
+        p.setBrush(ink.paper)
+        p.drawRoundedRect(s.label, 3, 3)
+        p.setPen(ink.ink)
+        flags = int(Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignCenter)
+        p.drawText(s.label.adjusted(5, 3, -5, -3), flags, label_of(s.ann))
+
+    # ------------------------------------------------------------ mouse
+    def hoverEvent(self, ev) -> None:
+        if ev.isExit():
+            self.unsetCursor()
+            return
+        hit = self.hit(ev.pos())
+        if hit is not None or self.ctl.tool:
+            ev.acceptDrags(Qt.MouseButton.LeftButton)
+            ev.acceptClicks(Qt.MouseButton.LeftButton)
+        if hit is not None:
+            shape = (
+                Qt.CursorShape.SizeHorCursor if hit[1] != "body" else Qt.CursorShape.SizeAllCursor
+            )
+            self.setCursor(shape)
+        elif self.ctl.tool:
+            self.setCursor(Qt.CursorShape.CrossCursor)
+        else:
+            self.unsetCursor()
+
+    def mouseClickEvent(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton:
+            ev.ignore()
+            return
+        hit = self.hit(ev.pos())
+        if hit is not None:
+            ev.accept()
+            self.ctl.select(hit[0])
+            if ev.double():
+                self.ctl.edit_text(hit[0])
+        elif self.ctl.tool == "note":
+            ev.accept()
+            self.ctl.add_note_at(ev.pos())
+        else:
+            self.ctl.select(None)
+            ev.ignore()
+
+    def mouseDragEvent(self, ev) -> None:
+        if ev.button() != Qt.MouseButton.LeftButton:
+            ev.ignore()
+            return
+        if ev.isStart():
+            start = ev.buttonDownPos()
+            hit = self.hit(start)
+            if hit is not None:
+                self._drag = ("edit", *hit)
+            elif self.ctl.tool in ("range", "arrow", "ruler"):
+                self._drag = ("create", self.ctl.tool, self.ctl.snap(start.x()))
+            else:
+                self._drag = None
+                ev.ignore()
+                return
+        if self._drag is None:
+            ev.ignore()
+            return
+        ev.accept()
+        self.ctl.drag_to(self._drag, ev.buttonDownPos(), ev.pos(), ev.isFinish())
+        if ev.isFinish():
+            self._drag = None
+
+
+class AnnotationController(QtCore.QObject):
+    """The annotations of the log shown in ``view``: editing, tools, menu, sidecar.
+
+    ``ask_text(title, initial)`` returns the text the user typed or None when
+    cancelled (a dialog by default; tests replace it).
+    """
+
+    changed = QtCore.Signal()
+    tool_changed = QtCore.Signal(str)
+    warning = QtCore.Signal(str)
+
+    def __init__(self, view: TimelineView, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent or view)
+        self.view = view
+        self.annotations = AnnotationSet()
+        self._unsubscribe = self.annotations.subscribe(self._on_set_changed)
+        self.log_path: Path | None = None
+        self.tool = ""
+        self.selected: str | None = None
+        self.preview: Annotation | None = None
+        self.ask_text: Callable[[str, str], str | None] = self._ask_text_dialog
+        self._edges: tuple[int, np.ndarray] = (-1, np.zeros(0))
+        self._save_timer = QtCore.QTimer(self)
+        self._save_timer.setSingleShot(True)
+        self._save_timer.setInterval(SAVE_DEBOUNCE_MS)
+        self._save_timer.timeout.connect(self.save_now)
+        self.overlay = AnnotationOverlay(self)
+        vb = view.view_box()
+        vb.addItem(self.overlay, ignoreBounds=True)
+        for signal in (vb.sigXRangeChanged, vb.sigYRangeChanged, vb.sigResized):
+            signal.connect(self._refresh)
+        view.session_changed.connect(self._refresh)
+        view.context_requested.connect(self._on_context_requested)
+
+    # ------------------------------------------------------------ model
+    def session_index(self) -> int:
+        return max(self.view.session_index(), 0)
+
+    def drawn(self) -> list[Annotation]:
+        """The annotations of the shown session, with the one being dragged in its new place."""
+        items = self.annotations.in_session(self.session_index())
+        if self.preview is None:
+            return items
+        out = [self.preview if a.id == self.preview.id else a for a in items]
+        return out if self.preview.id in self.annotations else [*out, self.preview]
+
+    def set_annotations(self, annotations: AnnotationSet, log_path: Path | None = None) -> None:
+        self._unsubscribe()
+        self.annotations = annotations
+        self._unsubscribe = annotations.subscribe(self._on_set_changed)
+        self.log_path = log_path
+        self.selected, self.preview = None, None
+        self._refresh()
+        self.changed.emit()
+
+    def open_log(self, log_path: str | Path) -> str | None:
+        """Save the current log's annotations, then load those of ``log_path``; returns the
+        sidecar warning (also emitted as ``warning``), None when all went well."""
+        self.flush()
+        annotations, problem = load(log_path)
+        self.set_annotations(annotations, Path(log_path))
+        if problem:
+            self.warning.emit(problem)
+        return problem
+
+    def save_now(self) -> Path | None:
+        self._save_timer.stop()
+        if self.log_path is None or not self.annotations.dirty:
+            return None
+        try:
+            return save(self.annotations, self.log_path)
+        except (OSError, ValueError) as exc:
+            self.warning.emit(f"Could not save the annotations of {self.log_path.name}: {exc}")
+            return None
+
+    def flush(self) -> None:
+        """Write pending changes now (before another log is opened, or on close)."""
+        if self._save_timer.isActive() or self.annotations.dirty:
+            self.save_now()
+
+    def _on_set_changed(self) -> None:
+        if self.selected is not None and self.selected not in self.annotations:
+            self.selected = None
+        self._refresh()
+        if self.log_path is not None:
+            self._save_timer.start()
+        self.changed.emit()
+
+    def _refresh(self, *args) -> None:
+        self.overlay.prepare()
+
+    # ------------------------------------------------------------ lanes
+    def lane_name_at(self, y: float) -> str | None:
+        lanes = self.view.lanes()
+        lane = lanes.lane_at(y) if lanes is not None else None
+        if lane is None:
+            return None
+        return lane.name or ("synthesis" if lane.kind == "synth" else None)
+
+    def lane_extent(self, name: str | None) -> tuple[float, float] | None:
+        """Top and bottom (view y) of the lane named ``name``; None if not shown."""
+        lanes = self.view.lanes()
+        if name is None or lanes is None:
+            return None
+        for lane in lanes.lanes():
+            if lane.name == name and lane.height > 0:
+                return lane.top, lane.top + lane.height
+        return None
+
+    def snap(self, t_ms: float) -> float:
+        """``t_ms`` moved onto the nearest GPU / synthesis event within a few pixels."""
+        session = self.view.session()
+        if session is None:
+            return t_ms
+        if self._edges[0] != id(session):
+            p = session.partitions
+            cols = ["synth_start", "synth_end", "gpu_start", "gpu_end", "kernel_start"]
+            v = p[cols].to_numpy(dtype=np.float64).ravel()
+            kend = (p["kernel_start"] + p["kernel_ms"]).to_numpy(dtype=np.float64)
+            v = np.unique(np.concatenate([v, kend]))
+            self._edges = (id(session), v[np.isfinite(v)])
+        edges = self._edges[1]
+        if not len(edges):
+            return t_ms
+        i = int(np.clip(np.searchsorted(edges, t_ms), 1, len(edges) - 1)) if len(edges) > 1 else 0
+        best = min(edges[max(i - 1, 0) : i + 1], key=lambda e: abs(e - t_ms))
+        return float(best) if abs(best - t_ms) <= SNAP_PX * self.overlay._frame[1] else t_ms
+
+    # ---------------------------------------------------------- editing
+    def add(
+        self, kind: str, t0_ms: float, t1_ms: float | None = None, *, lane=None, text: str = ""
+    ) -> Annotation:
+        a = self.annotations.add(
+            kind, t0_ms, t1_ms, lane=lane, text=text, session=self.session_index()
+        )
+        self.select(a.id)
+        return a
+
+    def add_note_at(self, point: QtCore.QPointF, text: str | None = None) -> Annotation | None:
+        """A note at view point ``point``, pinned to the lane there (asks for the text)."""
+        self.set_tool("")
+        if text is None:
+            text = self.ask_text("Add note", "")
+        if not text:
+            return None
+        return self.add("note", float(point.x()), lane=self.lane_name_at(point.y()), text=text)
+
+    def edit_text(self, id_: str, text: str | None = None) -> Annotation | None:
+        a = self.annotations.get(id_)
+        if text is None:
+            text = self.ask_text(f"Edit {a.kind}", a.text)
+        if text is None or text == a.text:
+            return None
+        return self.annotations.update(id_, text=text)
+
+    def delete(self, id_: str | None = None) -> None:
+        id_ = id_ or self.selected
+        if id_ is not None and id_ in self.annotations:
+            self.annotations.remove(id_)
+
+    def undo(self) -> bool:
+        return self.annotations.undo()
+
+    def redo(self) -> bool:
+        return self.annotations.redo()
+
+    def select(self, id_: str | None) -> None:
+        if id_ != self.selected:
+            self.selected = id_
+            self.overlay.update()
+
+    def set_tool(self, tool: str) -> None:
+        """Arm ``tool`` (one of TOOLS) for the next click or drag in the view; "" disarms."""
+        tool = tool if tool in TOOLS else ""
+        if tool != self.tool:
+            self.tool = tool
+            self.tool_changed.emit(tool)
+
+    def drag_to(
+        self, drag: tuple, down: QtCore.QPointF, now: QtCore.QPointF, finished: bool
+    ) -> None:
+        """Follow a drag of the overlay: preview while moving, one undo step when released."""
+        if drag[0] == "create":
+            _, kind, t0 = drag
+            lane = None if kind == "range" else self.lane_name_at(down.y())
+            t1 = self.snap(now.x())
+            new = Annotation(PREVIEW_ID, kind, t0, t1, lane, session=self.session_index())
+        else:
+            _, id_, part = drag
+            old = self.annotations.get(id_)
+            if part == "body":
+                new = old.moved(now.x() - down.x())
+                if old.kind == "note" and old.lane is not None:
+                    new = replace(new, lane=self.lane_name_at(now.y()) or old.lane)
+            else:
+                new = replace(old, **{f"{part}_ms": self.snap(now.x())})
+        self.preview = new
+        if finished:
+            self.preview = None
+            self._commit(drag, new)
+        self._refresh()
+
+    def _commit(self, drag: tuple, new: Annotation) -> None:
+        if drag[0] == "create":
+            self.set_tool("")
+            if new.t1_ms == new.t0_ms:
+                return
+            text = "" if new.kind == "ruler" else self.ask_text(TOOL_NAMES[new.kind], "")
+            if text is None:
+                return
+            self.add(new.kind, new.t0_ms, new.t1_ms, lane=new.lane, text=text)
+            return
+        old = self.annotations.get(new.id)
+        if new == old:
+            return
+        if drag[2] == "body":
+            self.annotations.move(new.id, new.t0_ms - old.t0_ms, lane=new.lane)
+        else:
+            self.annotations.update(new.id, t0_ms=new.t0_ms, t1_ms=new.t1_ms)
+
+    # ------------------------------------------------------------- menu
+    def context_menu(self, point: QtCore.QPointF, parent=None) -> QtWidgets.QMenu:
+        """The right-click menu at view point ``point`` (built, not shown)."""
+        menu = QtWidgets.QMenu(parent or self.view)
+        has_log = self.view.session() is not None
+        hit = self.overlay.hit(point)
+        if hit is not None:
+            a = self.annotations.get(hit[0])
+            self.select(a.id)
+            menu.addAction("Edit text…", lambda: self.edit_text(a.id))
+            menu.addAction(f"Delete {a.kind}", lambda: self.delete(a.id))
+            menu.addSeparator()
+        menu.addAction("Add note here…", lambda: self.add_note_at(point)).setEnabled(has_log)
+        selection = self.view.selection()
+        for kind, text in (("range", "Highlight selected range…"), ("ruler", "Measure selection")):
+            act = menu.addAction(text, lambda k=kind: self._annotate_selection(k))
+            act.setEnabled(has_log and selection is not None)
+        for kind in ("range", "arrow", "ruler"):
+            act = menu.addAction(f"{TOOL_NAMES[kind]} (drag)", lambda k=kind: self.set_tool(k))
+            act.setEnabled(has_log)
+        menu.addSeparator()
+        undo = self.annotations.undo_label
+        redo = self.annotations.redo_label
+        menu.addAction(f"Undo {undo or ''}".strip(), self.undo).setEnabled(undo is not None)
+        menu.addAction(f"Redo {redo or ''}".strip(), self.redo).setEnabled(redo is not None)
+        return menu
+
+    def _annotate_selection(self, kind: str) -> Annotation | None:
+        selection = self.view.selection()
+        if selection is None:
+            return None
+        text = "" if kind == "ruler" else self.ask_text(TOOL_NAMES[kind], "")
+        if text is None:
+            return None
+        return self.add(kind, *selection, text=text)
+
+    def _on_context_requested(self, point: QtCore.QPointF, screen: QtCore.QPoint) -> None:
+        menu = self.context_menu(point)
+        menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        menu.popup(screen)
+
+    def _ask_text_dialog(self, title: str, initial: str) -> str | None:
+        text, ok = QtWidgets.QInputDialog.getMultiLineText(self.view, title, "Text:", initial)
+        return text.strip() if ok else None

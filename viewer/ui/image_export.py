@@ -1,0 +1,389 @@
+"""Images of the timeline for write-ups: PNG at 2x device pixels, SVG with text as text.
+
+A page is the lanes as shown (with their annotations; never the hover tooltip,
+and the range selection only when asked), the legend, and optionally a
+caption block with the range and the key figures of ``viewer.analysis.summarize``
+formatted as the report formats them.  Works on the window's view or on a
+TimelineView built offscreen (the headless ``export`` command).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
+
+from viewer.analysis import SessionSummary, summarize
+from viewer.annotations import AnnotationSet
+from viewer.export.report import _ms, _sec, metric_rows
+from viewer.ui.annotate import AnnotationController
+from viewer.ui.lane_legend import ENTRIES
+from viewer.ui.palette import Theme
+from viewer.ui.timeline_view import TimelineView
+
+Qt = QtCore.Qt
+PNG_SCALE = 2.0
+MARGIN = 10.0
+SWATCH = QtCore.QSizeF(22, 11)
+#: Report rows the caption repeats (the reference figures), by the start of their label.
+CAPTION_ROWS = (
+    "mean ",
+    "serial ",
+    "on ",
+    "measured throughput",
+    "theoretical / measured",
+    "cross-sector GPU idle gaps",
+    "GPU idle gaps",
+    "cold start",
+)
+
+
+def _in_caption(label: str) -> bool:
+    return label.startswith(CAPTION_ROWS) or label.endswith("efficiency (merged intervals)")
+
+
+@dataclass(frozen=True)
+class Caption:
+    """The caption block: a title, label / value pairs and the verdict sentence."""
+
+    title: str
+    figures: list[tuple[str, str]]
+    verdict: str
+
+    def text(self) -> str:
+        lines = [self.title, *(f"{k}: {v}" for k, v in self.figures), self.verdict]
+        return "\n".join(line for line in lines if line)
+
+
+def caption_for(summary: SessionSummary, source: str | Path, rng_ms=None) -> Caption:
+    """The caption of an image of ``summary``'s session in ``rng_ms`` (None: whole session)."""
+    if rng_ms is None:
+        where = "whole session"
+    else:
+        a, b = rng_ms
+        where = f"range {a / 1000:.3f} s \u2192 {b / 1000:.3f} s ({(b - a) / 1000:.3f} s)"
+    title = f"{Path(str(source)).name} \u00b7 session {summary.index} \u00b7 {where}"
+    k = summary.kernel
+    what = "GPU call time (upper bound)" if k.upper_bound else "CUDA kernel time"
+    total = _ms(k.total_ms) if k.total_ms < 10_000 else _sec(k.total_ms / 1000)
+    figures = [(f"{what} in range" if rng_ms else f"{what} total", total)]
+    figures += [
+        (str(label), str(value)) for label, value in metric_rows(summary) if _in_caption(str(label))
+    ]
+    return Caption(title, figures, f"Verdict: {summary.verdict.sentence}")
+
+
+def page_range(view: TimelineView) -> tuple[float, float] | None:
+    """The visible range clipped to the session; None when it shows the whole session."""
+    session = view.session()
+    if session is None:
+        return None
+    x0, x1 = view.x_range()
+    a, b = max(x0, session.start_ms), min(x1, session.end_ms)
+    if a <= session.start_ms and b >= session.end_ms:
+        return None
+    return (a, b) if b > a else None
+
+
+def view_caption(view: TimelineView) -> Caption | None:
+    """The caption of the view as shown now (figures of the visible range)."""
+    session, timeline = view.session(), view.timeline()
+    if session is None or timeline is None:
+        return None
+    rng = page_range(view)
+    return caption_for(summarize(session, rng), timeline.source, rng)
+
+
+# ---- layout ---------------------------------------------------------------------------------
+
+
+def _legend_rows(width: float, metrics: QtGui.QFontMetricsF) -> list[list[tuple[float, int]]]:
+    """Legend entries (x, index) wrapped into rows that fit ``width``."""
+    rows: list[list[tuple[float, int]]] = [[]]
+    x = MARGIN
+    for i, (name, _) in enumerate(ENTRIES):
+        w = SWATCH.width() + 4 + metrics.horizontalAdvance(name) + 14
+        if rows[-1] and x + w > width - MARGIN:
+            rows.append([])
+            x = MARGIN
+        rows[-1].append((x, i))
+        x += w
+    return rows
+
+
+class Page:
+    """Sizes of the parts of one exported image (logical pixels)."""
+
+    def __init__(self, width: float, plot_height: float, caption: Caption | None) -> None:
+        self.width = width
+        self.plot_height = plot_height
+        self.caption = caption
+        self.font = QtGui.QFont()
+        self.bold = QtGui.QFont(self.font)
+        self.bold.setBold(True)
+        self.metrics = QtGui.QFontMetricsF(self.font)
+        self.line = math.ceil(self.metrics.height()) + 2
+        self.legend_rows = _legend_rows(width, self.metrics)
+        self.legend_height = len(self.legend_rows) * self.line + 6
+        self.caption_height = self._caption_height()
+
+    @classmethod
+    def fitting(cls, width: float, height: float, caption: Caption | None) -> Page:
+        """The page of ``width`` x ``height`` whose plot takes what legend and caption leave."""
+        probe = cls(width, 0.0, caption)
+        return cls(width, max(height - probe.legend_height - probe.caption_height, 60.0), caption)
+
+    @property
+    def height(self) -> float:
+        return self.plot_height + self.legend_height + self.caption_height
+
+    def _columns(self) -> int:
+        return max(1, min(3, int((self.width - 2 * MARGIN) // 380)))
+
+    def _verdict_rect(self) -> QtCore.QRectF:
+        flags = int(Qt.TextFlag.TextWordWrap)
+        box = QtCore.QRectF(0, 0, self.width - 2 * MARGIN, 1e4)
+        return self.metrics.boundingRect(box, flags, self.caption.verdict if self.caption else "")
+
+    def _caption_height(self) -> float:
+        if self.caption is None:
+            return 0.0
+        rows = math.ceil(len(self.caption.figures) / self._columns())
+        return math.ceil(self.line * (1 + rows) + self._verdict_rect().height() + 3 * 6)
+
+    # ---- painting -------------------------------------------------------------------------
+
+    def paint(self, painter: QtGui.QPainter, view: TimelineView) -> None:
+        theme = view.theme
+        painter.fillRect(QtCore.QRectF(0, 0, self.width, self.height), theme.background)
+        plot = view.plot
+        source = plot.viewport().rect()
+        plot.render(painter, QtCore.QRectF(0, 0, self.width, self.plot_height), source)
+        painter.setFont(self.font)
+        self._paint_legend(painter, theme, self.plot_height)
+        if self.caption is not None:
+            self._paint_caption(painter, theme, self.plot_height + self.legend_height)
+
+    def _paint_legend(self, p: QtGui.QPainter, theme: Theme, top: float) -> None:
+        for r, row in enumerate(self.legend_rows):
+            y = top + 3 + r * self.line
+            for x, i in row:
+                name, swatch = ENTRIES[i]
+                sw = QtCore.QRectF(x, y + (self.line - SWATCH.height()) / 2, *SWATCH.toTuple())
+                p.save()
+                swatch(p, sw, theme)
+                p.restore()
+                p.setPen(theme.foreground)
+                label = QtCore.QRectF(sw.right() + 4, y, self.width, self.line)
+                p.drawText(label, int(Qt.AlignmentFlag.AlignVCenter), name)
+
+    def _paint_caption(self, p: QtGui.QPainter, theme: Theme, top: float) -> None:
+        cap = self.caption
+        p.setPen(theme.separator)
+        p.drawLine(QtCore.QPointF(MARGIN, top + 2), QtCore.QPointF(self.width - MARGIN, top + 2))
+        p.setPen(theme.foreground)
+        p.setFont(self.bold)
+        y = top + 6
+        p.drawText(QtCore.QRectF(MARGIN, y, self.width - 2 * MARGIN, self.line), 0, cap.title)
+        y += self.line + 3
+        cols = self._columns()
+        col_w = (self.width - 2 * MARGIN) / cols
+        rows = math.ceil(len(cap.figures) / cols)
+        label_w = [0.0] * cols
+        for n, (label, _) in enumerate(cap.figures):
+            c = n // rows
+            label_w[c] = max(label_w[c], self.metrics.horizontalAdvance(label) + 10)
+        for n, (label, value) in enumerate(cap.figures):
+            c, r = divmod(n, rows)
+            x = MARGIN + c * col_w
+            p.setFont(self.font)
+            p.drawText(QtCore.QRectF(x, y + r * self.line, label_w[c], self.line), 0, label)
+            p.setFont(self.bold)
+            cell = QtCore.QRectF(x + label_w[c], y + r * self.line, col_w - label_w[c], self.line)
+            p.drawText(cell, 0, value)
+        y += rows * self.line + 3
+        p.setFont(self.font)
+        box = QtCore.QRectF(MARGIN, y, self.width - 2 * MARGIN, self._verdict_rect().height())
+        p.drawText(box, int(Qt.TextFlag.TextWordWrap), cap.verdict)
+
+
+# ---- rendering ------------------------------------------------------------------------------
+
+
+@contextmanager
+def _framed(view: TimelineView, rng: tuple[float, float] | None, selection: bool) -> Iterator[None]:
+    """Show ``rng`` (if given) without tooltip or selection while painting; restore after."""
+    before = view.x_range()
+    if rng is not None:
+        view.set_x_range(*rng)
+    # Overlays that mark an interactive state (a selected annotation) drop it while painting.
+    marked = [i for i in view.view_box().addedItems if hasattr(i, "set_exporting")]
+    for item in marked:
+        item.set_exporting(True)
+    try:
+        with view.hidden_for_export(selection=selection):
+            yield
+    finally:
+        for item in marked:
+            item.set_exporting(False)
+        if rng is not None:
+            view.set_x_range(*before)
+
+
+def _page(view: TimelineView, caption: bool | Caption | None) -> Page:
+    if caption is True:
+        caption = view_caption(view)
+    plot = view.plot.viewport()
+    return Page(float(plot.width()), float(plot.height()), caption or None)
+
+
+def render_image(
+    view: TimelineView,
+    *,
+    rng: tuple[float, float] | None = None,
+    caption: bool | Caption | None = False,
+    selection: bool = False,
+    scale: float = PNG_SCALE,
+) -> QtGui.QImage:
+    """The page as an image of ``scale`` device pixels per logical pixel."""
+    with _framed(view, rng, selection):
+        page = _page(view, caption)
+        size = QtCore.QSize(round(page.width * scale), round(page.height * scale))
+        image = QtGui.QImage(size, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+        image.setDevicePixelRatio(scale)
+        image.fill(view.theme.background)
+        painter = QtGui.QPainter(image)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+        page.paint(painter, view)
+        painter.end()
+    if page.caption is not None:
+        image.setText("Description", page.caption.text())
+    return image
+
+
+def render_svg(
+    view: TimelineView,
+    *,
+    rng: tuple[float, float] | None = None,
+    caption: bool | Caption | None = False,
+    selection: bool = False,
+) -> bytes:
+    """The page as SVG: rectangles and lines as vectors, every label as <text>."""
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    with _framed(view, rng, selection):
+        page = _page(view, caption)
+        generator = QtSvg.QSvgGenerator()
+        generator.setOutputDevice(buffer)
+        generator.setSize(QtCore.QSize(round(page.width), round(page.height)))
+        generator.setViewBox(QtCore.QRectF(0, 0, page.width, page.height))
+        # pyqtgraph's axes replay QPictures, which rescale to the device's dpi: match the view.
+        generator.setResolution(view.logicalDpiX())
+        generator.setTitle("cuzk timeline")
+        if page.caption is not None:
+            generator.setDescription(page.caption.text())
+        painter = QtGui.QPainter(generator)
+        page.paint(painter, view)
+        painter.end()
+    return bytes(buffer.data())
+
+
+def write_image(view: TimelineView, path: str | Path, **options) -> Path:
+    """Write a .png or .svg of the view (``options`` as for ``render_image``)."""
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix == ".svg":
+        options.pop("scale", None)
+        path.write_bytes(render_svg(view, **options))
+    elif suffix == ".png":
+        if not render_image(view, **options).save(str(path), "PNG"):
+            raise OSError(f"could not write {path}")
+    else:
+        raise ValueError(f"{path.name}: an image is .png or .svg")
+    return path
+
+
+def copy_image(view: TimelineView, **options) -> QtCore.QMimeData:
+    """Put the view on the clipboard as an image (2x) and as SVG; returns the mime data."""
+    mime = QtCore.QMimeData()
+    image = render_image(view, **options)
+    mime.setImageData(image)
+    options.pop("scale", None)
+    mime.setData("image/svg+xml", QtCore.QByteArray(render_svg(view, **options)))
+    QtWidgets.QApplication.clipboard().setMimeData(mime)
+    return mime
+
+
+# ---- offscreen (headless export) ------------------------------------------------------------
+
+
+def dark_palette() -> QtGui.QPalette:
+    """A plain dark palette for exports meant for dark slides."""
+    palette = QtGui.QPalette()
+    roles = QtGui.QPalette.ColorRole
+    for role, colour in (
+        (roles.Window, "#202124"),
+        (roles.WindowText, "#e8eaed"),
+        (roles.Base, "#17181a"),
+        (roles.Text, "#e8eaed"),
+        (roles.Highlight, "#4c8ee8"),
+    ):
+        palette.setColor(role, QtGui.QColor(colour))
+    return palette
+
+
+def offscreen_view(
+    timeline,
+    session: int,
+    *,
+    width: int,
+    height: int | None = None,
+    rng: tuple[float, float] | None = None,
+    annotations: AnnotationSet | None = None,
+    caption: bool = False,
+    dark: bool = False,
+) -> tuple[TimelineView, Caption | None]:
+    """A TimelineView never shown on screen whose page is ``width`` x ``height`` logical
+    pixels (``height`` None: tall enough for every lane), with its caption."""
+    view = TimelineView()
+    view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
+    if dark:
+        view.setPalette(dark_palette())
+    view.legend.hide()  # the page draws its own, wrapped to the width
+    view.resize(width, 600)
+    view.show()
+    view.set_timeline(timeline, session)
+    controller = AnnotationController(view)
+    if annotations is not None:
+        controller.set_annotations(annotations)
+    _settle(view, width, 600)
+    if rng is not None:
+        view.set_x_range(*rng)
+    cap = view_caption(view) if caption else None
+    if height is None:
+        lanes = view.lanes()
+        axis = view.plot.viewport().height() - view.view_box().height()
+        plot_height = (lanes.height if lanes is not None else 300.0) + axis + 4
+    else:
+        plot_height = Page.fitting(width, height, cap).plot_height
+    _settle(view, width, round(plot_height))
+    if rng is not None:
+        view.set_x_range(*rng)
+    return view, cap
+
+
+def _settle(view: TimelineView, width: int, height: int) -> None:
+    """Resize ``view`` until its plot is exactly ``width`` x ``height`` (a scroll bar may
+    take part of the width)."""
+    for _ in range(3):
+        viewport = view.plot.viewport()
+        dw, dh = width - viewport.width(), height - viewport.height()
+        if not dw and not dh:
+            return
+        view.resize(view.width() + dw, view.height() + dh)
+        view.layout().activate()
+        QtWidgets.QApplication.sendPostedEvents()
