@@ -28,6 +28,7 @@ EVENT_NAMES = (
 DETAIL_KEYS = (b"worker=", b"partition=", b"synth_ms=", b"gpu_ms=", b"kind=", b"monolithic")
 DIGITS = {b"worker=": 9, b"partition=": 9, b"synth_ms=": 12, b"gpu_ms=": 12}
 MAX_JOB = 64  # longer job ids take the exact path
+MAX_KIND = 32
 DETAIL_FIELDS = 3
 
 
@@ -49,11 +50,18 @@ class FastEvents:
 
 
 def matrix(lines: list[bytes], width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, width) uint8 rows of ``lines`` and their true lengths (longer ones are cut)."""
+    """(n, width + PAD) uint8 rows of ``lines`` and their true lengths (longer ones are cut).
+
+    The PAD zero columns let every window of up to PAD bytes start anywhere in a row.
+    """
     n = len(lines)
-    arr = np.array(lines, dtype=f"S{width}") if n else np.zeros(0, f"S{width}")
+    full = width + PAD
+    arr = np.array(lines, dtype=f"S{full}") if n else np.zeros(0, f"S{full}")
     lengths = np.fromiter(map(len, lines), dtype=np.int64, count=n)
-    return arr.view(np.uint8).reshape(n, width), lengths
+    return arr.view(np.uint8).reshape(n, full), lengths
+
+
+PAD = 72
 
 
 def _strip_cr(u: np.ndarray, length: np.ndarray) -> np.ndarray:
@@ -68,10 +76,16 @@ def _strip_cr(u: np.ndarray, length: np.ndarray) -> np.ndarray:
     return out
 
 
+def _clean(u: np.ndarray, length: np.ndarray) -> np.ndarray:
+    """Rows that fit and hold only printable ASCII (no NUL, ESC, CR or binary inside)."""
+    printable = np.count_nonzero((u - np.uint8(32)) <= 94, axis=1)
+    return (length <= u.shape[1] - PAD) & (printable == length)
+
+
 def _separators(u: np.ndarray, length: np.ndarray, sep: int, k: int) -> tuple[np.ndarray, ...]:
     """Positions of the first ``k`` ``sep`` of each row (``length`` when absent), and the count."""
     hit = u == sep
-    count = hit.sum(axis=1)
+    count = np.count_nonzero(hit, axis=1)
     rows = np.arange(len(u))
     out = []
     for _ in range(k):
@@ -83,13 +97,9 @@ def _separators(u: np.ndarray, length: np.ndarray, sep: int, k: int) -> tuple[np
 
 
 def _window(u: np.ndarray, start: np.ndarray, k: int) -> np.ndarray:
-    """(n, k) bytes from ``start`` of each row (0 past the matrix)."""
-    width = u.shape[1]
-    idx = start[:, None] + np.arange(k)[None, :]
-    inside = (idx >= 0) & (idx < width)
-    out = u[np.arange(len(u))[:, None], np.clip(idx, 0, width - 1)]
-    out[~inside] = 0
-    return out
+    """(n, k) bytes from ``start`` of each row (a copy; ``start`` <= width + PAD - k)."""
+    view = np.lib.stride_tricks.sliding_window_view(u, k, axis=1)
+    return view[np.arange(len(u)), np.minimum(start, view.shape[1] - 1)]
 
 
 def _is(u: np.ndarray, start: np.ndarray, end: np.ndarray, word: bytes, exact: bool) -> np.ndarray:
@@ -104,19 +114,19 @@ def _digits(
 ) -> tuple[np.ndarray, np.ndarray]:
     """(ok, value) of spans of 1..``most`` ASCII digits."""
     size = end - start
-    d = _window(u, start, most).astype(np.int64) - 48
-    j = np.arange(most)[None, :]
-    inside = j < size[:, None]
-    ok = (size >= 1) & (size <= most) & (((d >= 0) & (d <= 9)) | ~inside).all(axis=1)
-    power = np.where(inside, 10 ** np.clip(size[:, None] - 1 - j, 0, 18), 0)
-    return ok, (np.where(inside, d, 0) * power).sum(axis=1)
+    d = _window(u, start, most) - np.uint8(48)  # non-digits wrap to >= 10
+    inside = np.arange(most)[None, :] < size[:, None]
+    ok = (size >= 1) & (size <= most) & ((d <= 9) | ~inside).all(axis=1)
+    value = np.zeros(len(u), np.int64)
+    for j in range(most):
+        value = np.where(inside[:, j], value * 10 + d[:, j], value)
+    return ok, value
 
 
-def _no_byte(u: np.ndarray, start: np.ndarray, end: np.ndarray, byte: int) -> np.ndarray:
-    """Rows whose span ``[start, end)`` has no ``byte``."""
-    col = np.arange(u.shape[1])[None, :]
-    inside = (col >= start[:, None]) & (col < end[:, None])
-    return ~((u == byte) & inside).any(axis=1)
+def _no_byte(u: np.ndarray, start: np.ndarray, end: np.ndarray, byte: int, most: int) -> np.ndarray:
+    """Rows whose span ``[start, end)`` (at most ``most`` long) has no ``byte``."""
+    inside = np.arange(most)[None, :] < (end - start)[:, None]
+    return (end - start <= most) & ~((_window(u, start, most) == byte) & inside).any(axis=1)
 
 
 def _job_codes(u: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
@@ -124,6 +134,7 @@ def _job_codes(u: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.nd
     n = len(u)
     w = _window(u, start, MAX_JOB)
     w[np.arange(MAX_JOB)[None, :] >= (end - start)[:, None]] = 0
+    w[(end - start) > MAX_JOB] = 0  # rejected rows: one dummy job
     if not n:
         return np.zeros(0, np.int64), []
     keys = np.ascontiguousarray(w).view(f"S{MAX_JOB}").ravel()
@@ -138,9 +149,7 @@ def parse_events(u: np.ndarray, length: np.ndarray) -> FastEvents:
     """Parse TIMELINE payloads (the bytes after ``TIMELINE,``) in their strict form."""
     n = len(u)
     length = _strip_cr(u, length)
-    width = u.shape[1]
-    ok = (length <= width) & ((u == 0) | ((u >= SPACE) & (u <= 126))).all(axis=1)
-    ok &= (u != 0).sum(axis=1) == length  # no NUL inside a row
+    ok = _clean(u, length)
     c1, c2, c3, c4, c5, commas = _separators(u, length, COMMA, 2 + DETAIL_FIELDS)
     ok &= (commas >= 2) & (commas <= 2 + DETAIL_FIELDS)
     ok_off, offset = _digits(u, np.zeros(n, np.int64), c1, 15)
@@ -149,7 +158,7 @@ def parse_events(u: np.ndarray, length: np.ndarray) -> FastEvents:
     for name, code in EVENT_NAMES:
         event[_is(u, c1 + 1, c2, name, exact=True)] = code
     ok &= event >= 0
-    ok &= (c3 - c2 > 1) & (c3 - c2 - 1 <= MAX_JOB) & _no_byte(u, c2 + 1, c3, SPACE)
+    ok &= (c3 - c2 > 1) & (c3 - c2 - 1 <= MAX_JOB) & _no_byte(u, c2 + 1, c3, SPACE, MAX_JOB)
     values = {k: np.full(n, -1, np.int64) for k in DIGITS}
     kind_at = np.stack([np.full(n, -1, np.int64), np.zeros(n, np.int64)])
     mono_word = np.zeros(n, bool)
@@ -165,7 +174,7 @@ def parse_events(u: np.ndarray, length: np.ndarray) -> FastEvents:
                 hit = present & _is(u, s, e, key, exact=False)
                 vs = s + len(key)
                 if key == b"kind=":
-                    hit &= (e > vs) & _no_byte(u, vs, e, SPACE)
+                    hit &= (e > vs) & _no_byte(u, vs, e, SPACE, MAX_KIND)
                     kind_at[0] = np.where(hit, vs, kind_at[0])
                     kind_at[1] = np.where(hit, e, kind_at[1])
                 else:
@@ -212,8 +221,7 @@ def parse_cuzk(u: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarra
     """
     n = len(u)
     length = _strip_cr(u, length)
-    ok = (length <= u.shape[1]) & (u[:, 0] == SPACE)
-    ok &= ((u == 0) | ((u >= SPACE) & (u <= 126))).all(axis=1) & ((u != 0).sum(axis=1) == length)
+    ok = _clean(u, length) & (u[:, 0] == SPACE)
     s1, s2, s3, s4, spaces = _separators(u, length, SPACE, 4)
     tid = _is(u, s1 + 1, s2, b"gpu_tid=", exact=False)
     tid &= _digits(u, s1 + 1 + 8, s2, 9)[0]

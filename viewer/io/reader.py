@@ -48,15 +48,7 @@ def open_log(
     """Read ``path`` (plain, .gz or .zst); raise ``LogError`` if it is not a cuzk log."""
     path = Path(path)
     jobs: dict[bytes, int] = {}
-    with Source(path) as src:
-        was_enabled = gc.isenabled()
-        gc.disable()  # millions of short-lived tuples: the collector would rescan them all
-        try:
-            batches, head = _scan(src, jobs, progress, cancel)
-        finally:
-            if was_enabled:
-                gc.enable()
-        truncated = src.truncated
+    batches, head, truncated = _read(path, jobs, progress, cancel)
     found = sum(len(b.seq) + len(b.skipped_seq) for b in batches)
     if not found:
         raise LogError(f"{path}: {_not_a_log_reason(head)}")
@@ -72,6 +64,29 @@ def open_log(
     if truncated and sessions:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
     return Timeline(source=path, sessions=sessions, skipped={})
+
+
+def read_events(path: str | PathLike[str]) -> dict[str, np.ndarray]:
+    """The parsed TIMELINE columns of ``path`` in file order, before sessions and pairing."""
+    batches, _, _ = _read(Path(path), {}, None, None)
+    return {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_COLUMNS}
+
+
+def _read(
+    path: Path,
+    jobs: dict[bytes, int],
+    progress: Callable[[int, int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> tuple[list[EventBatch], bytes, bool]:
+    with Source(path) as src:
+        was_enabled = gc.isenabled()
+        gc.disable()  # millions of short-lived objects: the collector would rescan them all
+        try:
+            batches, head = _scan(src, jobs, progress, cancel)
+        finally:
+            if was_enabled:
+                gc.enable()
+        return batches, head, src.truncated
 
 
 def _scan(

@@ -1,0 +1,43 @@
+"""Run one measurement in a fresh process and print it as JSON (peak memory is per process).
+
+``python probe.py baseline|events|load PATH``
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import sys
+import time
+
+import viewer.io  # noqa: F401 - the baseline includes the package and its imports
+from viewer.io.reader import open_log, read_events
+
+
+def _held(timeline) -> int:
+    """Bytes of the tables the Timeline keeps."""
+    total = 0
+    for s in timeline.sessions:
+        for frame in (s.partitions, s.jobs, s.workers):
+            total += int(frame.memory_usage(deep=True).sum())
+    return total
+
+
+def main(mode: str, path: str) -> None:
+    out: dict[str, float] = {}
+    t = time.perf_counter()
+    if mode == "events":
+        ev = read_events(path)
+        out["events"] = len(ev["seq"])
+    elif mode == "load":
+        tl = open_log(path)
+        out["events"] = tl.events
+        out["held"] = _held(tl)
+        out["calls"] = sum(len(s.partitions) for s in tl.sessions)
+    out["seconds"] = time.perf_counter() - t
+    out["maxrss"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "")
