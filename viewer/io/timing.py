@@ -11,7 +11,7 @@ its GPU's previous kernel region, and say in the notes that this is a best effor
 
 from __future__ import annotations
 
-from collections import Counter, deque
+from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
@@ -71,13 +71,14 @@ def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarra
         owner = np.searchsorted(acq_seq, seq, side="right") - 1
         repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
         return np.where(repeat, -1, owner)
-    owner = np.full(len(seq), -1)
-    nxt = 0
-    for i, s in enumerate(seq):
-        if nxt < len(acq_seq) and acq_seq[nxt] < s:
+    owner = [-1] * len(seq)
+    starts = acq_seq.tolist()
+    nxt, n = 0, len(starts)
+    for i, s in enumerate(seq.tolist()):
+        if nxt < n and starts[nxt] < s:
             owner[i] = nxt
             nxt += 1
-    return owner
+    return np.array(owner, dtype=np.int64)
 
 
 def attribute(
@@ -91,73 +92,79 @@ def attribute(
     }
     skipped: Counter[str] = Counter()
     notes: list[str] = []
-    start_seq = calls["start_seq"].to_numpy()
-    end_seq = np.where(
-        calls["end_seq"].to_numpy() < 0, np.iinfo(np.int64).max, calls["end_seq"].to_numpy()
-    )
-    gpu_start = calls["gpu_start"].to_numpy()
-    gpus = calls["gpu"].to_numpy()
-    order = [int(i) for i in np.argsort(start_seq, kind="stable") if start_seq[i] >= 0]
-    queues: dict[int, deque[int]] = {}
-    last_end: dict[int, float] = {}
-    nxt = 0
-    ambiguous = 0
-    for b, (bseq, lock_ms) in enumerate(
-        zip(blocks.seq.tolist(), blocks.lock_ms.tolist(), strict=True)
-    ):
-        while nxt < len(order) and start_seq[order[nxt]] < bseq:
-            queues.setdefault(int(gpus[order[nxt]]), deque()).append(order[nxt])
-            nxt += 1
-        fronts = []
-        for g, q in queues.items():
-            while q and end_seq[q[0]] < bseq:
-                q.popleft()  # ended before the block: it never got (or logged) the lock
-            if q:
-                fronts.append((g, q[0]))
-        if not fronts:
-            skipped["orphan_cuzk_timing"] += 1
-            continue
-        if len(fronts) > 1:
-            g, c, close = _best_front(
-                fronts, bseq, lock_ms, gpu_start, last_end, event_seq, event_offset
-            )
-            ambiguous += close
-        else:
-            g, c = fronts[0]
-        queues[g].popleft()
-        ks = gpu_start[c] + lock_ms
-        out["kernel_start"][c] = ks
-        for name, col in blocks.values.items():
-            out[name][c] = col[b]
-        kernel = blocks.values["kernel_ms"][b]
-        last_end[g] = ks + (kernel if kernel == kernel else 0.0)
-    if len(queues) > 1 and len(blocks.seq):
+    owner, gpus_seen, ambiguous = _match(calls, blocks, event_seq, event_offset)
+    hit = np.flatnonzero(owner >= 0)
+    skipped["orphan_cuzk_timing"] += len(owner) - len(hit)
+    chosen = owner[hit]
+    out["kernel_start"][chosen] = calls["gpu_start"].to_numpy()[chosen] + blocks.lock_ms[hit]
+    for name, col in blocks.values.items():
+        out[name][chosen] = col[hit]
+    if gpus_seen > 1 and len(blocks.seq):
         notes.append(
-            f"CUZK_TIMING blocks matched to GPU calls on {len(queues)} GPUs by best effort "
+            f"CUZK_TIMING blocks matched to GPU calls on {gpus_seen} GPUs by best effort "
             f"({ambiguous} of {len(blocks.seq)} blocks had several plausible calls): per-call "
             "kernel times may be swapped between GPUs; their total is exact."
         )
-    return out, skipped, notes
+    return out, +skipped, notes
 
 
-def _best_front(
-    fronts: list[tuple[int, int]],
-    bseq: int,
-    lock_ms: float,
-    gpu_start: np.ndarray,
-    last_end: dict[int, float],
-    event_seq: np.ndarray,
-    event_offset: np.ndarray,
-) -> tuple[int, int, int]:
-    """The (gpu, call) whose kernel start fits the file position and its GPU's last kernel."""
-    i = int(np.searchsorted(event_seq, bseq))
-    lo = float(event_offset[i - 1]) if i > 0 else -np.inf
-    hi = float(event_offset[i]) if i < len(event_offset) else np.inf
-    scored = []
-    for g, c in fronts:
-        ks = gpu_start[c] + lock_ms
-        score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end.get(g, -np.inf) - ks)
-        scored.append((score, ks, g, c))
-    scored.sort()
-    close = int(len(scored) > 1 and scored[1][0] - scored[0][0] <= AMBIGUOUS_MS)
-    return scored[0][2], scored[0][3], close
+def _match(
+    calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
+) -> tuple[np.ndarray, int, int]:
+    """(call of every block or -1, GPUs that had calls open, ambiguous blocks).
+
+    Each GPU keeps a queue of its started calls in start order; a block drops the calls
+    that ended before it and takes the front of a queue (see the module docstring).  One
+    plain-Python pass over the blocks with integer lists: no numpy scalar per step.
+    """
+    start_seq = calls["start_seq"].to_numpy()
+    order = np.argsort(start_seq, kind="stable")
+    order = order[start_seq[order] >= 0]
+    o_start, o_call = start_seq[order].tolist(), order.tolist()
+    end_seq = calls["end_seq"].to_numpy()
+    end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq).tolist()
+    gpu_start = calls["gpu_start"].to_numpy().tolist()
+    gpus = calls["gpu"].to_numpy().tolist()
+    bseqs = blocks.seq.tolist()
+    locks = blocks.lock_ms.tolist()
+    kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0).tolist()
+    where = np.searchsorted(event_seq, blocks.seq)
+    offsets = np.concatenate([[-np.inf], event_offset.astype(np.float64), [np.inf]])
+    lows, highs = offsets[where].tolist(), offsets[where + 1].tolist()
+    queues: dict[int, list] = {}  # gpu -> [calls, head]
+    last_end: dict[int, float] = {}
+    owner = [-1] * len(bseqs)
+    nxt, n_started, ambiguous = 0, len(o_call), 0
+    for b, bseq in enumerate(bseqs):
+        while nxt < n_started and o_start[nxt] < bseq:
+            c = o_call[nxt]
+            queues.setdefault(gpus[c], [[], 0])[0].append(c)
+            nxt += 1
+        fronts = []
+        for g, q in queues.items():
+            items, head = q
+            while head < len(items) and end[items[head]] < bseq:
+                head += 1  # ended before the block: it never got (or logged) the lock
+            q[1] = head
+            if head < len(items):
+                fronts.append((g, items[head]))
+        if not fronts:
+            continue
+        lock = locks[b]
+        if len(fronts) > 1:
+            lo, hi = lows[b], highs[b]
+            scored = []
+            for g, c in fronts:
+                ks = gpu_start[c] + lock
+                score = max(0.0, lo - ks) + max(0.0, ks - hi)
+                score += max(0.0, last_end.get(g, -np.inf) - ks)
+                scored.append((score, ks, g, c))
+            scored.sort()
+            ambiguous += scored[1][0] - scored[0][0] <= AMBIGUOUS_MS
+            g, c = scored[0][2], scored[0][3]
+        else:
+            g, c = fronts[0]
+        queues[g][1] += 1
+        owner[b] = c
+        last_end[g] = gpu_start[c] + lock + kernels[b]
+    return np.array(owner, dtype=np.int64), len(queues), ambiguous
