@@ -1,0 +1,62 @@
+"""The numpy fast path must give exactly what the regex path gives, on any damage."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from io_logs import cuzk_block, simple_log
+from test_damage import apply, damage
+
+from viewer.io.parse import CZ_SKIP, TL_SKIP, parse_records
+from viewer.io.scan import SEQ_SHIFT, RawBatch, find_records, parse_cuzk, parse_exact
+
+LINES = simple_log(jobs=2, parts=3)
+LINES[8:8] = cuzk_block(5, 7)
+EXTRA = [
+    "TIMELINE,5,GPU_START,j,partition=2,worker=1,extra=x",
+    "TIMELINE,1,SYNTH_START,post,kind=window-post",
+    "TIMELINE,3,GPU_QUEUE,post,monolithic",
+    "TIMELINE,8,GPU_END,j,worker=0,partition=0,gpu_ms=401,",
+    "CUZK_TIMING:  gpu_tid=0\tntt_msm_h_ms=5",
+    "CUZK_TIMING: pre_lock_cpu_ms=oops",
+]
+
+
+def both(data: bytes):
+    raw = RawBatch()
+    find_records(data, 0, len(data), raw)
+    fast = parse_records(raw, {})
+    seq = [i << SEQ_SHIFT for i in range(len(raw.items))]
+    tl = [i for i, it in enumerate(raw.items) if it.startswith(b"TIMELINE,")]
+    cz = [i for i, it in enumerate(raw.items) if not it.startswith(b"TIMELINE,")]
+    # the old byte scan also found a TIMELINE glued after a CUZK_TIMING line's start
+    glued = [(i, raw.items[i].find(b"TIMELINE,", 1)) for i in cz]
+    glued = [(i, q) for i, q in glued if q > 0]
+    slow = parse_exact(
+        [raw.items[i][TL_SKIP:] for i in tl] + [raw.items[i][q + TL_SKIP :] for i, q in glued],
+        [seq[i] for i in tl] + [seq[i] + q for i, q in glued],
+        {},
+    )
+    order = np.argsort(slow.seq, kind="stable")
+    for col in ("seq", "offset", "event", "partition", "worker", "mono", "synth_ms", "gpu_ms"):
+        setattr(slow, col, getattr(slow, col)[order])
+    slow_cz = parse_cuzk([raw.items[i][CZ_SKIP:] for i in cz], [seq[i] for i in cz])
+    return fast, slow, slow_cz
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(damage, max_size=6), st.booleans())
+def test_fast_path_matches_exact_path(ops, extra):
+    data = apply(ops) + ("\n".join(EXTRA) + "\n").encode() * extra
+    fast, slow, slow_cz = both(data)
+    for col in ("seq", "offset", "event", "partition", "worker", "mono"):
+        np.testing.assert_array_equal(getattr(fast, col), getattr(slow, col), err_msg=col)
+    for col in ("synth_ms", "gpu_ms"):
+        np.testing.assert_array_equal(getattr(fast, col), getattr(slow, col), err_msg=col)
+    assert list(fast.skipped_seq) == list(slow.skipped_seq)
+    assert fast.skipped_reason == slow.skipped_reason
+    assert [k for _, _, k in fast.kinds] == [k for _, _, k in sorted(slow.kinds)]
+    if not any(b"CUZK_TIMING:" in line and b"TIMELINE," in line for line in data.split(b"\n")):
+        for col in ("seq", "kind", "a", "b"):
+            np.testing.assert_array_equal(getattr(fast.cuzk, col), getattr(slow_cz, col))
