@@ -218,17 +218,26 @@ class CompareWindow(QtWidgets.QWidget):
                 self._pending[i] = run
                 continue
             job = LoadJob(Path(run), self.workers_per_gpu, self)
-            job.loaded.connect(lambda t, i=i: self._on_loaded(i, t))
+            job.setProperty("run", i)
+            # A bound method of this QObject: the slot runs on the GUI thread (queued).
+            job.loaded.connect(self._on_loaded)
             job.failed.connect(self.status.setText)
-            job.finished.connect(job.deleteLater)
+            job.finished.connect(self._on_job_finished)
             self._jobs.append(job)
             job.start()
         self.status.setText("loading…")
         self._maybe_show()
 
-    def _on_loaded(self, i: int, timeline: Timeline) -> None:
-        self._pending[i] = timeline
+    def _on_loaded(self, timeline: Timeline) -> None:
+        job = self.sender()
+        self._pending[int(job.property("run"))] = timeline
         self._maybe_show()
+
+    def _on_job_finished(self) -> None:
+        job = self.sender()
+        if job in self._jobs:
+            self._jobs.remove(job)
+            job.deleteLater()
 
     def _maybe_show(self) -> None:
         if any(t is None for t in self._pending):
@@ -440,10 +449,9 @@ class CompareWindow(QtWidgets.QWidget):
             self.status.setText(f"Written to {path}")
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
-        for job in self._jobs:
-            if job.isRunning():
-                job.cancel()
-                job.wait(3000)
+        for job in list(self._jobs):
+            job.cancel()
+            job.wait(3000)
         self.runner.wait(3000)
         super().closeEvent(event)
 
