@@ -69,17 +69,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
 
 
-def _labels(a: Path, b: Path, label_a: str | None, label_b: str | None) -> tuple[str, str]:
-    """File stems (stems of .log.gz too); "A"/"B" suffixes when both are the same file."""
-    stem_a, stem_b = (p.name.split(".")[0] or p.name for p in (a, b))
-    if stem_a == stem_b:
-        stem_a, stem_b = f"{stem_a} (A)", f"{stem_b} (B)"
-    return label_a or stem_a, label_b or stem_b
-
-
 def run(args: argparse.Namespace) -> int:
     from viewer.analysis.compare import main_session
-    from viewer.export.compare import compare_dict, compare_markdown, compare_runs, compare_text
+    from viewer.export.compare import (
+        compare_dict,
+        compare_markdown,
+        compare_runs,
+        compare_text,
+        run_label,
+    )
     from viewer.io import LogError, open_log
 
     path_a, path_b = Path(args.path_a), Path(args.path_b)
@@ -90,10 +88,13 @@ def run(args: argparse.Namespace) -> int:
     except (LogError, OSError) as exc:
         print(f"compare: {exc}", file=sys.stderr)
         return 2
-    label_a, label_b = _labels(path_a, path_b, args.label_a, args.label_b)
-    if same and args.session_a != args.session_b and not (args.label_a or args.label_b):
-        label_a = f"{path_a.name.split('.')[0]} session {args.session_a}"
-        label_b = f"{path_b.name.split('.')[0]} session {args.session_b}"
+    label_a, label_b = run_label(path_a), run_label(path_b)
+    if label_a == label_b:  # one log, two sessions (or two files of the same name)
+        label_a, label_b = (
+            f"{label_a} session {args.session_a}",
+            f"{label_b} session {args.session_b}",
+        )
+    label_a, label_b = args.label_a or label_a, args.label_b or label_b
     try:
         res = compare_runs(
             main_session(timeline_a, args.session_a),

@@ -10,6 +10,7 @@ from __future__ import annotations
 import csv
 import io
 from dataclasses import dataclass
+from pathlib import Path
 
 from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
 from viewer.analysis.intervals import Range
@@ -69,6 +70,12 @@ def compare_runs(
     if rng is not None:
         ranged = compare(a, b, rng, alignment)
     return CompareResult(label_a, label_b, whole, ranged, source_a, source_b)
+
+
+def run_label(source: str | Path) -> str:
+    """A run's default label: its file stem (``phase7_pw20`` for ``phase7_pw20.log.gz``)."""
+    name = Path(source).name
+    return name.split(".")[0] or name
 
 
 def range_title(c: Comparison) -> str:

@@ -13,7 +13,13 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.compare import ALIGN_MODES, Alignment, alignment_offset, main_session
-from viewer.export.compare import CompareResult, compare_csv, compare_markdown, compare_runs
+from viewer.export.compare import (
+    CompareResult,
+    compare_csv,
+    compare_markdown,
+    compare_runs,
+    run_label,
+)
 from viewer.model import Session, Timeline
 from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.loader import LoadJob
@@ -62,8 +68,12 @@ class _DiffRunner(QtCore.QObject):
         self._pool.start(_DiffTask(self, self._generation, args))
 
     def _on_done(self, generation: int, res, error: str) -> None:
-        if generation == self._generation:
-            (self.ready.emit(res) if res is not None else self.failed.emit(error))
+        if generation != self._generation:
+            return  # a newer request superseded this one
+        if res is None:
+            self.failed.emit(error)
+        else:
+            self.ready.emit(res)
 
     def wait(self, msecs: int = 10000) -> bool:
         return self._pool.waitForDone(msecs)
@@ -248,9 +258,9 @@ class CompareWindow(QtWidgets.QWidget):
         except ValueError as exc:
             self.status.setText(str(exc))
             return
-        la, lb = (run_label(t) for t in (ta, tb))
+        la, lb = (run_label(t.source) for t in (ta, tb))
         if la == lb:
-            la, lb = f"{la} #{a.index}", f"{lb} #{b.index}"
+            la, lb = f"{la} session {a.index}", f"{lb} session {b.index}"
         self.status.setText("")
         self.set_runs(a, b, la, lb, str(ta.source), str(tb.source))
 
@@ -454,12 +464,6 @@ class CompareWindow(QtWidgets.QWidget):
             job.wait(3000)
         self.runner.wait(3000)
         super().closeEvent(event)
-
-
-def run_label(timeline: Timeline) -> str:
-    """A run's default label: its file stem (``phase7_pw20`` for ``phase7_pw20.log.gz``)."""
-    name = Path(timeline.source).name
-    return name.split(".")[0] or name
 
 
 # ---------------------------------------------------------------- main window hooks
