@@ -77,11 +77,51 @@ def test_tables_csv_and_markdown(fake_reader: dict, tmp_path: Path, table: str) 
     assert md.read_text().startswith("| session |")
 
 
-@pytest.mark.parametrize("name", ["shot.png", "shot.SVG"])
-def test_image_export_not_available_yet(fake_reader: dict, capsys, name: str) -> None:
-    assert run("run.log", "--out", name) == 2
-    assert "image export is not available yet" in capsys.readouterr().err
-    assert not fake_reader  # refused before reading the log
+def _note_file(tmp_path: Path, log_name: str = SAMPLE.name) -> Path:
+    from viewer.annotations import SCHEMA
+
+    path = tmp_path / "notes.json"
+    note = {"id": "a1", "kind": "note", "t0_ms": 70000.0, "text": "cold <start>", "session": 0}
+    path.write_text(
+        json.dumps({"schema": SCHEMA, "log": {"name": log_name}, "annotations": [note]})
+    )
+    return path
+
+
+def test_png_headless_at_2x_the_given_size(qapp, tmp_path: Path, capsys) -> None:
+    from PySide6 import QtGui
+
+    out = tmp_path / "shot.png"
+    argv = ["--width", "900", "--height", "500", "--caption", "--range", "64000:84000"]
+    assert run(SAMPLE, "--out", out, *argv) == 0
+    image = QtGui.QImage(str(out))
+    assert (image.width(), image.height()) == (1800, 1000)
+    assert "range 64.000 s" in image.text("Description")
+    assert "wrote" in capsys.readouterr().err
+
+
+def test_svg_headless_with_annotations_file(qapp, tmp_path: Path) -> None:
+    out = tmp_path / "shot.SVG"
+    notes = _note_file(tmp_path)
+    assert run(SAMPLE, "--out", out, "--width", "1000", "--caption", "--annotations", notes) == 0
+    svg = out.read_text(encoding="utf-8")
+    assert 'viewBox="0 0 1000 ' in svg
+    assert "cold &lt;start&gt;" in svg and "37.4 s/proof" in svg
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--table", "gaps"], "not images"),
+        (["--width", "50"], "--width"),
+        (["--annotations", "missing.json"], "cannot read"),
+    ],
+)
+def test_image_option_errors(tmp_path: Path, capsys, argv, message) -> None:
+    argv = [str(tmp_path / a) if a.endswith(".json") else a for a in argv]
+    assert run(SAMPLE, "--out", tmp_path / "x.png", *argv) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
 
 
 @pytest.mark.parametrize(

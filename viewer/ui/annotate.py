@@ -29,6 +29,7 @@ SNAP_PX = 6.0
 HIT_PX = 5.0
 LABEL_MAX_W = 300.0
 PREVIEW_ID = "__preview__"
+WAITS = ("pickup", "queue")  # wait layers: their ends sit a few ms off the calls
 TOOLS = ("note", "range", "arrow", "ruler")
 TOOL_NAMES = {"note": "Add note", "range": "Highlight range", "arrow": "Arrow", "ruler": "Ruler"}
 
@@ -145,7 +146,7 @@ class AnnotationOverlay(pg.GraphicsObject):
     ) -> QtCore.QRectF:
         flags = int(Qt.TextFlag.TextWordWrap)
         size = self._metrics.boundingRect(QtCore.QRectF(0, 0, LABEL_MAX_W, 1e4), flags, text).size()
-        w, h = max(size.width(), 8.0) + 10, size.height() + 6
+        w, h = max(size.width(), 8.0) + 12, size.height() + 6  # slack: no re-wrap
         left, right = sorted((s.x0, s.x1))
         if s.ann.kind == "note":
             x = s.x0 + (6 if free else 10)
@@ -313,7 +314,7 @@ class AnnotationOverlay(pg.GraphicsObject):
             if hit is not None:
                 self._drag = ("edit", *hit)
             elif self.ctl.tool in ("range", "arrow", "ruler"):
-                self._drag = ("create", self.ctl.tool, self.ctl.snap(start.x()))
+                self._drag = ("create", self.ctl.tool, self.ctl.snap(start.x(), start.y()))
             else:
                 self._drag = None
                 ev.ignore()
@@ -348,7 +349,7 @@ class AnnotationController(QtCore.QObject):
         self.selected: str | None = None
         self.preview: Annotation | None = None
         self.ask_text: Callable[[str, str], str | None] = self._ask_text_dialog
-        self._edges: tuple[int, np.ndarray] = (-1, np.zeros(0))
+        self._edges: tuple[tuple, np.ndarray] = ((), np.zeros(0))
         self._save_timer = QtCore.QTimer(self)
         self._save_timer.setSingleShot(True)
         self._save_timer.setInterval(SAVE_DEBOUNCE_MS)
@@ -436,24 +437,27 @@ class AnnotationController(QtCore.QObject):
                 return lane.top, lane.top + lane.height
         return None
 
-    def snap(self, t_ms: float) -> float:
-        """``t_ms`` moved onto the nearest GPU / synthesis event within a few pixels."""
-        session = self.view.session()
-        if session is None:
+    def snap(self, t_ms: float, y: float | None = None) -> float:
+        """``t_ms`` moved onto the nearest event edge within a few pixels: edges of the lane
+        at height ``y`` when there is one (a GPU worker's calls and kernels), else any."""
+        lanes = self.view.lanes()
+        if lanes is None:
             return t_ms
-        if self._edges[0] != id(session):
-            p = session.partitions
-            cols = ["synth_start", "synth_end", "gpu_start", "gpu_end", "kernel_start"]
-            v = p[cols].to_numpy(dtype=np.float64).ravel()
-            kend = (p["kernel_start"] + p["kernel_ms"]).to_numpy(dtype=np.float64)
-            v = np.unique(np.concatenate([v, kend]))
-            self._edges = (id(session), v[np.isfinite(v)])
+        lane = lanes.lane_at(y) if y is not None else None
+        key = (id(lanes), id(lane))
+        if self._edges[0] != key:
+            chosen = [lane] if lane is not None else lanes.lanes()
+            layers = [iv for ln in chosen for k, iv in ln.layers.items() if k not in WAITS]
+            parts = [a for iv in layers for a in (iv.start, iv.end)]
+            v = np.unique(np.concatenate(parts)) if parts else np.zeros(0)
+            self._edges = (key, v[np.isfinite(v)])
         edges = self._edges[1]
         if not len(edges):
             return t_ms
-        i = int(np.clip(np.searchsorted(edges, t_ms), 1, len(edges) - 1)) if len(edges) > 1 else 0
-        best = min(edges[max(i - 1, 0) : i + 1], key=lambda e: abs(e - t_ms))
-        return float(best) if abs(best - t_ms) <= SNAP_PX * self.overlay._frame[1] else t_ms
+        i = int(np.searchsorted(edges, t_ms))
+        near = edges[max(i - 1, 0) : i + 1]
+        best = float(near[np.argmin(np.abs(near - t_ms))])
+        return best if abs(best - t_ms) <= SNAP_PX * self.overlay._frame[1] else t_ms
 
     # ---------------------------------------------------------- editing
     def add(
@@ -512,7 +516,7 @@ class AnnotationController(QtCore.QObject):
         if drag[0] == "create":
             _, kind, t0 = drag
             lane = None if kind == "range" else self.lane_name_at(down.y())
-            t1 = self.snap(now.x())
+            t1 = self.snap(now.x(), down.y())
             new = Annotation(PREVIEW_ID, kind, t0, t1, lane, session=self.session_index())
         else:
             _, id_, part = drag
@@ -522,7 +526,7 @@ class AnnotationController(QtCore.QObject):
                 if old.kind == "note" and old.lane is not None:
                     new = replace(new, lane=self.lane_name_at(now.y()) or old.lane)
             else:
-                new = replace(old, **{f"{part}_ms": self.snap(now.x())})
+                new = replace(old, **{f"{part}_ms": self.snap(now.x(), now.y())})
         self.preview = new
         if finished:
             self.preview = None

@@ -221,7 +221,7 @@ def _framed(view: TimelineView, rng: tuple[float, float] | None, selection: bool
     if rng is not None:
         view.set_x_range(*rng)
     # Overlays that mark an interactive state (a selected annotation) drop it while painting.
-    marked = [i for i in view.view_box().addedItems if hasattr(i, "set_exporting")]
+    marked = [i for i in view.view_box().childGroup.childItems() if hasattr(i, "set_exporting")]
     for item in marked:
         item.set_exporting(True)
     try:

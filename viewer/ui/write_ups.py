@@ -223,6 +223,9 @@ class WriteUps(QtCore.QObject):
 def install(window: QtWidgets.QMainWindow) -> WriteUps:
     """Add annotations and write-up exports to ``window`` (call once, at the end of
     ``MainWindow.__init__``); the result is also kept as ``window.write_ups``."""
+    existing = getattr(window, "write_ups", None)
+    if isinstance(existing, WriteUps):
+        return existing
     write_ups = WriteUps(window)
     window.write_ups = write_ups
     return write_ups

@@ -1,0 +1,187 @@
+"""Annotations in the window: add / move / delete / undo through the UI, sidecar round trip."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtTest
+
+from tests.ui import test_timeline_view as tv
+from tests.ui.test_timeline_view import lane_y, scene_point
+from viewer.annotations import sidecar_path
+from viewer.ui import MainWindow
+from viewer.ui.write_ups import install
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+WORKER0 = "GPU 0 · worker 0"
+COLD_GAP = (69568.0, 74058.0)  # sector 0 -> 1: second-to-last GPU_END of 0, first GPU_START of 1
+
+
+@pytest.fixture
+def log(tmp_path, monkeypatch) -> Path:
+    """The sample log in a private folder (its sidecar is written beside it)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg"))
+    monkeypatch.delenv("CUZK_TIMELINE_USER_ANNOTATIONS", raising=False)
+    path = tmp_path / SAMPLE.name
+    shutil.copyfile(SAMPLE, path)
+    return path
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    ups = install(win)
+    ups.controller.ask_text = lambda title, initial: "typed text"
+    win.resize(1400, 850)
+    win.show()
+    yield win
+    win.cancel_loading()
+    win.runner.wait()
+
+
+def open_log(qtbot, win, path: Path) -> None:
+    with qtbot.waitSignal(win.timeline_loaded, timeout=15000):
+        win.open_paths([path])
+    with qtbot.waitSignal(win.summary_ready, timeout=15000):
+        pass
+
+
+def drag(view, a: QtCore.QPoint, b: QtCore.QPoint) -> None:
+    """Hover at ``a`` first, as a real pointer does (pyqtgraph picks the drag item on hover)."""
+    none = QtCore.Qt.MouseButton.NoButton
+    tv.send_mouse(view, QtCore.QEvent.Type.MouseMove, a, none, none)
+    QtTest.QTest.qWait(30)  # pyqtgraph drops moves closer than 10 ms to the previous one
+    tv.drag(view, a, b)
+
+
+def action(menu, text: str):
+    return next(a for a in menu.actions() if a.text().startswith(text))
+
+
+def test_install_adds_menus_toolbar_and_is_idempotent(window) -> None:
+    ups = window.write_ups
+    assert install(window) is ups
+    export = [a.text() for a in window.export_menu.actions()]
+    assert {"Export image…", "Copy image", "Export table (CSV / Markdown)"} <= set(export)
+    toolbar = [a.text() for a in window.toolbar.actions()]
+    assert {"Add note", "Highlight range", "Arrow", "Ruler"} <= set(toolbar)
+    assert ups.actions["undo"].shortcut().toString() == "Ctrl+Z"
+    assert ups.actions["redo"].shortcut().toString() == "Ctrl+Shift+Z"
+    assert not ups.actions["undo"].isEnabled()
+
+
+def test_note_from_context_menu_move_delete_undo_redo(qtbot, window, log) -> None:
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    view.set_x_range(64000, 84000)
+    at = QtCore.QPointF(70000, lane_y(view, WORKER0))
+    action(ctl.context_menu(at), "Add note here").trigger()
+    (note,) = ctl.annotations
+    assert (note.kind, note.t0_ms, note.lane, note.text) == ("note", 70000, WORKER0, "typed text")
+    assert ctl.overlay.hit(at) == (note.id, "body")
+
+    # Drag the pin 2 s to the right: one undo step.
+    drag(view, scene_point(view, 70000, at.y()), scene_point(view, 72000, at.y()))
+    moved = ctl.annotations.get(note.id)
+    assert moved.t0_ms == pytest.approx(72000, abs=40)  # a pixel is 14 ms here
+    assert moved.lane == WORKER0
+
+    # Double-click edits the text (plain text: markup stays as typed).
+    ctl.ask_text = lambda title, initial: "<b>late</b> synthesis"
+    ctl.edit_text(note.id)
+    assert ctl.annotations.get(note.id).text == "<b>late</b> synthesis"
+
+    at = QtCore.QPointF(moved.t0_ms, at.y())
+    action(ctl.context_menu(at), "Delete note").trigger()
+    assert len(ctl.annotations) == 0
+    ups = window.write_ups
+    assert ups.actions["undo"].text() == "Undo delete note"
+    ups.actions["undo"].trigger()
+    assert ctl.annotations.get(note.id).text == "<b>late</b> synthesis"
+    ups.actions["undo"].trigger()  # the edit
+    ups.actions["undo"].trigger()  # the move
+    assert ctl.annotations.get(note.id).t0_ms == 70000
+    ups.actions["redo"].trigger()
+    assert ctl.annotations.get(note.id).t0_ms == pytest.approx(72000, abs=40)
+
+
+def test_ruler_tool_drag_snaps_to_events_and_shows_delta(qtbot, window, log) -> None:
+    open_log(qtbot, window, log)
+    view, ctl, ups = window.view, window.write_ups.controller, window.write_ups
+    view.set_x_range(64000, 84000)
+    ups.actions["tool_ruler"].trigger()
+    assert ctl.tool == "ruler"
+    y = lane_y(view, WORKER0)
+    # A few ms off the events: the ends snap onto them.
+    drag(view, scene_point(view, COLD_GAP[0] + 25, y), scene_point(view, COLD_GAP[1] - 25, y))
+    (ruler,) = ctl.annotations
+    assert (ruler.kind, ruler.t0_ms, ruler.t1_ms) == ("ruler", *COLD_GAP)
+    assert ctl.tool == "" and not ups.actions["tool_ruler"].isChecked()
+    from viewer.ui.annotate import label_of
+
+    assert label_of(ruler) == "Δ 4 490 ms"
+    # Drag its right end back by ~1 s: a resize, undone in one step.
+    drag(view, scene_point(view, COLD_GAP[1], y), scene_point(view, COLD_GAP[1] - 1000, y))
+    assert ctl.annotations.get(ruler.id).t1_ms == pytest.approx(COLD_GAP[1] - 1000, abs=40)
+    ctl.undo()
+    assert ctl.annotations.get(ruler.id).t1_ms == COLD_GAP[1]
+
+
+def test_highlight_selection_and_arrow_from_menu(qtbot, window, log) -> None:
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    view.set_x_range(64000, 84000)
+    at = QtCore.QPointF(66000, 200)
+    assert not action(ctl.context_menu(at), "Highlight selected range").isEnabled()
+    with qtbot.waitSignal(window.summary_ready, timeout=15000):  # no summary left running
+        view.set_selection(*COLD_GAP)
+    action(ctl.context_menu(at), "Highlight selected range").trigger()
+    (band,) = ctl.annotations
+    assert (band.kind, band.t0_ms, band.t1_ms, band.lane) == ("range", *COLD_GAP, None)
+    action(ctl.context_menu(at), "Arrow (drag)").trigger()
+    y = lane_y(view, "GPU 0 · worker 1")
+    drag(view, scene_point(view, 76000, y), scene_point(view, 80000, y))
+    arrow = list(ctl.annotations)[-1]
+    assert (arrow.kind, arrow.lane, arrow.text) == ("arrow", "GPU 0 · worker 1", "typed text")
+
+
+def test_sidecar_round_trip_through_the_window(qtbot, window, log) -> None:
+    open_log(qtbot, window, log)
+    ctl = window.write_ups.controller
+    ctl.add("note", 70000.0, lane=WORKER0, text="cold start: sector 1 synthesis late")
+    sidecar = sidecar_path(log)
+    qtbot.waitUntil(sidecar.exists, timeout=3000)  # debounced save
+    assert json.loads(sidecar.read_text())["annotations"][0]["lane"] == WORKER0
+    ctl.add("ruler", *COLD_GAP)
+    window.close()  # pending changes are flushed on close
+    assert len(json.loads(sidecar.read_text())["annotations"]) == 2
+
+    ctl.set_annotations(type(ctl.annotations)())
+    open_log(qtbot, window, log)
+    assert [a.text for a in ctl.annotations] == ["cold start: sector 1 synthesis late", ""]
+    assert not window.banner.isVisible()
+
+
+def test_corrupt_sidecar_is_reported(qtbot, window, log) -> None:
+    sidecar = sidecar_path(log)
+    sidecar.write_text("{ not json", encoding="utf-8")
+    open_log(qtbot, window, log)
+    assert window.banner.isVisible()
+    assert "unusable" in window.banner.label.text()
+    assert len(window.write_ups.controller.annotations) == 0
+    assert list(log.parent.glob(sidecar.name + ".corrupt-*"))
+
+
+def test_tables_export_as_csv_and_markdown(qtbot, window, log, tmp_path) -> None:
+    open_log(qtbot, window, log)
+    ups = window.write_ups
+    csv = ups.export_table("transitions_panel", tmp_path / "t.csv")
+    md = ups.export_table("transitions_panel", tmp_path / "t.md")
+    assert len(csv.read_text().splitlines()) == 5
+    assert md.read_text().startswith("| ")
+    assert "4490" in csv.read_text()

@@ -1,0 +1,135 @@
+"""Images of the view: PNG at 2x with probed pixels, SVG with text as text, clipboard."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from tests.ui.test_annotate import COLD_GAP, WORKER0, log, open_log, window  # noqa: F401
+from tests.ui.test_timeline_view import lane_y
+from viewer.ui.annotate import Ink
+from viewer.ui.image_export import copy_image, offscreen_view, render_image, render_svg
+
+
+def pixel(image: QtGui.QImage, view, t_ms: float, y: float) -> QtGui.QColor:
+    """The colour the 2x image has at view point (t ms, y px)."""
+    scene = view.view_box().mapViewToScene(QtCore.QPointF(t_ms, y))
+    at = view.plot.mapFromScene(scene)
+    return image.pixelColor(round(at.x() * 2), round(at.y() * 2))
+
+
+def block_mean(image: QtGui.QImage, view, t_ms: float, y: float, r: int = 8) -> tuple:
+    scene = view.view_box().mapViewToScene(QtCore.QPointF(t_ms, y))
+    at = view.plot.mapFromScene(scene) * 2
+    px = [image.pixelColor(at.x() + dx, at.y() + dy) for dx in range(-r, r) for dy in range(-r, r)]
+    return tuple(sum(getattr(c, k)() for c in px) / len(px) for k in ("red", "green", "blue"))
+
+
+@pytest.fixture
+def annotated(qtbot, window, log):  # noqa: F811
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    view.set_x_range(64000, 84000)
+    ctl.add("range", *COLD_GAP, text="GPU waits for sector 1")
+    ctl.add("note", 66000.0, lane="GPU 0 · worker 1", text="<b>cold</b> start")
+    ctl.add("ruler", *COLD_GAP, lane=WORKER0)
+    return window
+
+
+def test_png_is_2x_with_shades_highlight_and_note(annotated) -> None:
+    view, ctl = annotated.view, annotated.write_ups.controller
+    plain = render_image(view, caption=True)
+    port = view.plot.viewport()
+    assert plain.devicePixelRatio() == 2
+    assert plain.width() == 2 * port.width() and plain.height() > 2 * port.height()
+    assert "37.4 s/proof" not in plain.text("Description")  # one job completes in 64-84 s
+    assert "range 64.000 s → 84.000 s" in plain.text("Description")
+
+    bg = view.theme.background
+    # Cold start (0 -> first GPU_START) is hatched over the worker lanes: grey, not background.
+    view.fit()
+    whole = render_image(view)
+    r, g, b = block_mean(whole, view, 12000, lane_y(view, WORKER0))
+    assert max(r, g, b) - min(r, g, b) < 12 and r < bg.red() - 8
+    view.set_x_range(64000, 84000)
+
+    # The range highlight tints empty space yellow; without annotations it is neutral.
+    ids = [a.id for a in ctl.annotations]
+    image = render_image(view)
+    empty_y = lane_y(view, "GPU 0 · busy") + 30  # below the synthesis header, no bars at 72 s
+    tint = pixel(image, view, 72000, empty_y)
+    assert tint.red() > 200 and tint.blue() < tint.green() - 40
+    for id_ in ids:
+        ctl.delete(id_)
+    bare = pixel(render_image(view), view, 72000, empty_y)
+    assert bare == bg
+    for _ in ids:
+        ctl.undo()
+
+    # The note's label box is pale paper with dark ink.
+    note = next(s for s in ctl.overlay._shapes if s.ann.kind == "note")
+    x0, mpp, y0, _, _ = ctl.overlay._frame
+    inside = (x0 + (note.label.left() + 3) * mpp, y0 + note.label.center().y())
+    assert pixel(image, view, *inside) == Ink.of(view.theme).paper
+
+
+def test_selection_and_tooltip_are_left_out_unless_asked(qtbot, annotated) -> None:
+    view = annotated.view
+    with qtbot.waitSignal(annotated.summary_ready, timeout=15000):  # no summary left running
+        view.set_selection(76000, 80000)
+    y = lane_y(view, "GPU 0 · busy") + 14
+    without = render_image(view)
+    with_sel = render_image(view, selection=True)
+    assert pixel(without, view, 78000, y) == view.theme.background
+    assert pixel(with_sel, view, 78000, y) != view.theme.background
+    assert view.selection() == (76000, 80000)  # the view is left as it was
+
+
+def test_svg_text_is_text_with_caption_figures(annotated) -> None:
+    view = annotated.view
+    view.fit()
+    svg = render_svg(view, caption=True).decode("utf-8")
+    assert svg.startswith("<?xml") and "<text" in svg
+    texts = " ".join(re.findall(r"<text[^>]*>([^<]*)</text>", svg))
+    for figure in ("37.4 s/proof", "3746 ms", "37.5 s", "100.0 %", "GPU-bound"):
+        assert figure in texts
+    assert "phase8_pw10_5sectors.log" in texts and "whole session" in texts
+    assert "&lt;b&gt;cold&lt;/b&gt; start" in svg  # plain text, never markup
+    assert "Δ 4 490" in texts  # Qt may split a run of text at spaces
+    assert 'stroke="#0064c8"' not in svg  # the selected annotation is not outlined
+
+
+def test_selected_range_export_frames_it_and_restores_the_view(annotated) -> None:
+    view = annotated.view
+    before = view.x_range()
+    svg = render_svg(view, rng=COLD_GAP, caption=True).decode("utf-8")
+    assert "range 69.568 s → 74.058 s" in svg
+    assert view.x_range() == pytest.approx(before)
+
+
+def test_window_export_and_clipboard(annotated, tmp_path) -> None:
+    ups = annotated.write_ups
+    png = ups.export_image(tmp_path / "shot.png")
+    svg = ups.export_image(tmp_path / "shot.svg")
+    assert QtGui.QImage(str(png)).width() == 2 * annotated.view.plot.viewport().width()
+    assert b"<svg" in svg.read_bytes()
+    assert ups.export_image(tmp_path / "shot.gif") is None
+    assert annotated.banner.isVisible()
+    mime = copy_image(annotated.view)
+    assert mime.hasImage() and mime.hasFormat("image/svg+xml")
+    ups.copy_image()
+    assert not QtWidgets.QApplication.clipboard().image().isNull()
+
+
+def test_offscreen_view_sizes_and_dark_palette(qtbot, log) -> None:  # noqa: F811
+    from viewer.io import open_log as read
+
+    timeline = read(log)
+    view, caption = offscreen_view(timeline, 0, width=900, height=500, caption=True, dark=True)
+    image = render_image(view, caption=caption)
+    assert (image.width(), image.height()) == (1800, 1000)
+    assert view.theme.dark
+    assert caption is not None and "37.4 s/proof" in caption.text()
+    view.close()
