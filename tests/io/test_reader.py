@@ -304,3 +304,35 @@ def test_concatenated_members(tmp_path, kind):
     path = tmp_path / f"rotated.{kind}"
     path.write_bytes(pack(run) + pack(run))
     assert [s.events for s in open_log(path).sessions] == [12, 12]
+
+
+def test_end_reads_only_the_first_bytes(tmp_path):
+    lines = simple_log(jobs=2, parts=3)
+    path = tmp_path / "growing.log"
+    write(path, lines)
+    data = path.read_bytes()
+    whole = open_log(path)
+    assert whole.bytes_read == len(data)
+    cut = data.rfind(b"\n", 0, data.index(b"job-1")) + 1  # job-1's first line starts here
+    head = open_log(path, end=cut)
+    assert head.bytes_read == cut
+    assert list(head.sessions[0].jobs["job_id"]) == ["job-0"] and head.events == 18
+    assert open_log(path, end=len(data) + 100).bytes_read == len(data)
+    with pytest.raises(LogError):
+        open_log(path, end=0)
+
+
+def test_end_is_ignored_for_compressed_files(tmp_path):
+    data = "\n".join(simple_log(jobs=2, parts=3)).encode() + b"\n"
+    path = tmp_path / "run.log.gz"
+    path.write_bytes(gzip.compress(data))
+    tl = open_log(path, end=10)
+    assert tl.events == 36 and tl.bytes_read == path.stat().st_size
+
+
+def test_end_progress_counts_to_end(tmp_path):
+    path = tmp_path / "run.log"
+    write(path, simple_log(jobs=2, parts=3))
+    seen = []
+    open_log(path, end=900, progress=lambda done, total: seen.append((done, total)))
+    assert seen and seen[-1] == (900, 900)

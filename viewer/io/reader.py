@@ -44,11 +44,18 @@ def open_log(
     workers_per_gpu: int | None = None,
     progress: Callable[[int, int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
+    end: int | None = None,
 ) -> Timeline:
-    """Read ``path`` (plain, .gz or .zst); raise ``LogError`` if it is not a cuzk log."""
+    """Read ``path`` (plain, .gz or .zst); raise ``LogError`` if it is not a cuzk log.
+
+    ``end``: read only the bytes ``[0, end)`` of a plain file (a file still being written;
+    a line cut at ``end`` reads as a torn line).  It is ignored for .gz / .zst files, which
+    are read whole.  The returned Timeline's ``bytes_read`` is the number of file bytes
+    consumed (compressed bytes for .gz / .zst).
+    """
     path = Path(path)
     jobs: dict[bytes, int] = {}
-    batches, head, truncated = _read(path, jobs, progress, cancel)
+    batches, head, truncated, consumed = _read(path, jobs, progress, cancel, end)
     found = sum(len(b.seq) + len(b.skipped_seq) for b in batches)
     if not found:
         raise LogError(f"{path}: {_not_a_log_reason(head)}")
@@ -63,12 +70,14 @@ def open_log(
     sessions = _sessions(ev, batches, markers, job_ids, kinds, workers_per_gpu)
     if truncated and sessions:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
-    return Timeline(source=path, sessions=sessions, skipped={})
+    timeline = Timeline(source=path, sessions=sessions, skipped={})
+    timeline.bytes_read = consumed  # an attribute of the reader, not a model field
+    return timeline
 
 
 def read_events(path: str | PathLike[str]) -> dict[str, np.ndarray]:
     """The parsed TIMELINE columns of ``path`` in file order, before sessions and pairing."""
-    batches, _, _ = _read(Path(path), {}, None, None)
+    batches, *_ = _read(Path(path), {}, None, None)
     return {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_COLUMNS}
 
 
@@ -77,8 +86,9 @@ def _read(
     jobs: dict[bytes, int],
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
-) -> tuple[list[EventBatch], bytes, bool]:
-    with Source(path) as src:
+    end: int | None = None,
+) -> tuple[list[EventBatch], bytes, bool, int]:
+    with Source(path, end) as src:
         was_enabled = gc.isenabled()
         gc.disable()  # millions of short-lived objects: the collector would rescan them all
         try:
@@ -86,7 +96,7 @@ def _read(
         finally:
             if was_enabled:
                 gc.enable()
-        return batches, head, src.truncated
+        return batches, head, src.truncated, src.position()
 
 
 def _scan(

@@ -35,7 +35,7 @@ Chunk = tuple[bytes, int, int]
 class Source:
     """A read-only byte stream over a possibly compressed file, with progress in file bytes."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, end: int | None = None) -> None:
         self.path = path
         self.name = path.name
         if not path.exists():
@@ -58,6 +58,9 @@ class Source:
         elif magic == ZSTD_MAGIC:
             self.compression = "zstd"
         self.truncated = False  # set when a compressed stream ends early
+        # Plain files stop at ``end`` (a file still being written); compressed ones ignore it.
+        if end is not None and self.compression == "plain":
+            self.total = max(0, min(end, self.total))
 
     def position(self) -> int:
         """Bytes of the file consumed so far (compressed bytes for .gz / .zst)."""
@@ -70,7 +73,9 @@ class Source:
         """The decompressed stream in pieces of about ``size`` input bytes."""
         read = self._raw.read
         if self.compression == "plain":
-            while data := read(size):
+            left = self.total
+            while left > 0 and (data := read(min(size, left))):
+                left -= len(data)
                 yield data
             return
         make = _DECOMPRESSORS[self.compression]
