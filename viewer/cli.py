@@ -6,12 +6,13 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from viewer.commands import export, gui, info, report, simulate
+from viewer.commands import compare, export, gui, info, report, simulate
 
 SUBCOMMANDS = {
     "info": info,
     "report": report,
     "export": export,
+    "compare": compare,
     "simulate": simulate,
     "open": gui,
 }
@@ -24,6 +25,7 @@ where the GPU sat idle and whether the run is GPU-bound.
   python -m viewer info run.log        what the reader found: sessions, events, skipped lines
   python -m viewer report run.log      kernel time, gaps, transitions, s/proof, verdict
   python -m viewer export run.log --out t.json --format trace   Perfetto / chrome://tracing
+  python -m viewer compare a.log b.log two runs side by side: every figure, delta, verdicts
   python -m viewer simulate -o x.log   write a realistic synthetic daemon log
 
 Run `python -m viewer COMMAND --help` for the options of each command.

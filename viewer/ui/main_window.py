@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.model import Timeline
+from viewer.ui.compare_window import install as install_compare
 from viewer.ui.dialogs import show_about, show_shortcuts
 from viewer.ui.loader import LoadJob
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
@@ -149,6 +150,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_title()
         self._restore_layout()
         self._show_empty_hint()
+        install_compare(self)
 
     # ----------------------------------------------------------------- building
     def _add_dock(self, key, title, widget, area) -> None:
