@@ -15,6 +15,7 @@ from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel,
 from viewer.ui.resources import app_icon
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.timeline_view import TimelineView
+from viewer.ui.write_ups import install as install_write_ups
 
 LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".out", ".err")
 MAX_RECENT = 10
@@ -150,6 +151,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._update_title()
         self._restore_layout()
         self._show_empty_hint()
+        install_write_ups(self)
         install_compare(self)
 
     # ----------------------------------------------------------------- building
