@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from PySide6 import QtCore
 
 from viewer.analysis import summarize
@@ -14,11 +16,12 @@ class _Task(QtCore.QRunnable):
 
     def run(self) -> None:
         try:
-            summary = summarize(self.session, self.rng)
+            summary, error = summarize(self.session, self.rng), ""
         except Exception as exc:  # an analysis bug shows in the status bar, not as a crash
-            self.runner._done.emit(self.generation, None, f"{type(exc).__name__}: {exc}")
-        else:
-            self.runner._done.emit(self.generation, summary, "")
+            summary, error = None, f"{type(exc).__name__}: {exc}"
+        # The window may have been closed (its runner deleted) while this ran.
+        with contextlib.suppress(RuntimeError):
+            self.runner._done.emit(self.generation, summary, error)
 
 
 class SummaryRunner(QtCore.QObject):
