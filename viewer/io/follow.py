@@ -1,0 +1,185 @@
+"""Follow a log that is still being written (``tail -f``): ``LogFollower.poll()``.
+
+A poll reads the file up to its last complete line, never a partial last line.  When
+the file shrinks or its bytes before our end change (truncation), or the path names
+another inode (rotation), what was read so far stays as earlier sessions and the new
+content starts new sessions after them, with ``Session.index`` renumbered.
+
+Cost: a poll that finds new complete lines re-reads the whole file (``[0, last newline)``
+with ``open_log(end=...)``), so that pairing, sessions and kernel attribution are exactly
+those of a full read.  A poll therefore costs as much as opening the file: poll at
+``next_interval()``, max(0.5 s, 2 x the last read time), which adapts to the file's size.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import time
+from os import PathLike
+from pathlib import Path
+from typing import BinaryIO
+
+from viewer.io.errors import LogError
+from viewer.io.reader import open_log
+from viewer.io.scan import TL
+from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC
+from viewer.model import Session, Timeline
+
+MIN_INTERVAL_S = 0.5
+TAIL_BYTES = 64  # bytes before our end compared on every poll: a truncate-and-regrow shows
+BLOCK = 1 << 16  # backwards search for the last newline
+
+
+class LogFollower:
+    """Tail ``path``: ``poll()`` returns the whole Timeline read so far when it changed,
+    else None.  Raises ``LogError`` for a compressed or non-log file."""
+
+    def __init__(self, path: str | PathLike[str], workers_per_gpu: int | None = None) -> None:
+        self.path = Path(path)
+        self.workers_per_gpu = workers_per_gpu
+        self.last_read_s = 0.0  # duration of the last poll
+        self._kept: list[Session] = []  # sessions of rotated-away or truncated content
+        self._current: list[Session] = []  # sessions of the file followed now
+        self._file: BinaryIO | None = None  # held open: a rotated inode can still be drained
+        self._id: tuple[int, int] | None = None  # (st_dev, st_ino) of ``_file``
+        self._end = 0  # offset past the last complete line read from ``_file``
+        self._tail = b""  # the bytes just before ``_end``
+        self._seen_tl = 0  # bytes of ``_file`` searched for a TIMELINE line, in vain
+        self._has_tl = False
+
+    @property
+    def end(self) -> int:
+        """Bytes of the current file read (up to the end of its last complete line)."""
+        return self._end
+
+    def next_interval(self) -> float:
+        """Seconds to wait before the next poll."""
+        return max(MIN_INTERVAL_S, 2 * self.last_read_s)
+
+    def poll(self) -> Timeline | None:
+        t0 = time.perf_counter()
+        try:
+            changed = self._poll()
+        finally:
+            self.last_read_s = time.perf_counter() - t0
+        return self.timeline() if changed else None
+
+    def timeline(self) -> Timeline:
+        """Everything read so far: earlier files' sessions first, renumbered."""
+        sessions = [
+            dataclasses.replace(s, index=i) for i, s in enumerate(self._kept + self._current)
+        ]
+        return Timeline(source=self.path, sessions=sessions, skipped={})
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+    # ----------------------------------------------------------------- polling
+    def _poll(self) -> bool:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            st = None  # between a rotation's rename and the new file's creation
+        except OSError as exc:
+            raise LogError(f"{self.path}: cannot be read ({exc.strerror or exc})") from exc
+        changed = False
+        if self._file is not None and (st is None or (st.st_dev, st.st_ino) != self._id):
+            changed = self._grow(drain=True)  # the rotated file's last lines
+            self._retire()
+            self.close()
+        if st is None:
+            if not (changed or self._kept):
+                raise LogError(f"{self.path}: no such file")
+            return changed
+        if self._file is None:
+            self._open()
+        return self._grow() or changed
+
+    def _open(self) -> None:
+        try:
+            self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed in close()
+        except OSError as exc:
+            raise LogError(f"{self.path}: cannot be read ({exc.strerror or exc})") from exc
+        st = os.fstat(self._file.fileno())
+        self._id = (st.st_dev, st.st_ino)
+        self._restart()
+
+    def _restart(self) -> None:
+        self._end, self._tail, self._seen_tl, self._has_tl = 0, b"", 0, False
+
+    def _retire(self) -> None:
+        """The current file's content is done: keep its sessions, start afresh."""
+        self._kept += self._current
+        self._current = []
+        self._restart()
+
+    def _grow(self, drain: bool = False) -> bool:
+        """Read the new complete lines of ``_file``, if any; True when sessions changed."""
+        assert self._file is not None
+        size = os.fstat(self._file.fileno()).st_size
+        if size < self._end or self._pread(len(self._tail), self._end - len(self._tail)) != (
+            self._tail
+        ):
+            self._retire()  # truncated, maybe written again since
+        if size <= self._end:
+            return False
+        if self._end == 0:
+            self._check_plain()
+        end = self._last_line_end(size)
+        if end <= self._end or not self._timeline_lines(end):
+            return False
+        path = self.path
+        if drain:
+            path = Path(f"/proc/self/fd/{self._file.fileno()}")
+            if not path.exists():
+                return False  # no way to reopen the renamed inode on this system
+        timeline = open_log(path, workers_per_gpu=self.workers_per_gpu, end=end)
+        self._current = timeline.sessions
+        self._end = end
+        self._tail = self._pread(min(TAIL_BYTES, end), end - min(TAIL_BYTES, end))
+        return True
+
+    def _check_plain(self) -> None:
+        magic = self._pread(4, 0)
+        kind = "gzip" if magic.startswith(GZIP_MAGIC) else "zstd" if magic == ZSTD_MAGIC else ""
+        if kind:
+            raise LogError(
+                f"{self.path}: a {kind}-compressed log cannot be followed (it only reads whole);"
+                " open it without Follow"
+            )
+
+    def _last_line_end(self, size: int) -> int:
+        """Offset past the last newline in ``[_end, size)``, or ``_end`` if there is none."""
+        hi = size
+        while hi > self._end:
+            lo = max(self._end, hi - BLOCK)
+            cut = self._pread(hi - lo, lo).rfind(b"\n")
+            if cut >= 0:
+                return lo + cut + 1
+            hi = lo
+        return self._end
+
+    def _timeline_lines(self, end: int) -> bool:
+        """Whether ``[0, end)`` holds a TIMELINE line yet: until then a new file (a daemon
+        just started) is waited for rather than refused, unless it is binary."""
+        if self._has_tl:
+            return True
+        pos = self._seen_tl
+        while pos < end:
+            hi = min(end, pos + BLOCK)
+            start = max(0, pos - len(TL) + 1)  # a TIMELINE token across two blocks
+            if TL in self._pread(hi - start, start):
+                self._has_tl = True
+                return True
+            pos = hi
+        self._seen_tl = end
+        if b"\x00" in self._pread(min(4096, end), 0):
+            open_log(self.path, end=end)  # raises the reader's own "binary data" error
+        return False
+
+    def _pread(self, n: int, offset: int) -> bytes:
+        assert self._file is not None
+        return os.pread(self._file.fileno(), n, offset) if n > 0 else b""
