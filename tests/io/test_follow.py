@@ -183,3 +183,12 @@ def test_binary_file_is_refused(tmp_path, follower):
 def test_missing_file(tmp_path, follower):
     with pytest.raises(LogError, match="no such file"):
         follower(tmp_path / "nothing.log").poll()
+
+
+def test_file_is_pinned_when_following_starts(tmp_path, follower):
+    path = tmp_path / "run.log"
+    write(path, simple_log(jobs=2))
+    f = follower(path)
+    path.rename(tmp_path / "run.log.1")
+    write(path, simple_log(jobs=1, noise=False))
+    assert [len(s.jobs) for s in f.poll().sessions] == [2, 1]

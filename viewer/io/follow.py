@@ -47,6 +47,8 @@ class LogFollower:
         self._tail = b""  # the bytes just before ``_end``
         self._seen_tl = 0  # bytes of ``_file`` searched for a TIMELINE line, in vain
         self._has_tl = False
+        if self.path.is_file():
+            self._open()  # pin the file as it is now: a rotation before the first poll shows
 
     @property
     def end(self) -> int:
