@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import os
+import random
 from pathlib import Path
 
 import pandas as pd
@@ -11,11 +12,12 @@ import pytest
 import zstandard
 from io_logs import daemon_start, partition_lines, simple_log, worker_started, write
 
-from viewer.io import LogError, open_log
+from viewer.io import LogError, follow, open_log, reader
 from viewer.io.follow import MIN_INTERVAL_S, LogFollower
 from viewer.model import Session
 
-SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+SAMPLE = SAMPLES / "phase8_pw10_5sectors.log"
 
 
 def assert_same_session(a: Session, b: Session) -> None:
@@ -192,3 +194,34 @@ def test_file_is_pinned_when_following_starts(tmp_path, follower):
     path.rename(tmp_path / "run.log.1")
     write(path, simple_log(jobs=1, noise=False))
     assert [len(s.jobs) for s in f.poll().sessions] == [2, 1]
+
+
+@pytest.mark.parametrize("small", [False, True], ids=["chunks", "tiny-chunks"])
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")) + ["crlf"])
+def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, name, small):
+    """Polls at random points (mid-line too) give what ``open_log(end=...)`` gives."""
+    if small:  # many chunks and parse batches per poll, lines carried across chunks
+        monkeypatch.setattr(follow, "CHUNK_BYTES", 997)
+        monkeypatch.setattr(reader, "BATCH_RECORDS", 50)
+    if name == "crlf":
+        lines = simple_log(jobs=3) + [daemon_start(), *simple_log(jobs=2, t0=7)]
+        data = ("\r\n".join(lines) + "\r\n").encode()
+    else:
+        data = (SAMPLES / name).read_bytes()
+    path = tmp_path / name
+    path.write_bytes(b"")
+    f = follower(path)
+    rng = random.Random(name)
+    cuts = sorted(rng.sample(range(1, len(data)), 6)) + [len(data)]
+    done = 0
+    for cut in cuts:
+        append(path, data[done:cut])
+        done = cut
+        timeline = f.poll()
+        if timeline is None:
+            continue
+        whole = open_log(path, end=f.end)
+        assert len(timeline.sessions) == len(whole.sessions)
+        for a, b in zip(timeline.sessions, whole.sessions, strict=True):
+            assert_same_session(a, b)
+    assert f.end == data.rfind(b"\n") + 1
