@@ -21,6 +21,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         metavar="N",
         help="GPU workers per GPU when the log has no 'GPU worker started' lines",
     )
+    p.add_argument(
+        "--follow",
+        action="store_true",
+        help="keep reading the log as it grows, like tail -f (plain files; View > Follow)",
+    )
 
 
 def _no_display() -> bool:
@@ -52,4 +57,4 @@ def run(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return 2
-    return run_app(args.paths, workers_per_gpu=args.workers_per_gpu)
+    return run_app(args.paths, workers_per_gpu=args.workers_per_gpu, follow=args.follow)

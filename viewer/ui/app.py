@@ -20,11 +20,15 @@ def make_app(argv: Sequence[str] = ()) -> QtWidgets.QApplication:
     return app
 
 
-def run_app(paths: Sequence[str], workers_per_gpu: int | None = None) -> int:
+def run_app(
+    paths: Sequence[str], workers_per_gpu: int | None = None, follow: bool = False
+) -> int:
     app = make_app()
     window = MainWindow(workers_per_gpu=workers_per_gpu)
     window.show()
     if paths:
         window.open_paths(paths)
+        if follow:
+            window.follow.action.setChecked(True)
     signal.signal(signal.SIGINT, signal.SIG_DFL)  # Ctrl+C in the terminal quits
     return app.exec()

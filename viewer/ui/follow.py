@@ -185,7 +185,7 @@ class FollowController(QtCore.QObject):
         if index == n_old - 1 and at_edge:
             index = len(timeline.sessions) - 1  # a rotation's new session takes over the edge
         same = old is not None and index == view.session_index()
-        _sync_window(self.window, timeline, index, lanes)
+        self.window.replace_timeline(timeline, index, lanes)
         new = view.lanes()
         if same and new is not None:
             if at_edge:
@@ -209,18 +209,6 @@ class FollowController(QtCore.QObject):
         blocked = self.action.blockSignals(True)
         self.action.setChecked(checked)
         self.action.blockSignals(blocked)
-
-
-def _sync_window(window, timeline: Timeline, index: int, lanes: dict) -> None:
-    """Swap a newer read of the same log into ``window`` without the load path's side
-    effects (fit, timeline_loaded, recent files). Reaches into MainWindow's state until it
-    has a public setter for this."""
-    window._timeline = timeline
-    window._session_index = index
-    window._fill_session_combo()
-    window.view.set_timeline(timeline, index, lanes)
-    window.session_combo.setCurrentIndex(index)
-    window._update_title()
 
 
 def install(window: QtWidgets.QMainWindow) -> FollowController:

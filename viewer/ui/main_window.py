@@ -10,6 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.model import Timeline
 from viewer.ui.compare_window import install as install_compare
 from viewer.ui.dialogs import show_about, show_shortcuts
+from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
 from viewer.ui.resources import app_icon
@@ -153,6 +154,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_empty_hint()
         install_write_ups(self)
         install_compare(self)
+        install_follow(self)
 
     # ----------------------------------------------------------------- building
     def _add_dock(self, key, title, widget, area) -> None:
@@ -379,6 +381,16 @@ class MainWindow(QtWidgets.QMainWindow):
     # ---------------------------------------------------------------- sessions
     def timeline(self) -> Timeline | None:
         return self._timeline
+
+    def replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
+        """Swap in a newer read of the same log (follow mode) without the load path's
+        side effects: no fit, no ``timeline_loaded``, no recent-files entry."""
+        self._timeline = timeline
+        self._session_index = index
+        self._fill_session_combo()
+        self.view.set_timeline(timeline, index, lanes)
+        self.session_combo.setCurrentIndex(index)
+        self._update_title()
 
     def session(self):
         if self._timeline is None or not self._timeline.sessions:
