@@ -23,6 +23,11 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Double-click a bar", "Frame that partition"),
     ("Click a bar", "Highlight its job across lanes"),
     ("Ctrl+C in a table", "Copy the selected rows as tab-separated text"),
+    ("Right-click the lanes", "Add a note, highlight or measure the range, edit annotations"),
+    ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo annotation edits"),
+    ("Delete", "Delete the selected annotation"),
+    ("Ctrl+F", "Follow the log as the daemon writes it (View > Follow)"),
+    ("Shift+drop a file", "Compare it with the open log (File > Compare…)"),
     ("F1", "This list"),
 )
 
