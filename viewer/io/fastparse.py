@@ -1,10 +1,11 @@
-"""Vectorized parse of the lines as the daemon writes them, on a fixed-width byte matrix.
+"""Vectorized parse of the lines as the daemon writes them, on one flat byte buffer.
 
-The scan hands over each line as bytes; ``np.array(lines, "S<w>")`` packs them into one
-(n, w) uint8 matrix and every field is then found with a few whole-column numpy
-operations, never a Python step per line.  Only the strict forms are accepted here;
-a row that deviates at all (ANSI, glued lines, other key orders, binary, too long) is
-reported as not accepted and goes to the exact regex path in ``scan``.
+The scanned lines are joined once into a padded buffer (``flatten``); every row is a
+span ``[start, end)`` of it.  Separators (commas, spaces) are found with one pass over
+the buffer each, and every field is then read with a few gathers of a handful of bytes
+per row: no Python step per line, and no fixed-width matrix.  Only the strict forms are
+accepted here; a row that deviates at all (ANSI, glued lines, other key orders, binary)
+is reported as not accepted and goes to the exact regex path in ``scan``.
 """
 
 from __future__ import annotations
@@ -12,8 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
-COMMA, SPACE, CR, EQ = 44, 32, 13, 61
+COMMA, SPACE, CR, NL = 44, 32, 13, 10
+PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
 #: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
 EVENT_NAMES = (
     (b"SYNTH_START", 0),
@@ -24,12 +27,97 @@ EVENT_NAMES = (
     (b"GPU_START", 4),
     (b"GPU_END", 5),
 )
-#: Detail keys in the only order the fast path accepts (that of ``scan.DETAIL_RE``).
-DETAIL_KEYS = (b"worker=", b"partition=", b"synth_ms=", b"gpu_ms=", b"kind=", b"monolithic")
-DIGITS = {b"worker=": 9, b"partition=": 9, b"synth_ms=": 12, b"gpu_ms=": 12}
-MAX_JOB = 64  # longer job ids take the exact path
+#: Detail keys in the only order the fast path accepts (that of ``scan.DETAIL_RE``),
+#: with the most digits their value may have (0: not a number).
+DETAIL_KEYS = (
+    (b"worker=", 9),
+    (b"partition=", 9),
+    (b"synth_ms=", 12),
+    (b"gpu_ms=", 12),
+    (b"kind=", 0),
+    (b"monolithic", 0),
+)
 MAX_KIND = 32
-DETAIL_FIELDS = 3
+TL = b"TIMELINE,"
+
+
+@dataclass
+class Flat:
+    """Rows joined into one buffer: row i is ``u[start[i]:end[i]]`` (a trailing CR cut off)."""
+
+    buf: bytes
+    u: np.ndarray  # uint8 view of buf
+    start: np.ndarray  # int64
+    end: np.ndarray  # int64
+    commas: np.ndarray  # positions of every comma in u
+    spaces: np.ndarray  # positions of every space in u
+    bad: np.ndarray  # positions of every byte that is not printable ASCII
+
+
+def flatten(lines: list[bytes]) -> Flat:
+    n = len(lines)
+    pad = b"\0" * (PAD - 1)
+    buf = b"\n".join([pad, *lines, pad])
+    u = np.frombuffer(buf, np.uint8)
+    lengths = np.fromiter(map(len, lines), np.int64, n)
+    start = np.empty(n, np.int64)
+    if n:
+        start[0] = PAD
+        np.cumsum(lengths[:-1] + 1, out=start[1:])
+        start[1:] += PAD
+    end = start + lengths
+    end -= (lengths > 0) & (u[np.maximum(end - 1, 0)] == CR)
+    return Flat(
+        buf,
+        u,
+        start,
+        end,
+        np.flatnonzero(u == COMMA),
+        np.flatnonzero(u == SPACE),
+        np.flatnonzero((u - np.uint8(32)) > 94),
+    )
+
+
+def count_in(pos: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """How many of the sorted ``pos`` lie in each ``[s, e)``."""
+    return np.searchsorted(pos, e) - np.searchsorted(pos, s)
+
+
+def nth(
+    pos: np.ndarray, s: np.ndarray, e: np.ndarray, k: int
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """The first ``k`` of ``pos`` in each ``[s, e)`` (``e`` when there are fewer), and the count."""
+    first = np.searchsorted(pos, s)
+    count = np.searchsorted(pos, e) - first
+    ext = np.concatenate([pos, np.zeros(k, np.int64)])
+    return [np.where(count > j, ext[first + j], e) for j in range(k)], count
+
+
+def _gather(u: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
+    return u[s[:, None] + np.arange(k)]
+
+
+def starts(u: np.ndarray, s: np.ndarray, e: np.ndarray, word: bytes, exact: bool = False):
+    """Rows whose span ``[s, e)`` starts with ``word`` (is ``word`` if ``exact``)."""
+    size = e - s
+    ok = (size == len(word)) if exact else (size >= len(word))
+    return ok & (_gather(u, s, len(word)) == np.frombuffer(word, np.uint8)).all(axis=1)
+
+
+POW10 = 10 ** np.arange(14, -1, -1, dtype=np.int64)
+
+
+def digits(u: np.ndarray, s: np.ndarray, e: np.ndarray, most: int) -> tuple[np.ndarray, np.ndarray]:
+    """(ok, value) of spans of 1..``most`` (<= 15) ASCII digits."""
+    size = e - s
+    ok = (size >= 1) & (size <= most)
+    if not ok.any():
+        return ok, np.zeros(len(s), np.int64)
+    w = int(size[ok].max())  # the widest span to look at, often far below ``most``
+    d = u[(e - w)[:, None] + np.arange(w)] - np.uint8(48)  # right-aligned window
+    d[np.arange(w)[None, :] < (w - size)[:, None]] = 0  # bytes before the span
+    ok &= (d <= 9).all(axis=1)
+    return ok, d.astype(np.int64) @ POW10[-w:]
 
 
 @dataclass
@@ -45,147 +133,54 @@ class FastEvents:
     partition: np.ndarray  # int64, -1 absent
     synth_ms: np.ndarray  # float64
     gpu_ms: np.ndarray  # float64
-    kind_at: np.ndarray  # (start, end) of the kind value, start -1 when absent
+    kind_at: np.ndarray  # (start, end) of the kind value in ``Flat.buf``, start -1 if absent
     mono_word: np.ndarray  # bool
 
 
-def matrix(lines: list[bytes], width: int) -> tuple[np.ndarray, np.ndarray]:
-    """(n, width + PAD) uint8 rows of ``lines`` and their true lengths (longer ones are cut).
-
-    The PAD zero columns let every window of up to PAD bytes start anywhere in a row.
-    """
-    n = len(lines)
-    full = width + PAD
-    arr = np.array(lines, dtype=f"S{full}") if n else np.zeros(0, f"S{full}")
-    lengths = np.fromiter(map(len, lines), dtype=np.int64, count=n)
-    return arr.view(np.uint8).reshape(n, full), lengths
-
-
-PAD = 72
-
-
-def _strip_cr(u: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Lengths without one trailing CR, which is blanked in ``u``."""
-    last = np.clip(length - 1, 0, u.shape[1] - 1)
-    rows = np.flatnonzero(
-        (length > 0) & (length <= u.shape[1]) & (u[np.arange(len(u)), last] == CR)
-    )
-    u[rows, length[rows] - 1] = 0
-    out = length.copy()
-    out[rows] -= 1
-    return out
-
-
-def _clean(u: np.ndarray, length: np.ndarray) -> np.ndarray:
-    """Rows that fit and hold only printable ASCII (no NUL, ESC, CR or binary inside)."""
-    printable = np.count_nonzero((u - np.uint8(32)) <= 94, axis=1)
-    return (length <= u.shape[1] - PAD) & (printable == length)
-
-
-def _separators(u: np.ndarray, length: np.ndarray, sep: int, k: int) -> tuple[np.ndarray, ...]:
-    """Positions of the first ``k`` ``sep`` of each row (``length`` when absent), and the count."""
-    hit = u == sep
-    count = np.count_nonzero(hit, axis=1)
-    rows = np.arange(len(u))
-    out = []
-    for _ in range(k):
-        p = hit.argmax(axis=1)
-        found = hit[rows, p]
-        out.append(np.where(found, p, length))
-        hit[rows[found], p[found]] = False
-    return (*out, count)
-
-
-def _window(u: np.ndarray, start: np.ndarray, k: int) -> np.ndarray:
-    """(n, k) bytes from ``start`` of each row (a copy; ``start`` <= width + PAD - k)."""
-    view = np.lib.stride_tricks.sliding_window_view(u, k, axis=1)
-    return view[np.arange(len(u)), np.minimum(start, view.shape[1] - 1)]
-
-
-def _is(u: np.ndarray, start: np.ndarray, end: np.ndarray, word: bytes, exact: bool) -> np.ndarray:
-    """Rows whose span starts with ``word`` (is exactly ``word`` if ``exact``)."""
-    size = end - start
-    ok = (size == len(word)) if exact else (size >= len(word))
-    return ok & (_window(u, start, len(word)) == np.frombuffer(word, np.uint8)).all(axis=1)
-
-
-def _digits(
-    u: np.ndarray, start: np.ndarray, end: np.ndarray, most: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """(ok, value) of spans of 1..``most`` ASCII digits."""
-    size = end - start
-    d = _window(u, start, most) - np.uint8(48)  # non-digits wrap to >= 10
-    inside = np.arange(most)[None, :] < size[:, None]
-    ok = (size >= 1) & (size <= most) & ((d <= 9) | ~inside).all(axis=1)
-    value = np.zeros(len(u), np.int64)
-    for j in range(most):
-        value = np.where(inside[:, j], value * 10 + d[:, j], value)
-    return ok, value
-
-
-def _no_byte(u: np.ndarray, start: np.ndarray, end: np.ndarray, byte: int, most: int) -> np.ndarray:
-    """Rows whose span ``[start, end)`` (at most ``most`` long) has no ``byte``."""
-    inside = np.arange(most)[None, :] < (end - start)[:, None]
-    return (end - start <= most) & ~((_window(u, start, most) == byte) & inside).any(axis=1)
-
-
-def _job_codes(u: np.ndarray, start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, list[bytes]]:
-    """Codes of the job spans (first appearance order) and the distinct job ids."""
-    n = len(u)
-    w = _window(u, start, MAX_JOB)
-    w[np.arange(MAX_JOB)[None, :] >= (end - start)[:, None]] = 0
-    w[(end - start) > MAX_JOB] = 0  # rejected rows: one dummy job
-    if not n:
-        return np.zeros(0, np.int64), []
-    keys = np.ascontiguousarray(w).view(f"S{MAX_JOB}").ravel()
-    uniques, first, codes = np.unique(keys, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")  # number jobs by first appearance
-    rank = np.empty(len(order), np.int64)
-    rank[order] = np.arange(len(order))
-    return rank[codes.ravel()], [bytes(uniques[i]) for i in order]
-
-
-def parse_events(u: np.ndarray, length: np.ndarray) -> FastEvents:
-    """Parse TIMELINE payloads (the bytes after ``TIMELINE,``) in their strict form."""
-    n = len(u)
-    length = _strip_cr(u, length)
-    ok = _clean(u, length)
-    c1, c2, c3, c4, c5, commas = _separators(u, length, COMMA, 2 + DETAIL_FIELDS)
-    ok &= (commas >= 2) & (commas <= 2 + DETAIL_FIELDS)
-    ok_off, offset = _digits(u, np.zeros(n, np.int64), c1, 15)
+def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
+    """Parse TIMELINE rows ``rows`` of ``f`` (payload from ``skip`` bytes in) in strict form."""
+    u = f.u
+    s, e = f.start[rows] + skip, f.end[rows]
+    n = len(rows)
+    ok = count_in(f.bad, s, e) == 0
+    (c0, c1, c2, c3, c4), commas = nth(f.commas, s, e, 5)
+    ok &= (commas >= 3) & (commas <= 5)
+    ok_off, offset = digits(u, s, c0, 15)
     ok &= ok_off
-    event = np.full(n, -1, np.int8)
-    for name, code in EVENT_NAMES:
-        event[_is(u, c1 + 1, c2, name, exact=True)] = code
-    ok &= event >= 0
-    ok &= (c3 - c2 > 1) & (c3 - c2 - 1 <= MAX_JOB) & _no_byte(u, c2 + 1, c3, SPACE, MAX_JOB)
-    values = {k: np.full(n, -1, np.int64) for k in DIGITS}
+    event = _events(u, c0 + 1, c1)
+    ok &= (event >= 0) & (c2 > c1 + 1) & (c2 - c1 - 1 <= MAX_JOB)
+    ok &= count_in(f.spaces, c1 + 1, c2) == 0
+    values = {k: np.full(n, -1, np.int64) for k, most in DETAIL_KEYS if most}
     kind_at = np.stack([np.full(n, -1, np.int64), np.zeros(n, np.int64)])
     mono_word = np.zeros(n, bool)
     rank = np.full(n, -1)  # key order seen so far
-    for s, e in ((c3 + 1, c4), (c4 + 1, c5), (c5 + 1, length)):
-        present = s <= length
+    for m, (fs, fe) in enumerate(((c2 + 1, c3), (c3 + 1, c4), (c4 + 1, e))):
+        present = commas > 2 + m
+        first = u[fs]
         field_ok = ~present
-        for r, key in enumerate(DETAIL_KEYS):
+        for r, (key, most) in enumerate(DETAIL_KEYS):
+            sel = np.flatnonzero(present & ok & (first == key[0]) & (rank < r))
+            a, b = fs[sel], fe[sel]
+            hit = starts(u, a, b, key, exact=key == b"monolithic")
             if key == b"monolithic":
-                hit = present & _is(u, s, e, key, exact=True)
-                mono_word |= hit
+                mono_word[sel[hit]] = True
+            elif key == b"kind=":
+                hit &= (b - a > len(key)) & (b - a - len(key) <= MAX_KIND)
+                hit &= count_in(f.spaces, a, b) == 0
+                kind_at[0, sel[hit]] = a[hit] + len(key)
+                kind_at[1, sel[hit]] = b[hit]
             else:
-                hit = present & _is(u, s, e, key, exact=False)
-                vs = s + len(key)
-                if key == b"kind=":
-                    hit &= (e > vs) & _no_byte(u, vs, e, SPACE, MAX_KIND)
-                    kind_at[0] = np.where(hit, vs, kind_at[0])
-                    kind_at[1] = np.where(hit, e, kind_at[1])
-                else:
-                    good, val = _digits(u, vs, e, DIGITS[key])
-                    hit &= good
-                    values[key] = np.where(hit, val, values[key])
-            hit &= rank < r
-            rank = np.where(hit, r, rank)
-            field_ok |= hit
+                good, val = digits(u, a + len(key), b, most)
+                hit &= good
+                values[key][sel[hit]] = val[hit]
+            rank[sel[hit]] = r
+            field_ok[sel[hit]] = True
         ok &= field_ok
-    job, job_ids = _job_codes(u, c2 + 1, c3)
+    if f.buf.count(TL) > n:  # a glued line somewhere: the exact path splits it
+        for k in np.flatnonzero(ok).tolist():
+            if TL in f.buf[s[k] : e[k]]:
+                ok[k] = False
+    job, job_ids = _job_codes(u, f.buf, c1 + 1, c2, ok)
     synth = values[b"synth_ms="].astype(np.float64)
     gpu = values[b"gpu_ms="].astype(np.float64)
     return FastEvents(
@@ -203,6 +198,51 @@ def parse_events(u: np.ndarray, length: np.ndarray) -> FastEvents:
     )
 
 
+def _events(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Event codes of the spans (-1 if not an event name): guess by length and 5th byte,
+    then check the whole name of each guess."""
+    event = np.full(len(s), -1, np.int8)
+    guess = (e - s) * 256 + u[s + 4]
+    for name, code in EVENT_NAMES:
+        sel = np.flatnonzero(guess == len(name) * 256 + name[4])
+        event[sel[starts(u, s[sel], e[sel], name, exact=True)]] = code
+    return event
+
+
+MAX_JOB = PAD  # longer job ids take the exact path
+_MIX = np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8 + 1, dtype=np.uint64) | np.uint64(1)
+
+
+def _job_codes(
+    u: np.ndarray, buf: bytes, s: np.ndarray, e: np.ndarray, ok: np.ndarray
+) -> tuple[np.ndarray, list[bytes]]:
+    """Codes of the job spans of the ``ok`` rows (first appearance order), and the job ids.
+
+    Each id is hashed from its bytes as 8-byte words; the hash codes are then checked
+    word by word against the first id of their code, so a collision cannot merge jobs.
+    """
+    job = np.zeros(len(s), np.int64)
+    sel = np.flatnonzero(ok)
+    if not len(sel):
+        return job, []
+    a, size = s[sel], e[sel] - s[sel]
+    w = -(-int(size.max()) // 8) * 8
+    win = u[a[:, None] + np.arange(w)]
+    win[np.arange(w)[None, :] >= size[:, None]] = 0
+    words = win.view(np.uint64)
+    mixed = (words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64) + size.astype(np.uint64)
+    codes, _ = pd.factorize(mixed)
+    first = np.empty(codes.max() + 1, np.int64)
+    first[codes[::-1]] = np.arange(len(codes))[::-1]
+    if not (words == words[first[codes]]).all():
+        ids = [buf[x:y] for x, y in zip(a.tolist(), (a + size).tolist(), strict=True)]
+        codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
+        job[sel] = codes
+        return job, list(uniques)
+    job[sel] = codes
+    return job, [buf[int(a[i]) : int(a[i] + size[i])] for i in first]
+
+
 #: CUZK_TIMING forms the daemon writes: (key, second key or None, code in ``scan``).
 CUZK_FORMS = (
     (b"pre_lock_cpu_ms=", b"mutex_wait_ms=", 0),
@@ -213,32 +253,36 @@ CUZK_FORMS = (
 CUZK_KEYS = (b"pre_lock_cpu_ms", b"ntt_msm_h_ms", b"batch_add_ms", b"tail_msm_ms")
 
 
-def parse_cuzk(u: np.ndarray, length: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(kind, a, b) of CUZK_TIMING texts (the bytes after ``CUZK_TIMING:``), strict form.
+def parse_cuzk(f: Flat, rows: np.ndarray, skip: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(kind, a, b) of CUZK_TIMING rows ``rows`` of ``f`` (text from ``skip`` bytes in).
 
     Accepted: `` [gpu_tid=N ]KEY=N[ KEY2=N]`` with single spaces, as the daemon writes.
     ``kind`` is the ``scan.CUZK_*`` code, or -1 for a row this path does not accept.
     """
-    n = len(u)
-    length = _strip_cr(u, length)
-    ok = _clean(u, length) & (u[:, 0] == SPACE)
-    s1, s2, s3, s4, spaces = _separators(u, length, SPACE, 4)
-    tid = _is(u, s1 + 1, s2, b"gpu_tid=", exact=False)
-    tid &= _digits(u, s1 + 1 + 8, s2, 9)[0]
-    key_s, key_e = np.where(tid, s2, s1) + 1, np.where(tid, s3, s2)
-    two_s, two_e = np.where(tid, s3, s2) + 1, np.where(tid, s4, s3)
+    u = f.u
+    s, e = f.start[rows] + skip, f.end[rows]
+    n = len(rows)
+    ok = (count_in(f.bad, s, e) == 0) & (e > s) & (u[s] == SPACE)
+    (_, s1, s2, s3), spaces = nth(f.spaces, s, e, 4)  # the first is the leading space
+    tid = (spaces >= 2) & starts(u, s + 1, s1, b"gpu_tid=")
+    tid &= digits(u, s + 1 + 8, s1, 9)[0]
+    key_s, key_e = np.where(tid, s1, s) + 1, np.where(tid, s2, s1)
+    two_s, two_e = np.where(tid, s2, s1) + 1, np.where(tid, s3, s2)
     kind = np.full(n, -1, np.int8)
     a = np.full(n, np.nan)
     b = np.full(n, np.nan)
+    first = u[key_s]
     for key, second, code in CUZK_FORMS:
-        hit = ok & (spaces == 1 + tid + (second is not None)) & _is(u, key_s, key_e, key, False)
-        good, val = _digits(u, key_s + len(key), key_e, 12)
+        want = 1 + tid + (second is not None)
+        sel = np.flatnonzero(ok & (spaces == want) & (first == key[0]))
+        hit = starts(u, key_s[sel], key_e[sel], key)
+        good, val = digits(u, key_s[sel] + len(key), key_e[sel], 12)
         hit &= good
         if second is not None:
-            hit &= _is(u, two_s, two_e, second, exact=False)
-            good, val2 = _digits(u, two_s + len(second), two_e, 12)
+            hit &= starts(u, two_s[sel], two_e[sel], second)
+            good, val2 = digits(u, two_s[sel] + len(second), two_e[sel], 12)
             hit &= good
-            b[hit] = val2[hit]
-        kind[hit] = code
-        a[hit] = val[hit]
+            b[sel[hit]] = val2[hit]
+        kind[sel[hit]] = code
+        a[sel[hit]] = val[hit]
     return kind, a, b

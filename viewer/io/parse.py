@@ -23,7 +23,6 @@ from viewer.io.scan import (
     trust,
 )
 
-WIDTH = 128  # bytes per row of the matrix; longer lines take the exact path
 TL_SKIP = len(TL)
 CZ_SKIP = len(b"TIMING:")
 EVENT_COLUMNS = (
@@ -36,34 +35,29 @@ def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
     items = raw.items
     n = len(items)
     seq = (raw.base + np.arange(n, dtype=np.int64)) << SEQ_SHIFT
-    u, length = fp.matrix(items, WIDTH)
-    is_tl = u[:, 3] == ord("E") if n else np.zeros(0, bool)  # "TIMELINE," vs "TIMING:"
+    f = fp.flatten(items)
+    is_tl = f.u[f.start + 3] == ord("E")  # "TIMELINE," vs "TIMING:"
     tl, cz = np.flatnonzero(is_tl), np.flatnonzero(~is_tl)
     # A glued line may hide the other kind of line after its start: the old byte scan
     # found both, so do we.
-    cz_in_tl = _embedded(items, seq, tl, u, length, CZ)
-    tl_in_cz = _embedded(items, seq, cz, u, length, TL)
-    batch = _events(items, seq, tl, u, length, tl_in_cz, jobs)
-    batch.cuzk = _cuzk(items, seq, cz, u, length, cz_in_tl)
+    cz_in_tl = _embedded(items, seq, tl, f, CZ, 0)
+    tl_in_cz = _embedded(items, seq, cz, f, TL, len(tl))
+    batch = _events(items, seq, tl, f, tl_in_cz, jobs)
+    batch.cuzk = _cuzk(items, seq, cz, f, cz_in_tl)
     batch.markers = raw.markers
     return batch
 
 
 def _embedded(
-    items: list[bytes],
-    seq: np.ndarray,
-    rows: np.ndarray,
-    u: np.ndarray,
-    length: np.ndarray,
-    needle: bytes,
+    items: list[bytes], seq: np.ndarray, rows: np.ndarray, f: fp.Flat, needle: bytes, own: int
 ) -> tuple[list[bytes], list[int]]:
-    """Text after ``needle`` found past the start of the lines ``rows`` (glued lines)."""
-    candidates = rows[length[rows] > WIDTH]
-    if len(rows) and needle in np.ascontiguousarray(u[rows]).tobytes():
-        candidates = rows
+    """Text after ``needle`` found past the start of the lines ``rows`` (glued lines);
+    ``own``: how many lines start with ``needle`` (those hits are not glued lines)."""
     texts: list[bytes] = []
     where: list[int] = []
-    for i in candidates.tolist():
+    if not len(rows) or f.buf.count(needle) <= own:
+        return texts, where
+    for i in rows.tolist():
         q = items[i].find(needle, 1)
         if q > 0:
             texts.append(items[i][q + len(needle) :])
@@ -75,12 +69,11 @@ def _events(
     items: list[bytes],
     seq: np.ndarray,
     tl: np.ndarray,
-    u: np.ndarray,
-    length: np.ndarray,
+    f: fp.Flat,
     more: tuple[list[bytes], list[int]],
     jobs: dict[bytes, int],
 ) -> EventBatch:
-    fe = fp.parse_events(u[tl, TL_SKIP:], length[tl] - TL_SKIP)
+    fe = fp.parse_events(f, tl, TL_SKIP)
     acc = np.flatnonzero(fe.ok)
     rest = tl[~fe.ok].tolist()
     exact = parse_exact(
@@ -94,33 +87,29 @@ def _events(
     mono, bad = trust(event, worker, partition, synth_ms, has_kind, fe.mono_word[acc])
     rows_seq = seq[tl[acc]]
     good = ~bad
+    job = lut[fe.job[acc]]
     fast = {
         "seq": rows_seq[good],
         "offset": fe.offset[acc][good],
         "event": event[good],
-        "job": lut[fe.job[acc]][good],
+        "job": job[good],
         "partition": partition[good].astype(np.int32),
         "worker": worker[good].astype(np.int32),
         "synth_ms": synth_ms[good],
         "gpu_ms": fe.gpu_ms[acc][good],
         "mono": mono[good],
     }
+    with_kind = np.flatnonzero(good & has_kind & (event == SYNTH_START)).tolist()
     kinds = [
-        (int(rows_seq[k]), int(fast_job), _kind(items[tl[acc[k]]], fe, acc[k]))
-        for k, fast_job in zip(
-            np.flatnonzero(good & has_kind & (event == SYNTH_START)).tolist(),
-            lut[fe.job[acc]][good & has_kind & (event == SYNTH_START)].tolist(),
-            strict=True,
-        )
+        (int(rows_seq[k]), int(job[k]), _kind(f.buf, fe.kind_at[:, acc[k]])) for k in with_kind
     ]
-    bad_seq = rows_seq[bad]
     order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
     cols = {
         c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
         for c in EVENT_COLUMNS
     }
     skipped = sorted(
-        [(int(s), "malformed_timeline") for s in bad_seq.tolist()]
+        [(int(s), "malformed_timeline") for s in rows_seq[bad].tolist()]
         + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
     )
     return EventBatch(
@@ -133,9 +122,8 @@ def _events(
     )
 
 
-def _kind(item: bytes, fe: fp.FastEvents, row: int) -> str:
-    start, end = int(fe.kind_at[0][row]), int(fe.kind_at[1][row])
-    return item[TL_SKIP + start : TL_SKIP + end].decode("ascii", "replace")
+def _kind(buf: bytes, at: np.ndarray) -> str:
+    return buf[int(at[0]) : int(at[1])].decode("ascii", "replace")
 
 
 CUZK_NEEDLES = (*fp.CUZK_KEYS, b"\x1b")
@@ -145,18 +133,18 @@ def _cuzk(
     items: list[bytes],
     seq: np.ndarray,
     cz: np.ndarray,
-    u: np.ndarray,
-    length: np.ndarray,
+    f: fp.Flat,
     more: tuple[list[bytes], list[int]],
 ) -> CuzkLines:
-    kind, a, b = fp.parse_cuzk(u[cz, CZ_SKIP:], length[cz] - CZ_SKIP)
+    kind, a, b = fp.parse_cuzk(f, cz, CZ_SKIP)
     rej = cz[kind < 0]
-    candidates = rej[length[rej] > WIDTH]
+    # A rejected line without one of our keys (or an escape that may hide one) is a
+    # CUZK_TIMING line we do not use: the exact path would drop it too.
+    rest: list[int] = []
     if len(rej):
-        blob = np.ascontiguousarray(u[rej]).tobytes()
+        blob = b"\n".join([items[i] for i in rej.tolist()])
         if any(k in blob for k in CUZK_NEEDLES):
-            candidates = rej  # some line has one of our keys in a form we do not accept
-    rest = candidates.tolist()
+            rest = [i for i in rej.tolist() if any(k in items[i] for k in CUZK_NEEDLES)]
     exact = parse_cuzk([items[i][CZ_SKIP:] for i in rest] + more[0], seq[rest].tolist() + more[1])
     keep = kind >= 0
     order = np.argsort(np.concatenate([seq[cz[keep]], exact.seq]), kind="stable")
