@@ -15,7 +15,8 @@ from pathlib import Path
 from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
 from viewer.analysis.intervals import Range
 from viewer.analysis.summary import SessionSummary
-from viewer.export.report import _markdown_table, _num, _text_table, summary_dict
+from viewer.export.format import markdown_table, num, text_table
+from viewer.export.report import summary_dict
 from viewer.model import Session
 
 SCHEMA = "cuzk-timeline-compare/1"
@@ -125,10 +126,10 @@ def diff_rows(c: Comparison) -> list[tuple[str, str, str, str, str]]:
 def diff_dict(c: Comparison) -> dict:
     return {
         r.figure.key: {
-            "a": _num(r.a, 6),
-            "b": _num(r.b, 6),
-            "delta": _num(r.delta, 6),
-            "relative": _num(r.relative, 6),
+            "a": num(r.a, 6),
+            "b": num(r.b, 6),
+            "delta": num(r.delta, 6),
+            "relative": num(r.relative, 6),
             "better": "lower" if r.figure.lower_is_better else "higher",
             "judgement": r.judgement or None,
         }
@@ -145,8 +146,8 @@ def compare_dict(res: CompareResult) -> dict:
         "sources": {"a": res.source_a, "b": res.source_b},
         "alignment": {
             "mode": str(w.alignment),
-            "a_offset_ms": _num(w.offset_a),
-            "b_offset_ms": _num(w.offset_b),
+            "a_offset_ms": num(w.offset_a),
+            "b_offset_ms": num(w.offset_b),
         },
         "headline": headline(w, res.label_a, res.label_b),
         "a": summary_dict(w.a),
@@ -156,9 +157,9 @@ def compare_dict(res: CompareResult) -> dict:
     r = res.ranged
     if r is not None and r.rng is not None:
         out["range"] = {
-            "aligned_ms": [_num(r.rng[0]), _num(r.rng[1])],
-            "a_ms": [_num(r.rng[0] + r.offset_a), _num(r.rng[1] + r.offset_a)],
-            "b_ms": [_num(r.rng[0] + r.offset_b), _num(r.rng[1] + r.offset_b)],
+            "aligned_ms": [num(r.rng[0]), num(r.rng[1])],
+            "a_ms": [num(r.rng[0] + r.offset_a), num(r.rng[1] + r.offset_a)],
+            "b_ms": [num(r.rng[0] + r.offset_b), num(r.rng[1] + r.offset_b)],
             "a": summary_dict(r.a),
             "b": summary_dict(r.b),
             "diff": diff_dict(r),
@@ -194,7 +195,7 @@ def compare_markdown(res: CompareResult) -> str:
     if res.source_a or res.source_b:
         out.append(f"A = `{res.source_a}`, B = `{res.source_b}`. {_alignment_line(res)}")
     for title, c in res.sections():
-        out += [f"## {title[0].upper()}{title[1:]}", _markdown_table(_head(res), diff_rows(c))]
+        out += [f"## {title[0].upper()}{title[1:]}", markdown_table(_head(res), diff_rows(c))]
         out += [f"**{label} ({kind}):** {sentence}" for label, kind, sentence in _verdicts(c, res)]
     return "\n\n".join(out) + "\n"
 
@@ -203,7 +204,7 @@ def compare_text(res: CompareResult) -> str:
     """Plain aligned tables for a terminal."""
     out = [headline(res.whole, res.label_a, res.label_b), _alignment_line(res)]
     for title, c in res.sections():
-        out += ["", f"{title[0].upper()}{title[1:]}", "", _text_table(_head(res), diff_rows(c))]
+        out += ["", f"{title[0].upper()}{title[1:]}", "", text_table(_head(res), diff_rows(c))]
         out += [""] + [
             f"{label} ({kind}): {sentence}" for label, kind, sentence in _verdicts(c, res)
         ]

@@ -9,39 +9,25 @@ transition | gap | overlap).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 
 import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.intervals import Range
+from viewer.export.format import Row, markdown_table, ms, num, pct, sec, text_table
+from viewer.export.tables import select_sessions
 from viewer.model import Timeline
 
 SCHEMA = "cuzk-timeline-report/1"
 TEXT_TRANSITION_ROWS = 40  # a terminal shows the first ones; --json / --markdown have all
 
-Row = Sequence[str]
-
 
 def summaries(timeline: Timeline, session: int | None = None, rng: Range = None) -> list:
     """One summary per session (or only session ``session``), all in ``rng``."""
-    chosen = timeline.sessions
-    if session is not None:
-        chosen = [s for s in timeline.sessions if s.index == session]
-        if not chosen:
-            have = ", ".join(str(s.index) for s in timeline.sessions) or "none"
-            raise ValueError(f"no session {session} in {timeline.source} (sessions: {have})")
-    return [summarize(s, rng) for s in chosen]
+    return [summarize(s, rng) for s in select_sessions(timeline, session)]
 
 
 # ---- JSON -----------------------------------------------------------------------------------
-
-
-def _num(x: float | None, digits: int = 3) -> float | None:
-    """A JSON-safe number: NaN / inf / None -> None."""
-    if x is None or not math.isfinite(float(x)):
-        return None
-    return round(float(x), digits)
 
 
 def summary_dict(sm: SessionSummary) -> dict:
@@ -51,9 +37,9 @@ def summary_dict(sm: SessionSummary) -> dict:
     gap_rows = {
         int(g): [
             {
-                "start_ms": _num(a),
-                "end_ms": _num(b),
-                "ms": _num(m),
+                "start_ms": num(a),
+                "end_ms": num(b),
+                "ms": num(m),
                 "cross_sector": bool(c),
                 "starved": bool(v),
             }
@@ -77,20 +63,20 @@ def summary_dict(sm: SessionSummary) -> dict:
         "events": int(s.events),
         "skipped_lines": sm.skipped_lines,
         "open_intervals": sm.open_intervals,
-        "range_ms": None if sm.rng is None else [_num(sm.rng[0]), _num(sm.rng[1])],
-        "start_ms": _num(s.start_ms),
-        "end_ms": _num(s.end_ms),
+        "range_ms": None if sm.rng is None else [num(sm.rng[0]), num(sm.rng[1])],
+        "start_ms": num(s.start_ms),
+        "end_ms": num(s.end_ms),
         "notes": list(s.notes),
         "gpus": [
             {
                 "gpu": int(g.gpu),
                 "workers": [int(w) for w in g.workers],
-                "first_start_ms": _num(g.first_start_ms),
-                "last_end_ms": _num(g.last_end_ms),
-                "busy_ms": _num(g.busy_ms),
-                "idle_ms": _num(g.idle_ms),
-                "efficiency": _num(g.efficiency, 6),
-                "cold_start_ms": _num(g.cold_start_ms),
+                "first_start_ms": num(g.first_start_ms),
+                "last_end_ms": num(g.last_end_ms),
+                "busy_ms": num(g.busy_ms),
+                "idle_ms": num(g.idle_ms),
+                "efficiency": num(g.efficiency, 6),
+                "cold_start_ms": num(g.cold_start_ms),
                 "idle_gaps": gap_rows.get(g.gpu, []),
             }
             for g in sm.gpus
@@ -100,8 +86,8 @@ def summary_dict(sm: SessionSummary) -> dict:
                 "job_id": str(j),
                 "kind": None if kind is None else str(kind),
                 "partitions": int(n),
-                "first_gpu_start_ms": _num(f),
-                "completed_ms": _num(c),
+                "first_gpu_start_ms": num(f),
+                "completed_ms": num(c),
             }
             for j, kind, n, f, c in zip(
                 jobs["job_id"],
@@ -116,9 +102,9 @@ def summary_dict(sm: SessionSummary) -> dict:
             {
                 "from": str(a),
                 "to": str(b),
-                "time_ms": _num(time),
-                "gap_ms": _num(gap),
-                "overlap_ms": _num(ov),
+                "time_ms": num(time),
+                "gap_ms": num(gap),
+                "overlap_ms": num(ov),
                 "starved": bool(st),
                 "cold_start": bool(cold),
                 "worker": int(w),
@@ -137,19 +123,19 @@ def summary_dict(sm: SessionSummary) -> dict:
         ],
         "kernel": {
             "source": k.source,
-            "total_ms": _num(k.total_ms),
-            "mean_ms": _num(k.mean_ms),
+            "total_ms": num(k.total_ms),
+            "mean_ms": num(k.mean_ms),
             "partitions": int(k.partitions),
-            "breakdown_ms": {name: _num(v) for name, v in k.breakdown_ms.items()},
-            "per_worker_ms": {str(w): _num(v) for w, v in k.per_worker.items()},
-            "per_gpu_ms": {str(g): _num(v) for g, v in k.per_gpu.items()},
+            "breakdown_ms": {name: num(v) for name, v in k.breakdown_ms.items()},
+            "per_worker_ms": {str(w): num(v) for w, v in k.per_worker.items()},
+            "per_gpu_ms": {str(g): num(v) for g, v in k.per_gpu.items()},
         },
-        "gpu_ms_total": _num(k.gpu_call_ms),
-        "synth_ms_total": _num(k.synth_ms),
+        "gpu_ms_total": num(k.gpu_call_ms),
+        "synth_ms_total": num(k.synth_ms),
         "throughput": {
-            "theoretical_s_per_proof": _num(tp.theoretical_s_per_proof, 4),
-            "measured_s_per_proof": _num(tp.measured_s_per_proof, 4),
-            "ratio": _num(tp.ratio, 4),
+            "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, 4),
+            "measured_s_per_proof": num(tp.measured_s_per_proof, 4),
+            "ratio": num(tp.ratio, 4),
             "jobs_completed": int(tp.jobs_completed),
             "partitions_per_proof": int(tp.partitions_per_proof),
             "gpus": int(tp.gpus),
@@ -175,18 +161,6 @@ def report_dict(timeline: Timeline, session: int | None = None, rng: Range = Non
 # ---- tables -----------------------------------------------------------------------------------
 
 
-def _ms(x: float | None) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.0f} ms"
-
-
-def _sec(x: float | None, unit: str = "s") -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.1f} {unit}"
-
-
-def _pct(x: float) -> str:
-    return "-" if not math.isfinite(x) else f"{x * 100:.1f} %"
-
-
 def metric_rows(sm: SessionSummary) -> list[Row]:
     """The metric | value table: the reference figures first, then the context."""
     k, tp = sm.kernel, sm.throughput
@@ -195,28 +169,26 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
     )
     per = "serial" if tp.gpus <= 1 else f"on {tp.gpus} GPUs,"
     rows: list[Row] = [
-        (f"mean {what} per partition", _ms(k.mean_ms)),
+        (f"mean {what} per partition", ms(k.mean_ms)),
         (
             f"{per} {'CUDA' if not k.upper_bound else 'GPU call'} time per sector "
             f"({tp.partitions_per_proof} partitions)",
-            _sec(tp.theoretical_s_per_proof),
+            sec(tp.theoretical_s_per_proof),
         ),
-        ("measured throughput", _sec(tp.measured_s_per_proof, "s/proof")),
+        ("measured throughput", sec(tp.measured_s_per_proof, "s/proof")),
     ]
     active = [g for g in sm.gpus if math.isfinite(g.efficiency)]
     if len(sm.gpus) <= 1:
         rows.append(
             (
                 "GPU efficiency (merged intervals)",
-                _pct(active[0].efficiency if active else math.nan),
+                pct(active[0].efficiency if active else math.nan),
             )
         )
     else:
-        rows += [
-            (f"GPU {g.gpu} efficiency (merged intervals)", _pct(g.efficiency)) for g in sm.gpus
-        ]
+        rows += [(f"GPU {g.gpu} efficiency (merged intervals)", pct(g.efficiency)) for g in sm.gpus]
     cross = sm.gaps.loc[sm.gaps["cross_sector"], "ms"].sum() if len(sm.gaps) else 0.0
-    rows.append(("cross-sector GPU idle gaps", _ms(float(cross))))
+    rows.append(("cross-sector GPU idle gaps", ms(float(cross))))
     rows.append(("theoretical / measured", "-" if tp.ratio is None else f"{tp.ratio:.2f}"))
     if not k.upper_bound and k.partitions:
         share = {
@@ -226,7 +198,7 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
         rows.append(
             (
                 "kernel breakdown per partition",
-                " / ".join(f"{n} {_ms(v)}" for n, v in share.items()),
+                " / ".join(f"{n} {ms(v)}" for n, v in share.items()),
             )
         )
     idle = sm.gaps["ms"].sum() if len(sm.gaps) else 0.0
@@ -234,14 +206,14 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
     rows += [
         (
             "GPU idle gaps (starved / dispatch)",
-            f"{_ms(idle)} ({_ms(starved)} / {_ms(idle - starved)})",
+            f"{ms(idle)} ({ms(starved)} / {ms(idle - starved)})",
         ),
-        ("cold start", _ms(sum(g.cold_start_ms for g in sm.gpus))),
+        ("cold start", ms(sum(g.cold_start_ms for g in sm.gpus))),
         ("jobs completed", str(tp.jobs_completed)),
         ("partitions with kernel time / open GPU calls", f"{k.partitions} / {sm.open_intervals}"),
         (
             "GPU call time / synthesis time",
-            f"{_sec(k.gpu_call_ms / 1000)} / {_sec(k.synth_ms / 1000)}",
+            f"{sec(k.gpu_call_ms / 1000)} / {sec(k.synth_ms / 1000)}",
         ),
     ]
     return rows
@@ -252,7 +224,7 @@ def transition_rows(sm: SessionSummary) -> list[Row]:
     t = sm.transitions
     note = np.where(t["cold_start"], " (cold start)", np.where(t["starved"], " (starved)", ""))
     return [
-        (f"sector {a}->{b}", f"{_ms(gap)}{n}", _ms(ov))
+        (f"sector {a}->{b}", f"{ms(gap)}{n}", ms(ov))
         for a, b, gap, n, ov in zip(
             t["from_job"], t["to_job"], t["gap_ms"], note, t["overlap_ms"], strict=True
         )
@@ -264,10 +236,10 @@ def gpu_rows(sm: SessionSummary) -> list[Row]:
         (
             str(g.gpu),
             ",".join(map(str, g.workers)),
-            _ms(g.busy_ms),
-            _ms(g.idle_ms),
-            _pct(g.efficiency),
-            _ms(g.cold_start_ms),
+            ms(g.busy_ms),
+            ms(g.idle_ms),
+            pct(g.efficiency),
+            ms(g.cold_start_ms),
         )
         for g in sm.gpus
     ]
@@ -282,20 +254,6 @@ TRANSITION_HEAD = (
 GPU_HEAD = ("GPU", "workers", "busy", "idle", "efficiency", "cold start")
 
 
-def _markdown_table(head: Row, rows: list[Row]) -> str:
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
-
-
-def _text_table(head: Row, rows: list[Row]) -> str:
-    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
-    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
-    lines += [fmt.format(*r) for r in rows]
-    return "\n".join(line.rstrip() for line in lines)
-
-
 def _title(sm: SessionSummary) -> str:
     rng = "" if sm.rng is None else f", range {sm.rng[0]:.0f}-{sm.rng[1]:.0f} ms"
     return (
@@ -308,11 +266,11 @@ def report_markdown(timeline: Timeline, session: int | None = None, rng: Range =
     """Markdown tables in the shape of the published reference, one section per session."""
     out = [f"# cuzk timeline report: {timeline.source}"]
     for sm in summaries(timeline, session, rng):
-        out += [f"## {_title(sm)}", _markdown_table(METRIC_HEAD, metric_rows(sm))]
+        out += [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
         if len(sm.transitions):
-            out.append(_markdown_table(TRANSITION_HEAD, transition_rows(sm)))
+            out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
         if len(sm.gpus) > 1:
-            out.append(_markdown_table(GPU_HEAD, gpu_rows(sm)))
+            out.append(markdown_table(GPU_HEAD, gpu_rows(sm)))
         out.append(f"**Verdict ({sm.verdict.kind}):** {sm.verdict.sentence}")
         out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
         out += [f"> note: {n}" for n in sm.session.notes]
@@ -323,15 +281,15 @@ def report_text(timeline: Timeline, session: int | None = None, rng: Range = Non
     """Plain aligned tables for a terminal (long transition lists are cut)."""
     out = [f"cuzk timeline report: {timeline.source}"]
     for sm in summaries(timeline, session, rng):
-        out += ["", _title(sm), "", _text_table(METRIC_HEAD, metric_rows(sm))]
+        out += ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
         rows = transition_rows(sm)
         if rows:
-            out += ["", _text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
+            out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
             if len(rows) > TEXT_TRANSITION_ROWS:
                 out.append(
                     f"... {len(rows) - TEXT_TRANSITION_ROWS} more (see --markdown or --json)"
                 )
-        out += ["", _text_table(GPU_HEAD, gpu_rows(sm))]
+        out += ["", text_table(GPU_HEAD, gpu_rows(sm))]
         out += ["", f"Verdict ({sm.verdict.kind}): {sm.verdict.sentence}"]
         out += [f"  - {e}" for e in sm.verdict.evidence]
         out += [f"  note: {n}" for n in sm.session.notes]

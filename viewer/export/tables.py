@@ -15,7 +15,7 @@ import pandas as pd
 from viewer.analysis import idle_gaps, job_table, transitions
 from viewer.analysis.intervals import Range, check_range, overlap_ms
 from viewer.analysis.kernels import kernel_intervals
-from viewer.export.report import _markdown_table
+from viewer.export.format import markdown_table
 from viewer.model import Session, Timeline
 
 TABLES = ("transitions", "gaps", "jobs", "kernel")
@@ -118,4 +118,4 @@ def _cell(x: object) -> str:
 def table_markdown(frame: pd.DataFrame) -> str:
     """A Markdown table in the report's layout."""
     rows = [tuple(_cell(x) for x in row) for row in frame.itertuples(index=False)]
-    return _markdown_table(tuple(frame.columns), rows) + "\n"
+    return markdown_table(tuple(frame.columns), rows) + "\n"

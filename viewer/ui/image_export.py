@@ -19,7 +19,8 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from viewer.analysis import SessionSummary, summarize
 from viewer.annotations import AnnotationSet
-from viewer.export.report import _ms, _sec, metric_rows
+from viewer.export.format import ms, sec
+from viewer.export.report import metric_rows
 from viewer.ui.annotate import AnnotationController
 from viewer.ui.lane_legend import ENTRIES
 from viewer.ui.palette import Theme
@@ -69,7 +70,7 @@ def caption_for(summary: SessionSummary, source: str | Path, rng_ms=None) -> Cap
     title = f"{Path(str(source)).name} \u00b7 session {summary.index} \u00b7 {where}"
     k = summary.kernel
     what = "GPU call time (upper bound)" if k.upper_bound else "CUDA kernel time"
-    total = _ms(k.total_ms) if k.total_ms < 10_000 else _sec(k.total_ms / 1000)
+    total = ms(k.total_ms) if k.total_ms < 10_000 else sec(k.total_ms / 1000)
     figures = [(f"{what} in range" if rng_ms else f"{what} total", total)]
     figures += [
         (str(label), str(value)) for label, value in metric_rows(summary) if _in_caption(str(label))

@@ -1,0 +1,46 @@
+"""Number cells and table layouts shared by the report, the tables, the comparison and the
+image captions: one definition of how a figure is written."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+Row = Sequence[str]
+
+
+def num(x: float | None, digits: int = 3) -> float | None:
+    """A JSON-safe number: NaN / inf / None -> None."""
+    if x is None or not math.isfinite(float(x)):
+        return None
+    return round(float(x), digits)
+
+
+def ms(x: float | None) -> str:
+    """``3746 ms``; ``-`` when unknown."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.0f} ms"
+
+
+def sec(x: float | None, unit: str = "s") -> str:
+    """``37.5 s`` (or another unit such as ``s/proof``); ``-`` when unknown."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.1f} {unit}"
+
+
+def pct(x: float) -> str:
+    """A fraction as ``99.5 %``; ``-`` when unknown."""
+    return "-" if not math.isfinite(x) else f"{x * 100:.1f} %"
+
+
+def markdown_table(head: Row, rows: Sequence[Row]) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def text_table(head: Row, rows: Sequence[Row]) -> str:
+    """Columns padded to their widest cell, for a terminal."""
+    widths = [max(len(str(r[i])) for r in [head, *rows]) for i in range(len(head))]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
+    lines += [fmt.format(*r) for r in rows]
+    return "\n".join(line.rstrip() for line in lines)
