@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from viewer.commands.report import _range
+from viewer.commands.common import add_range_argument, add_workers_argument, fail, load
 
 ALIGN_HELP = """\
 alignment (--align): aligned time is ms after a point of each run:
@@ -56,17 +56,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         metavar="MODE",
         help="first-gpu, session or completion:N (default first-gpu)",
     )
-    p.add_argument("--range", type=_range, default=None, metavar="A:B", help="aligned window (ms)")
+    add_range_argument(p, help="aligned window (ms)")
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (schema cuzk-timeline-compare/1)")
     fmt.add_argument("--markdown", action="store_true", help="a headline and Markdown tables")
-    p.add_argument(
-        "--workers-per-gpu",
-        type=int,
-        default=None,
-        metavar="N",
-        help="GPU workers per GPU when a log has no 'GPU worker started' lines",
-    )
+    add_workers_argument(p, help="GPU workers per GPU when a log has no 'GPU worker started' lines")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -78,16 +72,17 @@ def run(args: argparse.Namespace) -> int:
         compare_text,
         run_label,
     )
-    from viewer.io import LogError, open_log
 
     path_a, path_b = Path(args.path_a), Path(args.path_b)
-    try:
-        timeline_a = open_log(path_a, workers_per_gpu=args.workers_per_gpu)
-        same = path_a.resolve() == path_b.resolve()
-        timeline_b = timeline_a if same else open_log(path_b, workers_per_gpu=args.workers_per_gpu)
-    except (LogError, OSError) as exc:
-        print(f"compare: {exc}", file=sys.stderr)
+    timeline_a = load("compare", path_a, args.workers_per_gpu)
+    if timeline_a is None:
         return 2
+    if path_a.resolve() == path_b.resolve():
+        timeline_b = timeline_a
+    else:
+        timeline_b = load("compare", path_b, args.workers_per_gpu)
+        if timeline_b is None:
+            return 2
     label_a, label_b = run_label(path_a), run_label(path_b)
     if label_a == label_b:  # one log, two sessions (or two files of the same name)
         label_a, label_b = (
@@ -107,8 +102,7 @@ def run(args: argparse.Namespace) -> int:
             source_b=str(path_b),
         )
     except ValueError as exc:  # no such session, nothing to align on
-        print(f"compare: {exc}", file=sys.stderr)
-        return 2
+        return fail("compare", exc)
     if args.json:
         text = json.dumps(compare_dict(res), indent=1) + "\n"
     elif args.markdown:

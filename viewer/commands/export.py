@@ -9,7 +9,15 @@ import os
 import sys
 from pathlib import Path
 
-from viewer.commands.report import RANGE_HELP, _range
+from viewer.commands.common import (
+    RANGE_HELP,
+    add_log_argument,
+    add_range_argument,
+    add_session_argument,
+    add_workers_argument,
+    fail,
+    load,
+)
 
 FORMATS = ("trace", "markdown", "csv")
 BY_SUFFIX = {".json": "trace", ".md": "markdown", ".markdown": "markdown", ".csv": "csv"}
@@ -41,7 +49,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("path", metavar="LOG", help="log file (.log, .gz, .zst)")
+    add_log_argument(p)
     p.add_argument("--out", "-o", required=True, metavar="FILE", help="output file ('-': stdout)")
     p.add_argument(
         "--format",
@@ -52,8 +60,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     p.add_argument(
         "--table", choices=TABLES, default=None, help="one table instead of the whole report"
     )
-    p.add_argument("--session", type=int, default=None, metavar="N", help="only daemon run N")
-    p.add_argument("--range", type=_range, default=None, metavar="A:B", help="time window (ms)")
+    add_session_argument(p)
+    add_range_argument(p)
     p.add_argument("--no-flows", action="store_true", help="trace: no synthesis -> GPU call arrows")
     img = p.add_argument_group("images (.png / .svg)")
     img.add_argument(
@@ -74,18 +82,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "--scale", type=float, default=2.0, help="PNG device pixels per PX (default 2)"
     )
     img.add_argument("--dark", action="store_true", help="dark background")
-    p.add_argument(
-        "--workers-per-gpu",
-        type=int,
-        default=None,
-        metavar="N",
-        help="GPU workers per GPU when the log has no 'GPU worker started' lines",
-    )
+    add_workers_argument(p)
 
 
 def _fail(message: str) -> int:
-    print(f"export: {message}", file=sys.stderr)
-    return 2
+    return fail("export", message)
 
 
 def _format(args: argparse.Namespace) -> str:
@@ -112,12 +113,10 @@ def run(args: argparse.Namespace) -> int:
     from viewer.export.report import report_markdown
     from viewer.export.tables import table_csv, table_frame, table_markdown
     from viewer.export.trace import trace_events, write_trace
-    from viewer.io import LogError, open_log
 
-    try:
-        timeline = open_log(args.path, workers_per_gpu=args.workers_per_gpu)
-    except (LogError, OSError) as exc:
-        return _fail(str(exc))
+    timeline = load("export", args.path, args.workers_per_gpu)
+    if timeline is None:
+        return 2
     to_stdout = args.out == "-"
     try:
         if fmt == "trace" and not to_stdout:
@@ -211,12 +210,10 @@ def _run_image(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
-    from viewer.io import LogError, open_log
 
-    try:
-        timeline = open_log(args.path, workers_per_gpu=args.workers_per_gpu)
-    except (LogError, OSError) as exc:
-        return _fail(str(exc))
+    timeline = load("export", args.path, args.workers_per_gpu)
+    if timeline is None:
+        return 2
     if not timeline.sessions:
         return _fail(f"{args.path}: no session to draw")
     if args.session is None:

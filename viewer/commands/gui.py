@@ -6,6 +6,8 @@ import argparse
 import os
 import sys
 
+from viewer.commands.common import add_workers_argument
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     p = sub.add_parser(
@@ -14,13 +16,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         description="Open cuzk daemon logs in the swimlane viewer.",
     )
     p.add_argument("paths", nargs="*", metavar="LOG", help="log files (.log, .gz, .zst)")
-    p.add_argument(
-        "--workers-per-gpu",
-        type=int,
-        default=None,
-        metavar="N",
-        help="GPU workers per GPU when the log has no 'GPU worker started' lines",
-    )
+    add_workers_argument(p)
     p.add_argument(
         "--follow",
         action="store_true",

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 
-from viewer.io import LogError, open_log
+from viewer.commands.common import add_workers_argument, load
 from viewer.model import Session
 
 DESCRIPTION = """\
@@ -36,24 +35,16 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     p.add_argument("path", metavar="LOG", help="cuzk daemon log (.log, .gz, .zst)")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of text")
-    p.add_argument(
-        "--workers-per-gpu",
-        type=int,
-        default=None,
-        metavar="N",
+    add_workers_argument(
+        p,
         help="GPU workers per GPU when the log has no 'GPU worker started' lines "
         "(worker W is then on GPU W // N; default: all workers on GPU 0)",
     )
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.workers_per_gpu is not None and args.workers_per_gpu < 1:
-        print("info: --workers-per-gpu must be at least 1", file=sys.stderr)
-        return 2
-    try:
-        timeline = open_log(args.path, workers_per_gpu=args.workers_per_gpu)
-    except LogError as exc:
-        print(f"info: {exc}", file=sys.stderr)
+    timeline = load("info", args.path, args.workers_per_gpu)
+    if timeline is None:
         return 2
     summaries = [session_summary(s) for s in timeline.sessions]
     if args.json:
