@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 COMMA, SPACE, CR, NL = 44, 32, 13, 10
-PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
+PAD = 16  # zero bytes around the rows: every gather of up to PAD bytes stays inside
 #: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
 EVENT_NAMES = (
     (b"SYNTH_START", 0),
@@ -148,7 +148,7 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
     ok_off, offset = digits(u, s, c0, 15)
     ok &= ok_off
     event = _events(u, c0 + 1, c1)
-    ok &= (event >= 0) & (c2 > c1 + 1) & (c2 - c1 - 1 <= MAX_JOB)
+    ok &= (event >= 0) & (c2 > c1 + 1)
     ok &= count_in(f.spaces, c1 + 1, c2) == 0
     values = {k: np.full(n, -1, np.int64) for k, most in DETAIL_KEYS if most}
     kind_at = np.stack([np.full(n, -1, np.int64), np.zeros(n, np.int64)])
@@ -180,7 +180,7 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
         for k in np.flatnonzero(ok).tolist():
             if TL in f.buf[s[k] : e[k]]:
                 ok[k] = False
-    job, job_ids = _job_codes(u, f.buf, c1 + 1, c2, ok)
+    job, job_ids = _job_codes(f.buf, c1 + 1, c2, ok)
     synth = values[b"synth_ms="].astype(np.float64)
     gpu = values[b"gpu_ms="].astype(np.float64)
     return FastEvents(
@@ -209,38 +209,16 @@ def _events(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return event
 
 
-MAX_JOB = PAD  # longer job ids take the exact path
-_MIX = np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8 + 1, dtype=np.uint64) | np.uint64(1)
-
-
 def _job_codes(
-    u: np.ndarray, buf: bytes, s: np.ndarray, e: np.ndarray, ok: np.ndarray
+    buf: bytes, s: np.ndarray, e: np.ndarray, ok: np.ndarray
 ) -> tuple[np.ndarray, list[bytes]]:
-    """Codes of the job spans of the ``ok`` rows (first appearance order), and the job ids.
-
-    Each id is hashed from its bytes as 8-byte words; the hash codes are then checked
-    word by word against the first id of their code, so a collision cannot merge jobs.
-    """
+    """Codes of the job spans of the ``ok`` rows (first appearance order), and the job ids."""
     job = np.zeros(len(s), np.int64)
     sel = np.flatnonzero(ok)
-    if not len(sel):
-        return job, []
-    a, size = s[sel], e[sel] - s[sel]
-    w = -(-int(size.max()) // 8) * 8
-    win = u[a[:, None] + np.arange(w)]
-    win[np.arange(w)[None, :] >= size[:, None]] = 0
-    words = win.view(np.uint64)
-    mixed = (words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64) + size.astype(np.uint64)
-    codes, _ = pd.factorize(mixed)
-    first = np.empty(codes.max() + 1, np.int64)
-    first[codes[::-1]] = np.arange(len(codes))[::-1]
-    if not (words == words[first[codes]]).all():
-        ids = [buf[x:y] for x, y in zip(a.tolist(), (a + size).tolist(), strict=True)]
-        codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
-        job[sel] = codes
-        return job, list(uniques)
+    ids = [buf[a:b] for a, b in zip(s[sel].tolist(), e[sel].tolist(), strict=True)]
+    codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
     job[sel] = codes
-    return job, [buf[int(a[i]) : int(a[i] + size[i])] for i in first]
+    return job, list(uniques)
 
 
 #: CUZK_TIMING forms the daemon writes: (key, second key or None, code in ``scan``).

@@ -114,57 +114,63 @@ def _match(
     """(call of every block or -1, GPUs that had calls open, ambiguous blocks).
 
     Each GPU keeps a queue of its started calls in start order; a block drops the calls
-    that ended before it and takes the front of a queue (see the module docstring).  One
-    plain-Python pass over the blocks with integer lists: no numpy scalar per step.
+    that ended before it and takes the front of a queue (see the module docstring).  The
+    queues are precomputed per GPU (how many calls had started by each block is one
+    ``searchsorted``), so the pass over the blocks only moves integer heads.
     """
     start_seq = calls["start_seq"].to_numpy()
+    end_seq = calls["end_seq"].to_numpy()
+    gpu = calls["gpu"].to_numpy()
     order = np.argsort(start_seq, kind="stable")
     order = order[start_seq[order] >= 0]
-    o_start, o_call = start_seq[order].tolist(), order.tolist()
-    end_seq = calls["end_seq"].to_numpy()
-    end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq).tolist()
+    end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq)
     gpu_start = calls["gpu_start"].to_numpy().tolist()
-    gpus = calls["gpu"].to_numpy().tolist()
     bseqs = blocks.seq.tolist()
     locks = blocks.lock_ms.tolist()
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0).tolist()
     where = np.searchsorted(event_seq, blocks.seq)
     offsets = np.concatenate([[-np.inf], event_offset.astype(np.float64), [np.inf]])
     lows, highs = offsets[where].tolist(), offsets[where + 1].tolist()
-    queues: dict[int, list] = {}  # gpu -> [calls, head]
-    last_end: dict[int, float] = {}
+    queues, ends, started, ids = [], [], [], []
+    for g in np.unique(gpu[order]).tolist():
+        mine = order[gpu[order] == g]
+        queues.append(mine.tolist())
+        ends.append(end[mine].tolist())
+        started.append(np.searchsorted(start_seq[mine], blocks.seq, side="left").tolist())
+        ids.append(g)
+    n_gpus = len(ids)
+    heads = [0] * n_gpus
+    last_end = [-np.inf] * n_gpus
     owner = [-1] * len(bseqs)
-    nxt, n_started, ambiguous = 0, len(o_call), 0
+    ambiguous = 0
     for b, bseq in enumerate(bseqs):
-        while nxt < n_started and o_start[nxt] < bseq:
-            c = o_call[nxt]
-            queues.setdefault(gpus[c], [[], 0])[0].append(c)
-            nxt += 1
         fronts = []
-        for g, q in queues.items():
-            items, head = q
-            while head < len(items) and end[items[head]] < bseq:
-                head += 1  # ended before the block: it never got (or logged) the lock
-            q[1] = head
-            if head < len(items):
-                fronts.append((g, items[head]))
+        for k in range(n_gpus):
+            h, lim, e = heads[k], started[k][b], ends[k]
+            while h < lim and e[h] < bseq:
+                h += 1  # ended before the block: it never got (or logged) the lock
+            heads[k] = h
+            if h < lim:
+                fronts.append(k)
         if not fronts:
             continue
         lock = locks[b]
         if len(fronts) > 1:
             lo, hi = lows[b], highs[b]
             scored = []
-            for g, c in fronts:
+            for k in fronts:
+                c = queues[k][heads[k]]
                 ks = gpu_start[c] + lock
-                score = max(0.0, lo - ks) + max(0.0, ks - hi)
-                score += max(0.0, last_end.get(g, -np.inf) - ks)
-                scored.append((score, ks, g, c))
+                score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end[k] - ks)
+                scored.append((score, ks, ids[k], c, k))
             scored.sort()
             ambiguous += scored[1][0] - scored[0][0] <= AMBIGUOUS_MS
-            g, c = scored[0][2], scored[0][3]
+            k = scored[0][4]
         else:
-            g, c = fronts[0]
-        queues[g][1] += 1
+            k = fronts[0]
+        c = queues[k][heads[k]]
+        heads[k] += 1
         owner[b] = c
-        last_end[g] = gpu_start[c] + lock + kernels[b]
-    return np.array(owner, dtype=np.int64), len(queues), ambiguous
+        last_end[k] = gpu_start[c] + lock + kernels[b]
+    seen = sum(1 for k in range(n_gpus) if bseqs and started[k][-1] > 0)
+    return np.array(owner, dtype=np.int64), seen, ambiguous
