@@ -20,6 +20,15 @@ EXTRA = [
     "TIMELINE,8,GPU_END,j,worker=0,partition=0,gpu_ms=401,",
     "CUZK_TIMING:  gpu_tid=0\tntt_msm_h_ms=5",
     "CUZK_TIMING: pre_lock_cpu_ms=oops",
+    "TIMELINE,9,SYNTH_START,post2,kind=xTIMELINE,monolithic",
+    "TIMELINE,10,GPU_START,jobCUZK_TIMING: ntt_msm_h_ms=4,worker=1,partition=1",
+    "TIMELINE,11,GPU_END,j,worker=0,partition=0,gpu_ms=1234567890123",
+    "TIMELINE,12,GPU_PICKUP,j,partition=0,worker=0",
+    "TIMELINE,0012,SYNTH_END,j,partition=007,synth_ms=0\r",
+    "TIMELINE,13,GPU_END,j,worker=1,worker=2,partition=3",
+    "CUZK_TIMING: gpu_tid=1 tail_msm_ms=3 gpu_total_ms=9 ",
+    "CUZK_TIMING: gpu_tid=x batch_add_ms=3",
+    "CUZK_TIMING: prep_msm_ms=7 \x1b[0mbatch_add_ms=2",
 ]
 
 
@@ -60,3 +69,16 @@ def test_fast_path_matches_exact_path(ops, extra):
     if not any(b"CUZK_TIMING:" in line and b"TIMELINE," in line for line in data.split(b"\n")):
         for col in ("seq", "kind", "a", "b"):
             np.testing.assert_array_equal(getattr(fast.cuzk, col), getattr(slow_cz, col))
+
+
+def test_daemon_lines_all_take_the_fast_path():
+    from viewer.io import fastparse as fp
+
+    raw = RawBatch()
+    data = ("\n".join(LINES) + "\n").encode()
+    find_records(data, 0, len(data), raw)
+    f = fp.flatten(raw.items)
+    is_tl = np.array([it.startswith(b"TIMELINE,") for it in raw.items])
+    assert fp.parse_events(f, np.flatnonzero(is_tl), TL_SKIP).ok.all()
+    kind, _, _ = fp.parse_cuzk(f, np.flatnonzero(~is_tl), CZ_SKIP)
+    assert sorted(kind[kind >= 0].tolist()) == [0, 1, 2, 3]

@@ -1,0 +1,229 @@
+"""GUI benchmarks: redraw time with 10^6 (and 10^7) intervals, GUI stalls while a big log
+loads and the panels recompute, and the time until the window shows the sample log.
+
+Figures only (printed in the ``make bench`` table), never timed assertions. Each is
+compared with a reference measured in the same run: Qt drawing every rectangle with one
+``drawRects`` call, and a bare Qt start-up.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from biglog import ROOT, big_log
+from table import add_row
+
+pytestmark = pytest.mark.bench
+WIDTH, HEIGHT = 1600, 900
+FRAMES = 15
+
+
+def synthetic_timeline(n_calls: int):
+    """One GPU, two workers, ``n_calls`` back-to-back calls with CUDA regions, a few gaps."""
+    from viewer.model import Timeline, build_session
+
+    rng = np.random.default_rng(1)
+    per_worker = n_calls // 2
+    dur = rng.uniform(3000, 4000, size=(2, per_worker))
+    idle = np.where(rng.random((2, per_worker)) < 0.01, rng.uniform(20, 400, (2, per_worker)), 3)
+    start = np.cumsum(dur + idle, axis=1) - dur
+    start[1] += 1800  # the interlock: worker 1 half a call behind
+    end = start + dur
+    gpu_start, gpu_end = start.ravel(), end.ravel()
+    n = len(gpu_start)
+    job = (np.argsort(np.argsort(gpu_start)) // 10).astype(np.int64)
+    calls = {
+        "job_id": np.char.add("job-", job.astype(str)).astype(object),
+        "partition": (np.arange(n) % 10).astype(np.int32),
+        "synth_start": gpu_start - 40_000,
+        "synth_end": gpu_start - 2_000,
+        "queued": gpu_start - 1_990,
+        "pickup": gpu_start - 2,
+        "gpu_start": gpu_start,
+        "gpu_end": gpu_end,
+        "gpu_ms": gpu_end - gpu_start,
+        "worker": np.repeat([0, 1], per_worker).astype(np.int32),
+        "gpu": np.zeros(n, dtype=np.int32),
+        "kernel_start": gpu_start + 1700,
+        "kernel_ms": np.full(n, 1500.0),
+    }
+    import pandas as pd
+
+    session = build_session(pd.DataFrame(calls), workers={0: 0, 1: 0})
+    return Timeline(source=Path(f"synthetic-{n}.log"), sessions=[session])
+
+
+def _naive_draw_ms(qapp, n: int) -> float:
+    """Reference: Qt drawing ``n`` rectangles in one ``drawRects`` call from a buffer."""
+    import shiboken6
+    from PySide6 import QtCore, QtGui
+
+    rng = np.random.default_rng(2)
+    rects = np.zeros((n, 4))
+    rects[:, 0] = rng.uniform(0, WIDTH, n)
+    rects[:, 1], rects[:, 2], rects[:, 3] = 10.0, 0.5, 20.0
+    first = shiboken6.wrapInstance(rects.ctypes.data, QtCore.QRectF)
+    image = QtGui.QImage(WIDTH, HEIGHT, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
+    painter = QtGui.QPainter(image)
+    painter.setPen(QtCore.Qt.PenStyle.NoPen)
+    painter.setBrush(QtGui.QColor("#4c78a8"))
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        painter.drawRects(first, n)
+        best = min(best, time.perf_counter() - t)
+    painter.end()
+    return best * 1000
+
+
+def _frame_ms(qapp, view, start: float, end: float) -> float:
+    """Median time of a full redraw of the plot at this zoom (prepare + paint)."""
+    view.set_x_range(start, end)
+    qapp.processEvents()
+    times = []
+    for i in range(FRAMES):
+        shift = (end - start) * 0.001 * (i + 1)
+        t = time.perf_counter()
+        view.set_x_range(start + shift, end + shift)  # a pan: rects are prepared anew
+        view.plot.viewport().repaint()
+        times.append(time.perf_counter() - t)
+    return float(np.median(times)) * 1000
+
+
+@pytest.mark.parametrize("n_calls", [10**6, 10**7])
+def test_bench_redraw(qapp, n_calls: int) -> None:
+    if n_calls > 10**6 and not os.environ.get("BENCH_10E7"):
+        pytest.skip("10^7 intervals: set BENCH_10E7=1 (needs ~4 GB and a few minutes)")
+    from viewer.ui import TimelineView
+
+    timeline = synthetic_timeline(n_calls)
+    view = TimelineView()
+    view.resize(WIDTH, HEIGHT)
+    view.show()
+    view.set_timeline(timeline)
+    qapp.processEvents()
+    lo, hi = view.x_range()
+    zooms = {
+        "fit": (lo, hi),
+        "1/10": (lo, lo + (hi - lo) / 10),
+        "1/1000": (lo, lo + (hi - lo) / 1000),
+        "50 ms": (lo + (hi - lo) / 2, lo + (hi - lo) / 2 + 50),
+    }
+    frames = {name: _frame_ms(qapp, view, *span) for name, span in zooms.items()}
+    naive = _naive_draw_ms(qapp, min(n_calls, 10**6))
+    target_ms = 8.0 if n_calls <= 10**6 else 16.0
+    worst = max(frames.values())
+    detail = ", ".join(f"{k} {v:.1f}" for k, v in frames.items())
+    add_row(
+        f"redraw, 10^{int(np.log10(n_calls))} intervals (worst zoom)",
+        f"{worst:.1f} ms ({detail})",
+        f"drawRects of 10^6 rects {naive:.1f} ms",
+        worst / naive,
+        target_ms / 34.0,  # the issue's figures: <= 8 (16) ms where Qt needs ~34 ms
+    )
+    view.close()
+
+
+def test_bench_gui_stall_while_loading(qapp, tmp_path) -> None:
+    """Longest time the event loop was blocked while a big log loads and panels compute."""
+    from PySide6 import QtCore
+
+    from viewer.ui import MainWindow
+
+    stall_log = os.environ.get("BENCH_STALL_LOG")
+    path = Path(stall_log) if stall_log else big_log()
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    win.resize(WIDTH, HEIGHT)
+    win.show()
+    ticks: list[float] = []
+    timer = QtCore.QTimer()
+    timer.setInterval(5)
+    timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
+    done: list[int] = []
+    win.summary_ready.connect(lambda *_: done.append(1))
+    timer.start()
+    t0 = time.perf_counter()
+    win.open_paths([path])
+    while not done and time.perf_counter() - t0 < 600:
+        qapp.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    load_s = time.perf_counter() - t0
+    # Then a range drag storm: the panels recompute in the background.
+    session = win.session()
+    a, b = session.start_ms, session.end_ms
+    for i in range(20):
+        win.view.set_selection(a + (b - a) * i / 40, b - (b - a) * i / 40)
+        qapp.processEvents()
+    t1 = time.perf_counter()
+    while time.perf_counter() - t1 < 3:
+        qapp.processEvents(QtCore.QEventLoop.ProcessEventsFlag.AllEvents, 50)
+    timer.stop()
+    gaps = np.diff(np.array(ticks)) * 1000
+    worst = float(gaps.max()) if len(gaps) else float("nan")
+    add_row(
+        "GUI stall while loading + recomputing",
+        f"{worst:.0f} ms worst (load {load_s:.1f} s, {len(ticks)} ticks)",
+        "100 ms",
+        worst / 100.0,
+        1.0,
+    )
+    win.runner.wait()
+    win.close()
+
+
+SHOW_PROBE = """
+import sys, time
+t0 = float(sys.argv[1])
+from PySide6 import QtCore
+from viewer.ui.app import make_app
+from viewer.ui import MainWindow
+app = make_app()
+w = MainWindow(settings=QtCore.QSettings(sys.argv[3], QtCore.QSettings.Format.IniFormat))
+def shown(*_):
+    print(time.time() - t0, flush=True)
+    app.quit()
+w.summary_ready.connect(shown)
+w.show()
+w.open_paths([sys.argv[2]])
+app.exec()
+"""
+
+BARE_PROBE = """
+import sys, time
+t0 = float(sys.argv[1])
+from PySide6 import QtWidgets
+app = QtWidgets.QApplication([])
+w = QtWidgets.QMainWindow(); w.show(); app.processEvents()
+print(time.time() - t0, flush=True)
+"""
+
+
+def _launch(script: str, *args: str) -> float:
+    env = {**os.environ, "QT_QPA_PLATFORM": os.environ.get("QT_QPA_PLATFORM", "offscreen")}
+    best = float("inf")
+    for _ in range(3):
+        out = subprocess.run(
+            [sys.executable, "-c", script, repr(time.time()), *args],
+            check=True, cwd=ROOT, capture_output=True, text=True, env=env,
+        )  # fmt: skip
+        best = min(best, float(out.stdout.strip().splitlines()[-1]))
+    return best
+
+
+def test_bench_window_shows_sample(tmp_path) -> None:
+    sample = ROOT / "sample_logs" / "phase8_pw10_5sectors.log"
+    shown = _launch(SHOW_PROBE, str(sample), str(tmp_path / "s.ini"))
+    bare = _launch(BARE_PROBE)
+    add_row(
+        "window shows the sample log, panels filled",
+        f"{shown:.2f} s",
+        f"bare Qt window {bare:.2f} s; target 1.5 s",
+        shown / 1.5,
+        1.0,
+    )
