@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.intervals import Range, calls, check_range, clip, merge
+from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.model import Session
 
 GAP_COLUMNS = ["gpu", "start", "end", "ms", "cross_sector", "starved", "before_job", "after_job"]
@@ -23,7 +23,7 @@ def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
     """
     rng = check_range(rng)
     c = calls(session)
-    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    blocks = busy_blocks(session)
     group = blocks["group"].to_numpy()
     i = np.flatnonzero(group[1:] == group[:-1])
     start = blocks["end"].to_numpy()[i]

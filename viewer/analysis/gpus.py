@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.intervals import Range, calls, check_range, clip, merge
+from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.analysis.transitions import cold_start_regions
 from viewer.model import Session
 
@@ -39,7 +39,7 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     """Busy, idle, efficiency and cold start of every GPU of the session, ascending."""
     rng = check_range(rng)
     c = calls(session)
-    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    blocks = busy_blocks(session)
     g = blocks["group"].to_numpy()
     bs, be = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
     busy = _per_gpu(g, be - bs)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import per_session
 from viewer.model import Session
 
 Range = tuple[float, float] | None
@@ -32,6 +33,7 @@ def check_range(rng: Range) -> Range:
     return a, b
 
 
+@per_session
 def calls(session: Session) -> pd.DataFrame:
     """The started GPU calls: ``job, worker, gpu, start, end, closed, ready`` plus the raw columns.
 
@@ -96,6 +98,13 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFr
             "last": order[closer],
         }
     )
+
+
+@per_session
+def busy_blocks(session: Session) -> pd.DataFrame:
+    """``merge`` of the started calls per GPU: the blocks of each GPU's busy union."""
+    c = calls(session)
+    return merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
 
 
 def clip(starts: np.ndarray, ends: np.ndarray, rng: Range) -> tuple[np.ndarray, np.ndarray]:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, check_range
-from viewer.analysis.kernels import kernel_stats
+from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.model import Session
 
 JOB_TABLE_COLUMNS = [
@@ -38,6 +39,7 @@ class Throughput:
     gpus: int
 
 
+@per_session
 def _all_jobs(session: Session) -> pd.DataFrame:
     """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
     p = session.partitions
@@ -114,12 +116,15 @@ def _mode(values: np.ndarray) -> int:
     return int(uniq[len(counts) - 1 - np.argmax(counts[::-1])])
 
 
-def throughput(session: Session, rng: Range = None) -> Throughput:
+def throughput(
+    session: Session, rng: Range = None, kernel: KernelStats | None = None
+) -> Throughput:
     """Theoretical vs measured seconds per proof in ``rng``.
 
     theoretical = mean kernel per partition x partitions per proof (the most
     common job size) / GPUs that ran calls; measured = spacing of the
-    completions of the jobs completed inside the range.
+    completions of the jobs completed inside the range.  ``kernel``: the session's
+    ``kernel_stats`` in ``rng`` when already computed.
     """
     rng = check_range(rng)
     t = _all_jobs(session)
@@ -131,7 +136,7 @@ def throughput(session: Session, rng: Range = None) -> Throughput:
     started = np.isfinite(t["first_gpu_start"].to_numpy())
     sizes = t["partitions"].to_numpy()[inside if n else started]
     per_proof = _mode(sizes)
-    k = kernel_stats(session, rng)
+    k = kernel_stats(session, rng) if kernel is None else kernel
     gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)
     theoretical = k.mean_ms * per_proof / gpus / 1000.0 if gpus and k.partitions else float("nan")
     measured = (

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 
@@ -47,6 +48,7 @@ def _touching(starts: np.ndarray, ends: np.ndarray, inside: np.ndarray, rng: Ran
     return (inside > 0) | ((ends <= starts) & (starts >= rng[0]) & (starts <= rng[1]))
 
 
+@per_session
 def kernel_intervals(session: Session) -> pd.DataFrame:
     """One row per call with a kernel time: ``job, worker, gpu, kstart, kend, kms`` + breakdown.
 

@@ -56,7 +56,7 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
     trans = transitions(session, rng)
     cold = cold_start_regions(session)
     kernel = kernel_stats(session, rng)
-    tp = throughput(session, rng)
+    tp = throughput(session, rng, kernel)
     return SessionSummary(
         session=session,
         rng=rng,

@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, calls, check_range
 from viewer.model import Session
 
@@ -50,6 +51,7 @@ def _worker_free(c: pd.DataFrame, session_start: float) -> np.ndarray:
     return free
 
 
+@per_session
 def _all_transitions(session: Session) -> pd.DataFrame:
     """Every transition of the session, with ``cold_start`` decided on the whole run."""
     c = calls(session)

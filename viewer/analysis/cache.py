@@ -1,0 +1,39 @@
+"""Whole-session tables computed once per Session object and shared by every figure.
+
+``summarize`` asks for the started calls, the transitions and the job table
+several times over (each figure is a function of the session); the model is
+never mutated after loading, so the first answer stays right for the
+session's lifetime.  Keyed weakly on the Session: a closed log frees them.
+Callers treat the shared frames as read-only.
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from collections.abc import Callable
+from typing import TypeVar
+from weakref import WeakKeyDictionary
+
+from viewer.model import Session
+
+T = TypeVar("T")
+
+_memo: WeakKeyDictionary[Session, dict[Callable, object]] = WeakKeyDictionary()
+_lock = threading.Lock()  # the panels' worker thread and the GUI thread share sessions
+
+
+def per_session(fn: Callable[[Session], T]) -> Callable[[Session], T]:
+    """Memoize ``fn(session)`` on the session object."""
+
+    @functools.wraps(fn)
+    def cached(session: Session) -> T:
+        with _lock:
+            memo = _memo.setdefault(session, {})
+            if fn in memo:
+                return memo[fn]  # type: ignore[return-value]
+        value = fn(session)  # outside the lock: two threads may both compute, same result
+        with _lock:
+            return memo.setdefault(fn, value)  # type: ignore[return-value]
+
+    return cached
