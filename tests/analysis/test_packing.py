@@ -69,3 +69,18 @@ def test_rows_never_overlap_and_equal_max_depth(pairs: list[tuple[int, int]]) ->
     assert (rows >= 0).all()
     assert _rows_disjoint(start, end, rows)
     assert rows.max() + 1 == _depth(start, end)
+
+
+def test_pack_rows_uses_as_few_rows_as_the_overlap_needs() -> None:
+    rng = np.random.default_rng(3)
+    start = rng.uniform(0, 10_000, 5000)
+    end = start + rng.uniform(10, 400, 5000)
+    rows = pack_rows(start, end)
+    for r in np.unique(rows):
+        m = rows == r
+        order = np.argsort(start[m])
+        assert (start[m][order][1:] >= end[m][order][:-1]).all()
+    # Rows needed = the maximum number of intervals alive at once.
+    events = np.concatenate([np.c_[start, np.ones_like(start)], np.c_[end, -np.ones_like(end)]])
+    events = events[np.lexsort((events[:, 1], events[:, 0]))]
+    assert rows.max() + 1 == int(np.cumsum(events[:, 1]).max())

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from viewer.ui.lane_data import GAP_STARVED, Lane, LaneGroup
-from viewer.ui.lane_lod import MIXED, Intervals, coalesce, pack_rows
+from viewer.ui.lane_lod import MIXED, Intervals, coalesce
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.palette import Theme
 
@@ -61,21 +61,6 @@ def test_visible_cuts_with_searchsorted() -> None:
     assert sl.stop == 200
     assert iv.at((start[5] + end[5]) / 2) == 5
     assert iv.at(-100.0) == -1
-
-
-def test_pack_rows_uses_as_few_rows_as_the_overlap_needs() -> None:
-    rng = np.random.default_rng(3)
-    start = rng.uniform(0, 10_000, 5000)
-    end = start + rng.uniform(10, 400, 5000)
-    rows = pack_rows(start, end)
-    for r in np.unique(rows):
-        m = rows == r
-        order = np.argsort(start[m])
-        assert (start[m][order][1:] >= end[m][order][:-1]).all()
-    # Rows needed = the maximum number of intervals alive at once.
-    events = np.concatenate([np.c_[start, np.ones_like(start)], np.c_[end, -np.ones_like(end)]])
-    events = events[np.lexsort((events[:, 1], events[:, 0]))]
-    assert rows.max() + 1 == int(np.cumsum(events[:, 1]).max())
 
 
 def busy_group(n: int, gap_px: float = 2.0) -> tuple[LaneGroup, float, float, float, float]:

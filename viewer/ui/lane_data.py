@@ -15,8 +15,9 @@ import pandas as pd
 
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import busy_union
+from viewer.analysis.packing import pack_rows
 from viewer.model import Session
-from viewer.ui.lane_lod import Intervals, pack_rows
+from viewer.ui.lane_lod import Intervals
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0

@@ -1,9 +1,5 @@
-"""Level of detail for lanes (numpy only): cut sorted intervals to the view, merge what is
-narrower than a pixel, and pack overlapping intervals into rows.
-
-Every function is vectorized; the only Python loop is the greedy row packing,
-which runs once per session over the synthesis intervals.
-"""
+"""Level of detail for lanes (numpy only): cut sorted intervals to the view and merge what
+is narrower than a pixel.  Every function is vectorized."""
 
 from __future__ import annotations
 
@@ -157,34 +153,3 @@ def coalesce(
             k = np.where(count > 1, merged_key, k[first]).astype(key.dtype)
             s, e = s[first], np.maximum.reduceat(e, first)
     return s, np.maximum(e, s + px) if widen else e, k
-
-
-def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """Row of each interval so that intervals in a row never overlap, in as few rows as the
-    deepest overlap needs (vectorized interval-graph colouring, O(n log n)).
-
-    With D the maximum depth, the k-th interval to start (k >= D) can always
-    take over the row of the (k - D)-th interval to end: at its start at most
-    D - 1 others are running, so at least k - D + 1 have ended.  Each row is
-    then a chain of such hand-overs, resolved by pointer jumping.
-    """
-    n = len(start)
-    if n == 0:
-        return np.zeros(0, dtype=np.int32)
-    by_start = np.argsort(start, kind="stable")
-    s = np.asarray(start, dtype=np.float64)[by_start]
-    # A positive length keeps an interval from handing its row over to itself.
-    e = np.maximum(np.asarray(end, dtype=np.float64)[by_start], np.nextafter(s, np.inf))
-    by_end = np.argsort(e, kind="stable")
-    ended = np.searchsorted(e[by_end], s, side="right")  # intervals over by each start
-    depth = int((np.arange(1, n + 1) - ended).max())
-    link = np.arange(n)
-    link[depth:] = by_end[: n - depth]
-    while True:
-        jumped = link[link]
-        if np.array_equal(jumped, link):
-            break
-        link = jumped
-    rows = np.empty(n, dtype=np.int32)
-    rows[by_start] = link
-    return rows
