@@ -4,6 +4,19 @@ from __future__ import annotations
 
 from viewer.model import Session, build_session
 
+#: The published Phase 8 reference (pw=10, 5 sectors, gw=2) as the report's Markdown rows.
+REFERENCE_MARKDOWN_ROWS = (
+    "| mean CUDA kernel time per partition | 3746 ms |",
+    "| serial CUDA time per sector (10 partitions) | 37.5 s |",
+    "| measured throughput | 37.4 s/proof |",
+    "| GPU efficiency (merged intervals) | 100.0 % |",
+    "| cross-sector GPU idle gaps | 0 ms |",
+    "| sector 0->1 | 4490 ms (cold start) | 761 ms |",
+    "| sector 1->2 | 21 ms | 4048 ms |",
+    "| sector 2->3 | 244 ms | 4834 ms |",
+    "| sector 3->4 | 45 ms | 3916 ms |",
+)
+
 
 def call(job: str, part: int, start: float, end: float | None, worker: int, **kw) -> dict:
     """One GPU call row; ``gpu`` defaults to ``worker // 2`` (two workers per GPU)."""

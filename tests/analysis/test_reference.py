@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from tests.analysis.builders import REFERENCE_MARKDOWN_ROWS
 from viewer.analysis import summarize
 from viewer.export.report import report_markdown
 from viewer.model import Session, Timeline, build_session
@@ -56,16 +57,6 @@ def test_reference_figures() -> None:
 
 def test_reference_markdown_rows() -> None:
     md = report_markdown(Timeline(Path("ref"), [schedule_session()]))
-    for row in (
-        "| mean CUDA kernel time per partition | 3746 ms |",
-        "| serial CUDA time per sector (10 partitions) | 37.5 s |",
-        "| measured throughput | 37.4 s/proof |",
-        "| GPU efficiency (merged intervals) | 100.0 % |",
-        "| cross-sector GPU idle gaps | 0 ms |",
-        "| sector 0->1 | 4490 ms (cold start) | 761 ms |",
-        "| sector 1->2 | 21 ms | 4048 ms |",
-        "| sector 2->3 | 244 ms | 4834 ms |",
-        "| sector 3->4 | 45 ms | 3916 ms |",
-    ):
+    for row in REFERENCE_MARKDOWN_ROWS:
         assert row in md
     assert "GPU-bound: measured 37.4 s/proof equals the 37.5 s of serial kernel time" in md

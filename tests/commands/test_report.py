@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.analysis.builders import REFERENCE_MARKDOWN_ROWS
 from viewer.cli import main
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
@@ -50,16 +51,6 @@ def test_help_documents_the_range_rules(capsys: pytest.CaptureFixture[str]) -> N
 def test_sample_log_reproduces_the_published_reference(capsys) -> None:
     assert main(["report", str(SAMPLE), "--markdown"]) == 0
     md = capsys.readouterr().out
-    for row in (
-        "| mean CUDA kernel time per partition | 3746 ms |",
-        "| serial CUDA time per sector (10 partitions) | 37.5 s |",
-        "| measured throughput | 37.4 s/proof |",
-        "| GPU efficiency (merged intervals) | 100.0 % |",
-        "| cross-sector GPU idle gaps | 0 ms |",
-        "| sector 0->1 | 4490 ms (cold start) | 761 ms |",
-        "| sector 1->2 | 21 ms | 4048 ms |",
-        "| sector 2->3 | 244 ms | 4834 ms |",
-        "| sector 3->4 | 45 ms | 3916 ms |",
-    ):
+    for row in REFERENCE_MARKDOWN_ROWS:
         assert row in md
     assert "**Verdict (gpu-bound):** GPU-bound: measured 37.4 s/proof equals the 37.5 s" in md
