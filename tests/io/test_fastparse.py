@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -9,7 +11,7 @@ from io_logs import cuzk_block, simple_log
 from test_damage import apply, damage
 
 from viewer.io.parse import CZ_SKIP, TL_SKIP, parse_records
-from viewer.io.scan import SEQ_SHIFT, RawBatch, find_records, parse_cuzk, parse_exact
+from viewer.io.scan import SCAN_RE, SEQ_SHIFT, RawBatch, find_records, parse_cuzk, parse_exact
 
 LINES = simple_log(jobs=2, parts=3)
 LINES[8:8] = cuzk_block(5, 7)
@@ -82,3 +84,19 @@ def test_daemon_lines_all_take_the_fast_path():
     assert fp.parse_events(f, np.flatnonzero(is_tl), TL_SKIP).ok.all()
     kind, _, _ = fp.parse_cuzk(f, np.flatnonzero(~is_tl), CZ_SKIP)
     assert sorted(kind[kind >= 0].tolist()) == [0, 1, 2, 3]
+
+
+OLD_SCAN = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(damage, max_size=6))
+def test_scan_skips_only_cuzk_lines_the_exact_path_drops(ops):
+    data = apply(ops)
+    kept = SCAN_RE.findall(data)
+    dropped = [m for m in OLD_SCAN.findall(data) if m not in kept]
+    assert len(OLD_SCAN.findall(data)) - len(kept) == len(dropped)
+    for text in dropped:
+        assert text.startswith(b"TIMING:") and b"TIMELINE," not in text
+        assert len(parse_cuzk([text[CZ_SKIP:]], [0]).seq) == 0
+    assert dropped or b"prep_msm_ms=1695\n" not in data

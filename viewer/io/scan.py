@@ -98,8 +98,14 @@ def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
     return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
 
 
-#: One regex for both kinds of lines: the literal prefix keeps the C search fast.
-SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
+#: One regex for both kinds of lines: the literal prefix keeps the C search fast.  Half of
+#: the CUZK_TIMING lines are ones the attribution does not use, in the exact form the
+#: daemon writes them (``parse_cuzk`` would drop them): the negative lookahead skips those.
+SCAN_RE = re.compile(
+    rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:(?! (?:prep_msm_ms=\d+|gpu_tid=\d+ barrier_wait_ms=\d+"
+    rb"|mutex_held_ms=\d+ total_start_fn_ms=\d+|b_g2_msm_ms=\d+ num_circuits=\d+)\r?(?:\n|\Z)))"
+    rb"[^\n]*"
+)
 #: ``seq`` of a line = its match ordinal << SEQ_SHIFT (+ byte offset inside a glued line).
 SEQ_SHIFT = 20
 IN_LINE = 1 << 19  # byte offsets inside a line are capped here
