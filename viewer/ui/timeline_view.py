@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
+from viewer.ui.grid import TimeGridItem
 from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
 from viewer.ui.lane_legend import LegendBar
 from viewer.ui.lane_overlay import OverlayItem
@@ -118,7 +119,8 @@ class TimelineView(QtWidgets.QWidget):
         item = self.plot.getPlotItem()
         item.hideButtons()
         item.setMenuEnabled(False)
-        item.showGrid(x=True, y=False, alpha=0.15)
+        self._grid = TimeGridItem(self._time_axis, self._vb)
+        item.addItem(self._grid, ignoreBounds=True)
         self._vb.disableAutoRange()
         self._region = pg.LinearRegionItem(orientation="vertical", swapMode="sort")
         self._region.setZValue(30)
@@ -447,6 +449,7 @@ class TimelineView(QtWidgets.QWidget):
         for line in self._region.lines:
             line.setPen(pg.mkPen(theme.foreground, width=1))
         self._band.setBrush(with_alpha(theme.foreground, 0.12))
+        self._grid.set_colours(theme.foreground, theme.background)
         self.legend.set_theme(theme)
         self._header.set_lanes(self._lanes, theme)
         for group_item in self._items:
