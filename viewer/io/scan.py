@@ -130,9 +130,7 @@ def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
         items += SCAN_RE.findall(buf, start, end)
         return
     found: list[tuple[int, int, bytes]] = []
-    for (needle, kind), p in zip(
-        ((DAEMON, MARK_DAEMON), (WORKER, MARK_WORKER)), first, strict=True
-    ):
+    for (needle, kind), p in zip(MARKERS, first, strict=True):
         while p >= 0:
             e = buf.find(b"\n", p, end)
             e = end if e < 0 else e
