@@ -100,3 +100,14 @@ def test_scan_skips_only_cuzk_lines_the_exact_path_drops(ops):
         assert text.startswith(b"TIMING:") and b"TIMELINE," not in text
         assert len(parse_cuzk([text[CZ_SKIP:]], [0]).seq) == 0
     assert dropped or b"prep_msm_ms=1695\n" not in data
+
+
+def test_job_hash_collisions_fall_back_to_exact_codes(monkeypatch):
+    from viewer.io import fastparse as fp
+
+    ids = [b"job-a", b"job-bb", b"job-a", b"j", b"job-bb"]
+    f = fp.flatten(ids)
+    ok = np.ones(len(ids), bool)
+    monkeypatch.setattr(fp, "_MIX", np.zeros_like(fp._MIX))  # every id hashes alike
+    codes, uniques = fp._job_codes(f.u, f.start, f.end, ok)
+    assert codes.tolist() == [0, 1, 0, 2, 1] and uniques == [b"job-a", b"job-bb", b"j"]

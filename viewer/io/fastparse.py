@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 COMMA, SPACE, CR, NL = 44, 32, 13, 10
-PAD = 16  # zero bytes around the rows: every gather of up to PAD bytes stays inside
+PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
 #: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
 EVENT_NAMES = (
     (b"SYNTH_START", 0),
@@ -94,6 +94,10 @@ def nth(
 
 
 def _gather(u: np.ndarray, s: np.ndarray, k: int) -> np.ndarray:
+    """(n, k) bytes from each ``s`` (``s`` <= len(u) - k, which the padding ensures).  Wide
+    windows are rows of a strided view (an n-wide index, not n * k); narrow ones index."""
+    if k >= 8:
+        return np.lib.stride_tricks.sliding_window_view(u, k)[s]
     return u[s[:, None] + np.arange(k)]
 
 
@@ -114,7 +118,7 @@ def digits(u: np.ndarray, s: np.ndarray, e: np.ndarray, most: int) -> tuple[np.n
     if not ok.any():
         return ok, np.zeros(len(s), np.int64)
     w = int(size[ok].max())  # the widest span to look at, often far below ``most``
-    d = u[(e - w)[:, None] + np.arange(w)] - np.uint8(48)  # right-aligned window
+    d = _gather(u, e - w, w) - np.uint8(48)  # right-aligned window
     d[np.arange(w)[None, :] < (w - size)[:, None]] = 0  # bytes before the span
     ok &= (d <= 9).all(axis=1)
     return ok, d.astype(np.int64) @ POW10[-w:]
@@ -148,7 +152,7 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
     ok_off, offset = digits(u, s, c0, 15)
     ok &= ok_off
     event = _events(u, c0 + 1, c1)
-    ok &= (event >= 0) & (c2 > c1 + 1)
+    ok &= (event >= 0) & (c2 > c1 + 1) & (c2 - c1 - 1 <= MAX_JOB)
     ok &= count_in(f.spaces, c1 + 1, c2) == 0
     values = {k: np.full(n, -1, np.int64) for k, most in DETAIL_KEYS if most}
     kind_at = np.stack([np.full(n, -1, np.int64), np.zeros(n, np.int64)])
@@ -180,7 +184,7 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
         for k in np.flatnonzero(ok).tolist():
             if TL in f.buf[s[k] : e[k]]:
                 ok[k] = False
-    job, job_ids = _job_codes(f.buf, c1 + 1, c2, ok)
+    job, job_ids = _job_codes(u, c1 + 1, c2, ok)
     synth = values[b"synth_ms="].astype(np.float64)
     gpu = values[b"gpu_ms="].astype(np.float64)
     return FastEvents(
@@ -209,16 +213,38 @@ def _events(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return event
 
 
+MAX_JOB = PAD  # longer job ids take the exact path
+_MIX = np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8, dtype=np.uint64) | np.uint64(1)
+
+
 def _job_codes(
-    buf: bytes, s: np.ndarray, e: np.ndarray, ok: np.ndarray
+    u: np.ndarray, s: np.ndarray, e: np.ndarray, ok: np.ndarray
 ) -> tuple[np.ndarray, list[bytes]]:
-    """Codes of the job spans of the ``ok`` rows (first appearance order), and the job ids."""
+    """Codes of the job spans of the ``ok`` rows (first appearance order), and the job ids.
+
+    Each id is hashed from its bytes as 8-byte words; every row is then compared word by
+    word with the first row of its code, so a hash collision cannot merge two jobs (the
+    rows of a colliding code are given their own codes by a plain factorize).
+    """
     job = np.zeros(len(s), np.int64)
     sel = np.flatnonzero(ok)
-    ids = [buf[a:b] for a, b in zip(s[sel].tolist(), e[sel].tolist(), strict=True)]
-    codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
+    if not len(sel):
+        return job, []
+    a, size = s[sel], e[sel] - s[sel]
+    w = -(-int(size.max()) // 8) * 8
+    win = _gather(u, a, w).copy()
+    win[np.arange(w)[None, :] >= size[:, None]] = 0  # ids hold no NUL: zeros end them
+    words = win.view(np.uint64)
+    codes, _ = pd.factorize((words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64))
+    first = np.empty(codes.max() + 1, np.int64)
+    first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
+    if not (words == words[first[codes]]).all():
+        ids = [win[i].tobytes().rstrip(b"\0") for i in range(len(sel))]
+        codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
+        job[sel] = codes
+        return job, list(uniques)
     job[sel] = codes
-    return job, list(uniques)
+    return job, [win[i, : size[i]].tobytes() for i in first.tolist()]
 
 
 #: CUZK_TIMING forms the daemon writes: (key, second key or None, code in ``scan``).
