@@ -38,21 +38,27 @@ def split_sessions(seq: np.ndarray, offset: np.ndarray, daemon_starts: np.ndarra
 
 
 def _first_restart(o: np.ndarray) -> int | None:
-    """Index (> 0) of the first event where the offsets start again, else None."""
+    """Index (> 0) of the first event where the offsets start again, else None.
+
+    An event can only qualify if it lies that far below the largest of the events before
+    it (the median is no larger): that cheap rolling maximum picks the few candidates,
+    and the medians are computed for those alone.
+    """
     n = len(o)
     if n < 2:
         return None
-    prev = np.median(
-        sliding_window_view(np.concatenate([np.full(PREV_WINDOW, o[0]), o]), PREV_WINDOW)[:n],
-        axis=1,
-    )
-    nxt = np.median(
-        sliding_window_view(np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])]), NEXT_WINDOW)[:n],
-        axis=1,
-    )
-    cond = (o < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)
-    cond[0] = False
-    hits = np.flatnonzero(cond)
+    before = np.concatenate([np.full(PREV_WINDOW, o[0]), o])
+    prev_max = before[:n].copy()
+    for k in range(1, PREV_WINDOW):
+        np.maximum(prev_max, before[k : k + n], out=prev_max)
+    cand = np.flatnonzero(o < prev_max - RESTART_DROP_MS)
+    cand = cand[cand > 0]
+    if not cand.size:
+        return None
+    prev = np.median(sliding_window_view(before, PREV_WINDOW)[cand], axis=1)
+    after = np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])])
+    nxt = np.median(sliding_window_view(after, NEXT_WINDOW)[cand], axis=1)
+    hits = cand[(o[cand] < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)]
     return int(hits[0]) if hits.size else None
 
 

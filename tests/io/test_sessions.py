@@ -1,0 +1,34 @@
+"""The restart detector's rolling-maximum prefilter must not change what it finds."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from numpy.lib.stride_tricks import sliding_window_view
+
+from viewer.io.sessions import NEXT_WINDOW, PREV_WINDOW, RESTART_DROP_MS, _first_restart
+
+
+def reference(o: np.ndarray) -> int | None:
+    """The definition: medians of the window before and of the event and the next ones."""
+    n = len(o)
+    if n < 2:
+        return None
+    before = np.concatenate([np.full(PREV_WINDOW, o[0]), o])
+    prev = np.median(sliding_window_view(before, PREV_WINDOW)[:n], axis=1)
+    after = np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])])
+    nxt = np.median(sliding_window_view(after, NEXT_WINDOW)[:n], axis=1)
+    cond = (o < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)
+    cond[0] = False
+    hits = np.flatnonzero(cond)
+    return int(hits[0]) if hits.size else None
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(-1500, 1500), max_size=60), st.booleans())
+def test_prefilter_finds_what_the_definition_finds(steps, walk):
+    o = np.array(steps, dtype=np.float64)
+    if walk:
+        o = np.cumsum(o)
+    assert _first_restart(o) == reference(o)
