@@ -14,6 +14,7 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from viewer.io.errors import LogError
 from viewer.io.pairing import pair_events
@@ -209,11 +210,8 @@ def _one_session(
             mapping.update({w: 0 for w in unmapped})
             rule = "all on GPU 0; pass --workers-per-gpu N for a multi-GPU run"
         notes.append(f"no 'GPU worker started' line for worker(s) {_ranges(unmapped)}: {rule}")
-    calls["gpu"] = (
-        np.array([mapping.get(int(w), -1) for w in calls["worker"]], dtype=np.int32)
-        if len(calls)
-        else np.zeros(0, np.int32)
-    )
+    distinct, inverse = np.unique(calls["worker"].to_numpy(), return_inverse=True)
+    calls["gpu"] = np.array([mapping.get(int(w), -1) for w in distinct], np.int32)[inverse]
 
     kernel_source = KERNEL_SOURCE_GPU_MS
     if len(cuzk.seq):
@@ -233,7 +231,7 @@ def _one_session(
         else np.zeros(0, object)
     )
     calls = calls.drop(columns=["job", "start_seq", "end_seq"])
-    present = {j for j in calls["job_id"]}
+    present = set(pd.unique(calls["job_id"]))
     return build_session(
         calls,
         index=index,
