@@ -20,9 +20,7 @@ def make_app(argv: Sequence[str] = ()) -> QtWidgets.QApplication:
     return app
 
 
-def run_app(
-    paths: Sequence[str], workers_per_gpu: int | None = None, follow: bool = False
-) -> int:
+def run_app(paths: Sequence[str], workers_per_gpu: int | None = None, follow: bool = False) -> int:
     app = make_app()
     window = MainWindow(workers_per_gpu=workers_per_gpu)
     window.show()
