@@ -29,6 +29,7 @@ test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q
 	$(VENV)/bin/lint-imports --no-cache
 	$(VENV)/bin/ruff check viewer tests
+	$(VENV)/bin/ruff format --check viewer tests
 
 lint: setup
 	$(VENV)/bin/ruff check viewer tests
