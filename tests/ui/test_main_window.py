@@ -156,3 +156,54 @@ def test_layout_and_recent_files_persist(qtbot, tmp_path):
     assert not second.docks["jobs"].isVisible()
     assert second.docks["throughput"].isVisible()
     second.close()
+
+
+def test_sorted_table_copies_and_frames_what_it_shows(qtbot, window):
+    open_and_wait(qtbot, window, PHASE8)
+    table = window.transitions_panel.table
+    gap_column = [h for _, h in window.transitions_panel.COLUMNS].index("gap (ms)")
+    table.sortByColumn(gap_column, QtCore.Qt.SortOrder.DescendingOrder)
+    gaps = [table.model().index(r, gap_column).data() for r in range(4)]
+    assert gaps == ["4 490", "244", "45", "21"]
+    table.selectRow(1)
+    table.copy_selection()
+    assert "\t244\t" in QtWidgets.QApplication.clipboard().text()
+    rect = table.visualRect(table.model().index(1, 0))
+    qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
+    lo, hi = window.view.x_range()
+    row = window.transitions_panel.frame().sort_values("gap_ms", ascending=False).iloc[1]
+    assert lo < row["time"] < hi
+
+
+def test_large_tables_fill_quickly_enough_to_stay_interactive(qtbot, window):
+    """10^4 rows: filling and sorting a panel must not walk every cell in Python."""
+    import numpy as np
+    import pandas as pd
+
+    n = 10_000
+    frame = pd.DataFrame(
+        {
+            "gpu": np.zeros(n, dtype=np.int32),
+            "start": np.arange(n) * 1000.0,
+            "end": np.arange(n) * 1000.0 + 50,
+            "ms": np.full(n, 50.0),
+            "cross_sector": np.zeros(n, dtype=bool),
+            "starved": np.ones(n, dtype=bool),
+        }
+    )
+    calls = []
+    model = window.gaps_panel.table.model()
+    original = model.data
+
+    def counting(index, role=QtCore.Qt.ItemDataRole.DisplayRole):
+        calls.append(1)
+        return original(index, role)
+
+    model.data = counting
+    window.gaps_panel.set_frame(frame)
+    window.gaps_panel.table.sortByColumn(3, QtCore.Qt.SortOrder.DescendingOrder)
+    qtbot.wait(20)
+    assert model.rowCount() == n
+    # The sizing sample (64 rows x 6 columns x the roles Qt asks) and the visible rows,
+    # not every one of the 6 x 10^4 cells.
+    assert len(calls) < 6 * 64 * 16

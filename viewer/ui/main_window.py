@@ -8,6 +8,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.model import Timeline
+from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
 from viewer.ui.dialogs import show_about, show_shortcuts
 from viewer.ui.follow import install as install_follow
@@ -117,27 +118,16 @@ class MainWindow(QtWidgets.QMainWindow):
         self.gaps_panel = GapsPanel()
         self.jobs_panel = JobsPanel()
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
-        self._add_dock(
-            "throughput",
-            "Throughput",
-            self.throughput_panel,
-            QtCore.Qt.DockWidgetArea.RightDockWidgetArea,
-        )
-        self._add_dock(
-            "kernel", "Kernel time", self.kernel_panel, QtCore.Qt.DockWidgetArea.RightDockWidgetArea
-        )
-        self._add_dock(
-            "transitions",
-            "Sector transitions",
-            self.transitions_panel,
-            QtCore.Qt.DockWidgetArea.BottomDockWidgetArea,
-        )
-        self._add_dock(
-            "gaps", "Idle gaps", self.gaps_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
-        )
-        self._add_dock(
-            "jobs", "Jobs", self.jobs_panel, QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
-        )
+        right = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
+        bottom = QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+        for key, title, panel, area in (
+            ("throughput", "Throughput", self.throughput_panel, right),
+            ("kernel", "Kernel time", self.kernel_panel, right),
+            ("transitions", "Sector transitions", self.transitions_panel, bottom),
+            ("gaps", "Idle gaps", self.gaps_panel, bottom),
+            ("jobs", "Jobs", self.jobs_panel, bottom),
+        ):
+            self._add_dock(key, title, panel, area)
         self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
         self.docks["transitions"].raise_()
@@ -190,14 +180,7 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.cancel_button)
 
     def _action(self, text, slot, shortcut=None, tip=None) -> QtGui.QAction:
-        action = QtGui.QAction(text, self)
-        if shortcut is not None:
-            action.setShortcut(QtGui.QKeySequence(shortcut))
-        if tip:
-            action.setStatusTip(tip)
-            action.setToolTip(tip)
-        action.triggered.connect(slot)
-        return action
+        return make_action(self, text, slot, shortcut, tip)
 
     def _build_actions(self) -> None:
         Std = QtGui.QKeySequence.StandardKey

@@ -12,6 +12,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.export.tables import table_csv, table_markdown
+from viewer.ui.actions import make_action
 from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
 from viewer.ui.image_export import copy_image, write_image
 
@@ -40,13 +41,7 @@ class WriteUps(QtCore.QObject):
 
     # ---------------------------------------------------------- actions
     def _action(self, key, text, slot, shortcut=None, tip=None) -> QtGui.QAction:
-        action = QtGui.QAction(text, self.window)
-        if shortcut is not None:
-            action.setShortcut(QtGui.QKeySequence(shortcut))
-        if tip:
-            action.setStatusTip(tip)
-            action.setToolTip(tip)
-        action.triggered.connect(slot)
+        action = make_action(self.window, text, slot, shortcut, tip)
         self.actions[key] = action
         return action
 
