@@ -95,3 +95,22 @@ def phase8_timeline() -> Timeline:
 def gw1_timeline() -> Timeline:
     """One GPU worker per GPU (Phase 7): the GPU idles between partitions."""
     return timeline_of(build_session(phase8_calls(workers_per_gpu=1)))
+
+
+@pytest.fixture(autouse=True)
+def _collect_widgets_between_tests(qapp):
+    """Delete each test's windows before the next test starts.
+
+    Without this, Python's collector frees a finished test's pyqtgraph items at a random
+    point of a later test, possibly while that test's scene is painting (seen as rare
+    segfaults in ``GraphicsWidget.boundingRect``). Collecting here, with no event loop
+    running, makes the order deterministic.
+    """
+    import gc
+
+    yield
+    for widget in qapp.topLevelWidgets():
+        widget.close()
+    qapp.processEvents()
+    gc.collect()
+    qapp.processEvents()

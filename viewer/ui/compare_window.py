@@ -21,6 +21,7 @@ from viewer.export.compare import (
     run_label,
 )
 from viewer.model import Session, Timeline
+from viewer.ui.background import BackgroundWorker
 from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.loader import LoadJob
 from viewer.ui.timeline_view import TimelineView
@@ -35,48 +36,32 @@ ALIGN_LABELS = {
 LOG_FILTER = "cuzk logs (*.log *.txt *.gz *.zst *.out *.err);;All files (*)"
 
 
-class _DiffTask(QtCore.QRunnable):
-    def __init__(self, runner: _DiffRunner, generation: int, args: dict) -> None:
-        super().__init__()
-        self.runner, self.generation, self.args = runner, generation, args
-
-    def run(self) -> None:
-        try:
-            res = compare_runs(**self.args)
-        except Exception as exc:  # an analysis bug shows as a message, not a crash
-            self.runner._done.emit(self.generation, None, f"{type(exc).__name__}: {exc}")
-        else:
-            self.runner._done.emit(self.generation, res, "")
-
-
 class _DiffRunner(QtCore.QObject):
     """Computes the latest requested comparison off the GUI thread; stale results are dropped."""
 
     ready = QtCore.Signal(object)
     failed = QtCore.Signal(str)
-    _done = QtCore.Signal(int, object, str)
 
     def __init__(self, parent: QtCore.QObject) -> None:
         super().__init__(parent)
-        self._pool = QtCore.QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
+        self._worker = BackgroundWorker(self, "compare")
+        self._worker.finished.connect(self._on_done)
         self._generation = 0
-        self._done.connect(self._on_done, Qt.ConnectionType.QueuedConnection)
 
     def request(self, **args) -> None:
         self._generation += 1
-        self._pool.start(_DiffTask(self, self._generation, args))
+        self._worker.submit(self._generation, lambda: compare_runs(**args))
 
     def _on_done(self, generation: int, res, error: str) -> None:
         if generation != self._generation:
             return  # a newer request superseded this one
-        if res is None:
+        if error:
             self.failed.emit(error)
         else:
             self.ready.emit(res)
 
     def wait(self, msecs: int = 10000) -> bool:
-        return self._pool.waitForDone(msecs)
+        return self._worker.wait(msecs)
 
 
 class _RunPane(QtWidgets.QWidget):

@@ -15,41 +15,25 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.io import LogError
 from viewer.io.follow import LogFollower
 from viewer.model import Timeline
+from viewer.ui.background import BackgroundWorker
 from viewer.ui.lane_data import build_lanes
 
 EDGE_PX = 8  # the view's right end this close to the data's end: at the live edge
 
 
-class _Poll(QtCore.QRunnable):
-    def __init__(self, controller: FollowController, generation: int, follow_last: bool) -> None:
-        super().__init__()
-        self.controller, self.generation, self.follow_last = controller, generation, follow_last
-        self.follower = controller.follower
-        self.index = controller.window.view.session_index()
-
-    def run(self) -> None:
-        done = self.controller._done
-        try:
-            timeline = self.follower.poll()
-            lanes = {}
-            if timeline is not None and timeline.sessions:
-                n = len(timeline.sessions)
-                index = n - 1 if self.follow_last else min(max(self.index, 0), n - 1)
-                lanes = {index: build_lanes(timeline.sessions[index])}
-        except LogError as exc:
-            done.emit(self.generation, None, {}, str(exc))
-        except Exception as exc:  # a reader bug stops following, not the window
-            done.emit(
-                self.generation, None, {}, f"{self.follower.path}: {type(exc).__name__}: {exc}"
-            )
-        else:
-            done.emit(self.generation, timeline, lanes, "")
+def _poll(follower: LogFollower, index: int, follow_last: bool) -> tuple:
+    """On the worker thread: the newer Timeline (or None) and the lanes of the session to show."""
+    timeline = follower.poll()
+    lanes = {}
+    if timeline is not None and timeline.sessions:
+        n = len(timeline.sessions)
+        index = n - 1 if follow_last else min(max(index, 0), n - 1)
+        lanes = {index: build_lanes(timeline.sessions[index])}
+    return timeline, lanes
 
 
 class FollowController(QtCore.QObject):
     """The checkable Follow action, its polling and the status-bar label of ``window``."""
-
-    _done = QtCore.Signal(int, object, object, str)
 
     def __init__(self, window: QtWidgets.QMainWindow) -> None:
         super().__init__(window)
@@ -59,11 +43,10 @@ class FollowController(QtCore.QObject):
         self._armed = False  # checked while a log loads: follow it once shown
         self._events = 0
         self._updated = "—"
-        self._pool = QtCore.QThreadPool(self)
-        self._pool.setMaxThreadCount(1)
+        self._worker = BackgroundWorker(self, "follow")
+        self._worker.finished.connect(self._on_done)
         self._timer = QtCore.QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._on_timeout)
-        self._done.connect(self._on_done, QtCore.Qt.ConnectionType.QueuedConnection)
 
         self.action = QtGui.QAction("F&ollow", window)
         self.action.setObjectName("action_follow")
@@ -105,13 +88,13 @@ class FollowController(QtCore.QObject):
         self._timer.stop()
         if self.follower is not None:
             follower, self.follower = self.follower, None
-            self._pool.start(follower.close)  # after the running poll, on the same thread
+            self._worker.call(follower.close)  # after the running poll, on the same thread
         self.label.hide()
         self._set_checked(False)
 
     def wait(self, msecs: int = 5000) -> bool:
         """Block until no poll runs (tests and shutdown)."""
-        return self._pool.waitForDone(msecs)
+        return self._worker.wait(msecs)
 
     # ------------------------------------------------------------ slots
     def _on_toggled(self, checked: bool) -> None:
@@ -143,15 +126,21 @@ class FollowController(QtCore.QObject):
         follow_last = not sessions or (
             self.window.view.session_index() == len(sessions) - 1 and self._at_live_edge()
         )
-        self._pool.start(_Poll(self, self._generation, follow_last))
+        index = self.window.view.session_index()
+        self._worker.submit(self._generation, _poll, self.follower, index, follow_last)
 
-    def _on_done(self, generation: int, timeline: Timeline | None, lanes: dict, error: str) -> None:
+    def _on_done(self, generation: int, result: tuple | None, error: str) -> None:
         if generation != self._generation or self.follower is None:
             return
         if error:
+            path = self.follower.path
             self.stop()
-            self.window.banner.show_message(f"Follow stopped: {error}")
+            message = (
+                error.partition(": ")[2] if error.startswith("_Stop: ") else f"{path}: {error}"
+            )
+            self.window.banner.show_message(f"Follow stopped: {message}")
             return
+        timeline, lanes = result
         if timeline is not None:
             self._apply(timeline, lanes)
             self._events = timeline.events

@@ -94,7 +94,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._session_index = 0
         self._queue: list[Path] = []
         self._job: LoadJob | None = None
-        self._summary = None
+        self._summary = None  # the summary the panels show
+        self._pending_summary = None  # the one they are being filled with
 
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -430,21 +431,35 @@ class MainWindow(QtWidgets.QMainWindow):
             )
 
     def _on_summary_ready(self, summary, rng) -> None:
-        self._summary = summary
-        for panel in (
-            self.kernel_panel,
-            self.throughput_panel,
-            self.transitions_panel,
-            self.gaps_panel,
-            self.jobs_panel,
-        ):
-            panel.set_summary(summary)
-        self.summary_ready.emit(summary)
+        """Fill the panels one per event-loop turn: with 10^4-row tables each takes tens
+        of ms, and together they would freeze the window for a moment."""
+        self._pending_summary = summary
+        self._fill_panels(
+            summary,
+            [
+                self.throughput_panel,
+                self.kernel_panel,
+                self.transitions_panel,
+                self.gaps_panel,
+                self.jobs_panel,
+            ],
+        )
+
+    def _fill_panels(self, summary, panels: list) -> None:
+        if summary is not self._pending_summary:
+            return  # a newer range arrived meanwhile: it fills the panels itself
+        panels[0].set_summary(summary)
+        if len(panels) > 1:
+            QtCore.QTimer.singleShot(0, self, lambda: self._fill_panels(summary, panels[1:]))
+        else:
+            self._summary = summary
+            self.summary_ready.emit(summary)
 
     def _on_summary_failed(self, message: str) -> None:
         self.statusBar().showMessage(f"Could not compute the figures: {message}", 10000)
 
     def current_summary(self):
+        """The summary every panel shows (None before the first one)."""
         return self._summary
 
     def _on_frame_requested(self, start_ms: float, end_ms: float) -> None:
