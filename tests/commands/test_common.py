@@ -11,6 +11,7 @@ ARGV = {
     "report": ["report", "run.log"],
     "export": ["export", "run.log", "--out", "-", "--format", "markdown"],
     "compare": ["compare", "run.log", "run.log"],
+    "open": ["open", "run.log"],
 }
 
 
