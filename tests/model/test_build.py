@@ -40,3 +40,17 @@ def test_empty_session_has_typed_columns() -> None:
     assert len(s.partitions) == 0
     assert s.partitions["gpu_start"].dtype == np.float64
     assert s.gpus == {}
+
+
+def test_main_session_is_the_one_with_most_calls_later_on_a_tie() -> None:
+    from pathlib import Path
+
+    from viewer.model import Timeline
+
+    def session(index: int, calls: int):
+        rows = [dict(job_id="a", partition=p, gpu_start=p, gpu_end=p + 1) for p in range(calls)]
+        return build_session(rows, index=index)
+
+    assert Timeline(Path("x"), []).main_session_position() == 0
+    assert Timeline(Path("x"), [session(0, 3), session(1, 1)]).main_session_position() == 0
+    assert Timeline(Path("x"), [session(0, 2), session(1, 2)]).main_session_position() == 1

@@ -94,7 +94,7 @@ def main_session(timeline: Timeline, index: int | None = None) -> Session:
     if not timeline.sessions:
         raise ValueError(f"{timeline.source} holds no session")
     if index is None:
-        return max(timeline.sessions, key=lambda s: (len(s.partitions), s.index))
+        return timeline.sessions[timeline.main_session_position()]
     for s in timeline.sessions:
         if s.index == index:
             return s

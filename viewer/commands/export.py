@@ -217,9 +217,7 @@ def _run_image(args: argparse.Namespace) -> int:
     if not timeline.sessions:
         return _fail(f"{args.path}: no session to draw")
     if args.session is None:
-        session = max(
-            range(len(timeline.sessions)), key=lambda i: len(timeline.sessions[i].partitions)
-        )
+        session = timeline.main_session_position()
     else:
         indexes = [s.index for s in timeline.sessions]
         if args.session not in indexes:

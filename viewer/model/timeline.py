@@ -132,3 +132,9 @@ class Timeline:
     @property
     def events(self) -> int:
         return sum(s.events for s in self.sessions)
+
+    def main_session_position(self) -> int:
+        """Position of the session with the most GPU calls (the later one on a tie): the run
+        that matters, as a short crashed run rarely is; 0 when there is no session."""
+        sizes = [len(s.partitions) for s in self.sessions]
+        return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0

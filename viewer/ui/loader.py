@@ -8,7 +8,6 @@ from pathlib import Path
 from PySide6 import QtCore
 
 from viewer.io import LoadCancelled, LogError, open_log
-from viewer.model import Timeline
 from viewer.ui.lane_data import build_lanes
 
 
@@ -53,12 +52,6 @@ class LoadJob(QtCore.QThread):
         except Exception as exc:  # a reader bug must not take the window down
             self.failed.emit(f"{self.path}: could not be read ({type(exc).__name__}: {exc})")
         else:
-            index = best_session(timeline)
+            index = timeline.main_session_position()
             lanes = {index: build_lanes(timeline.sessions[index])} if timeline.sessions else {}
             self.loaded.emit(timeline, index, lanes)
-
-
-def best_session(timeline: Timeline) -> int:
-    """The session with the most GPU calls: a short-lived crashed run is rarely the point."""
-    sizes = [len(s.partitions) for s in timeline.sessions]
-    return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0
