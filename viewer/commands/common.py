@@ -55,11 +55,18 @@ def fail(command: str, message: object) -> int:
     return 2
 
 
+def bad_workers(command: str, workers_per_gpu: int | None) -> bool:
+    """True, after saying so on stderr, when --workers-per-gpu was given below 1."""
+    if workers_per_gpu is not None and workers_per_gpu < 1:
+        fail(command, "--workers-per-gpu must be at least 1")
+        return True
+    return False
+
+
 def load(command: str, path: str | Path, workers_per_gpu: int | None) -> Timeline | None:
     """The Timeline of ``path``; None after one stderr line saying why there is none
     (--workers-per-gpu below 1, a missing, unreadable or not-cuzk file)."""
-    if workers_per_gpu is not None and workers_per_gpu < 1:
-        fail(command, "--workers-per-gpu must be at least 1")
+    if bad_workers(command, workers_per_gpu):
         return None
     from viewer.io import LogError, open_log
 

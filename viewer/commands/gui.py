@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from viewer.commands.common import add_workers_argument, fail
+from viewer.commands.common import add_workers_argument, bad_workers
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -35,8 +35,8 @@ def _no_display() -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.workers_per_gpu is not None and args.workers_per_gpu < 1:
-        return fail("open", "--workers-per-gpu must be at least 1")
+    if bad_workers("open", args.workers_per_gpu):
+        return 2
     if _no_display():
         print(
             "No display: the viewer window needs X11 or Wayland (DISPLAY is not set).\n"
