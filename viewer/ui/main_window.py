@@ -410,9 +410,7 @@ class MainWindow(QtWidgets.QMainWindow):
 
     # ------------------------------------------------------------------- range
     def _on_selection_changed(self, start_ms: float, end_ms: float) -> None:
-        rng = None if end_ms <= start_ms else (start_ms, end_ms)
-        self._show_range(rng)
-        self._request_summary(rng)
+        self._request_summary(None if end_ms <= start_ms else (start_ms, end_ms))
 
     def _request_summary(self, rng) -> None:
         session = self.session()
