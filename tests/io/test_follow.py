@@ -12,7 +12,7 @@ import pytest
 import zstandard
 from io_logs import daemon_start, partition_lines, simple_log, worker_started, write
 
-from viewer.io import LogError, follow, open_log, reader
+from viewer.io import LogError, fastscan, open_log
 from viewer.io.follow import MIN_INTERVAL_S, LogFollower
 from viewer.model import Session
 
@@ -196,13 +196,19 @@ def test_file_is_pinned_when_following_starts(tmp_path, follower):
     assert [len(s.jobs) for s in f.poll().sessions] == [2, 1]
 
 
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
 @pytest.mark.parametrize("small", [False, True], ids=["chunks", "tiny-chunks"])
 @pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")) + ["crlf"])
-def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, name, small):
+def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, name, small, scanner):
     """Polls at random points (mid-line too) give what ``open_log(end=...)`` gives."""
-    if small:  # many chunks and parse batches per poll, lines carried across chunks
-        monkeypatch.setattr(follow, "CHUNK_BYTES", 997)
-        monkeypatch.setattr(reader, "BATCH_RECORDS", 50)
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    elif not fastscan.compiled():
+        pytest.skip("compiled scanner not built")
+    if small:  # many pieces, chunks and parse batches per poll, lines carried across them
+        monkeypatch.setattr(fastscan, "PIECE_BYTES", 997)
+        monkeypatch.setattr(fastscan, "PY_CHUNK", 997)
+        monkeypatch.setattr(fastscan, "BATCH_RECORDS", 50)
     if name == "crlf":
         lines = simple_log(jobs=3) + [daemon_start(), *simple_log(jobs=2, t0=7)]
         data = ("\r\n".join(lines) + "\r\n").encode()

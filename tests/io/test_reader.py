@@ -226,8 +226,12 @@ def test_read_only_file(tmp_path):
     assert path.read_bytes() == before
 
 
-def test_progress_and_cancel(tmp_path, monkeypatch):
-    monkeypatch.setattr("viewer.io.source.CHUNK_BYTES", 512)
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+def test_progress_and_cancel(tmp_path, monkeypatch, scanner):
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    monkeypatch.setattr("viewer.io.fastscan.PIECE_BYTES", 512)
+    monkeypatch.setattr("viewer.io.fastscan.PY_CHUNK", 512)
     path = tmp_path / "run.log"
     write(path, simple_log(jobs=20))
     seen: list[tuple[int, int]] = []
@@ -240,12 +244,17 @@ def test_progress_and_cancel(tmp_path, monkeypatch):
         open_log(path, cancel=lambda: next(calls) >= 3)
 
 
-def test_small_chunks_give_the_same_result(tmp_path, monkeypatch):
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+def test_small_chunks_give_the_same_result(tmp_path, monkeypatch, scanner):
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
     path = tmp_path / "run.log"
     lines = simple_log(jobs=5, parts=4)
     write(path, lines)
     whole = open_log(path).sessions[0].partitions
     monkeypatch.setattr("viewer.io.source.CHUNK_BYTES", 97)
+    monkeypatch.setattr("viewer.io.fastscan.PIECE_BYTES", 97)
+    monkeypatch.setattr("viewer.io.fastscan.PY_CHUNK", 97)
     pieces = open_log(path).sessions[0].partitions
     assert whole.equals(pieces)
 

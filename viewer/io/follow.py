@@ -25,9 +25,10 @@ import numpy as np
 
 from viewer.io import reader
 from viewer.io.errors import LogError
-from viewer.io.parse import EVENT_COLUMNS, parse_records
-from viewer.io.scan import TL, CuzkLines, EventBatch, RawBatch, find_records
-from viewer.io.source import CHUNK_BYTES, GZIP_MAGIC, ZSTD_MAGIC
+from viewer.io.fastscan import Ordinals, scan_range
+from viewer.io.parse import EVENT_COLUMNS
+from viewer.io.scan import TL, CuzkLines, EventBatch
+from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC
 from viewer.model import Session, Timeline
 
 MIN_INTERVAL_S = 0.5
@@ -201,24 +202,11 @@ class _Scan:
         self.base = 0  # record ordinals used so far
 
     def feed(self, fd: int, lo: int, hi: int) -> None:
-        """Scan ``[lo, hi)``, whole lines (``hi`` is a line end), in the reader's chunks."""
-        raw = RawBatch(base=self.base)
+        """Scan ``[lo, hi)``, whole lines (``hi`` is a line end), as ``open_log`` does."""
+        ords = Ordinals(self.base)
         batches = [] if self.batch is None else [self.batch]
-        carry = b""
-        while lo < hi:
-            data = os.pread(fd, min(CHUNK_BYTES, hi - lo), lo)
-            if not data:
-                break  # the file shrank under us: the next poll sees the truncation
-            lo += len(data)
-            data = carry + data
-            cut = data.rfind(b"\n") + 1
-            find_records(data, 0, cut, raw)
-            carry = data[cut:]
-            if len(raw.items) >= reader.BATCH_RECORDS:
-                batches.append(parse_records(raw, self.jobs))
-                raw = RawBatch(base=raw.base + len(raw.items))
-        batches.append(parse_records(raw, self.jobs))
-        self.base = raw.base + len(raw.items)
+        batches += scan_range(fd, lo, hi, ords, self.jobs)
+        self.base = ords.base
         self.batch = _merge(batches)
 
     def sessions(self, workers_per_gpu: int | None) -> list[Session] | None:

@@ -50,11 +50,12 @@ def pair_events(ev: dict[str, np.ndarray]) -> Paired:
     torn = (part < 0) & np.isin(job, np.unique(job[part >= 0]))
     skipped["malformed_timeline"] += int(torn.sum())
     call_key = job.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
-    dup = pd.Series(call_key * 8 + event).duplicated(keep="first").to_numpy() & ~torn
+    dense = _dense(job, part)
+    dup = _repeats(event, call_key, dense) & ~torn
     skipped["duplicate_event"] += int(dup.sum())
     keep = ~(torn | dup)
     idx = np.flatnonzero(keep)
-    codes, uniques = pd.factorize(call_key[idx])
+    codes, uniques = _factorize(call_key[idx], None if dense is None else dense[idx])
     n = len(uniques)
     cols: dict[str, np.ndarray] = {
         "job": (uniques >> 32).astype(np.int32),
@@ -94,3 +95,43 @@ def _fill(
     out = np.full(n, missing, dtype=np.float64)
     out[codes[sel]] = values[sel]
     return out
+
+
+DENSE_LIMIT = 1 << 24  # (job, partition) pairs: above this, hash instead of a dense table
+
+
+def _dense(job: np.ndarray, part: np.ndarray) -> np.ndarray | None:
+    """A dense code of (job, partition) in ``[0, jobs * (partitions + 1))``, or None when
+    that table would be too big (odd partition numbers)."""
+    if not len(job):
+        return None
+    width = int(part.max()) + 2
+    size = (int(job.max()) + 1) * width
+    if int(part.min()) < -1 or int(job.min()) < 0 or size > DENSE_LIMIT:
+        return None
+    return job.astype(np.int64) * width + (part.astype(np.int64) + 1)
+
+
+def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np.ndarray:
+    """True for every (call, event type) seen before in file order."""
+    if dense is None:
+        return pd.Series(key * 8 + event).duplicated(keep="first").to_numpy()
+    cell = dense * 8 + event
+    first = np.full(int(cell.max()) + 1, len(cell), dtype=np.int64)
+    np.minimum.at(first, cell, np.arange(len(cell)))
+    return first[cell] != np.arange(len(cell))
+
+
+def _factorize(key: np.ndarray, dense: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    """``pd.factorize(key)`` (codes in order of first appearance); through the dense codes
+    of the same calls when there are some (a table lookup instead of a hash)."""
+    if dense is None:
+        return pd.factorize(key)
+    n = len(dense)
+    first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=np.int64)
+    np.minimum.at(first, dense, np.arange(n))
+    seen = np.flatnonzero(first < n)
+    order = seen[np.argsort(first[seen], kind="stable")]
+    rank = np.empty(len(first), dtype=np.int64)
+    rank[order] = np.arange(len(order))
+    return rank[dense], key[first[order]]

@@ -30,11 +30,17 @@ EVENT_COLUMNS = (
 )  # fmt: skip
 
 
-def parse_records(raw: RawBatch, jobs: dict[bytes, int]) -> EventBatch:
-    """Columns of the TIMELINE events and CUZK_TIMING lines of ``raw``, in file order."""
+def parse_records(
+    raw: RawBatch, jobs: dict[bytes, int], seq: np.ndarray | None = None
+) -> EventBatch:
+    """Columns of the TIMELINE events and CUZK_TIMING lines of ``raw``, in file order.
+
+    ``seq``: the lines' record positions when they are not consecutive from ``raw.base``
+    (the lines the compiled scanner hands back)."""
     items = raw.items
     n = len(items)
-    seq = (raw.base + np.arange(n, dtype=np.int64)) << SEQ_SHIFT
+    if seq is None:
+        seq = (raw.base + np.arange(n, dtype=np.int64)) << SEQ_SHIFT
     f = fp.flatten(items)
     is_tl = f.u[f.start + 3] == ord("E")  # "TIMELINE," vs "TIMING:"
     tl, cz = np.flatnonzero(is_tl), np.flatnonzero(~is_tl)

@@ -7,6 +7,7 @@ pair them into GPU calls, map workers to GPUs and attribute CUZK_TIMING blocks.
 from __future__ import annotations
 
 import gc
+import os
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -14,9 +15,9 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
-from viewer.io.errors import LogError
+from viewer.io.errors import LoadCancelled, LogError
+from viewer.io.fastscan import Ordinals, compiled, scan_buffer, scan_range
 from viewer.io.pairing import pair_events
 from viewer.io.parse import EVENT_COLUMNS, parse_records
 from viewer.io.scan import (
@@ -106,17 +107,33 @@ def _scan(
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> tuple[list[EventBatch], bytes]:
+    ords = Ordinals()
+    if src.compression == "plain":  # the file itself, read in pieces by a few threads
+        head = os.pread(src.fileno(), 4096, 0)
+        step = None if progress is None else (lambda at: progress(at, src.total))
+        try:
+            batches = scan_range(src.fileno(), 0, src.total, ords, jobs, step, cancel)
+        except OSError as exc:
+            raise LogError(f"{src.path}: cannot be read ({exc.strerror or exc})") from exc
+        if cancel is not None and cancel():
+            raise LoadCancelled(f"{src.path}: loading cancelled")
+        src.mark_read()
+        return batches, head
     batches: list[EventBatch] = []
     raw = RawBatch()
     head = b""
     for buf, start, end in checked(src.chunks(), src, progress, cancel):
         if not head:
             head = buf[start : start + 4096]
+        if compiled():
+            batches += scan_buffer(buf, start, end, ords, jobs)
+            continue
         find_records(buf, start, end, raw)
         if len(raw.items) >= BATCH_RECORDS:
             batches.append(parse_records(raw, jobs))
             raw = RawBatch(base=raw.base + len(raw.items))
-    batches.append(parse_records(raw, jobs))
+    if not compiled():
+        batches.append(parse_records(raw, jobs))
     return batches, head
 
 
@@ -230,8 +247,8 @@ def _one_session(
         if len(calls)
         else np.zeros(0, object)
     )
+    present = {job_ids[j] for j in np.unique(calls["job"].to_numpy()).tolist()}
     calls = calls.drop(columns=["job", "start_seq", "end_seq"])
-    present = set(pd.unique(calls["job_id"]))
     return build_session(
         calls,
         index=index,

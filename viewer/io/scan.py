@@ -200,7 +200,7 @@ def parse_exact(payloads: list[bytes], positions: list[int], jobs: dict[bytes, i
     w, p, s, g, kind, mono_word, tail = zip(*fields, strict=True)
     worker, partition = _to_int(w), _to_int(p)
     synth_ms, gpu_ms = _to_float(s), _to_float(g)
-    kind_arr = np.array(kind)
+    kind_arr = np.array(kind, dtype=object)  # bytes dtype would cut longer slow-path kinds
     mono_word_arr = np.array(mono_word) != b""
     for i in np.flatnonzero((np.array(tail) != b"") & good):
         parsed = _parse_detail_slow(details[i])

@@ -76,9 +76,9 @@ def session_of(
     GPU_START), unless a daemon start lies in between or ``prefer_next`` (worker-started
     lines precede their run's first event): then to the session of the event after it.
     """
-    if not len(event_seq):
+    last = int(event_session[-1]) if len(event_seq) else 0
+    if last == 0:  # one session (or none): nothing to look up
         return np.zeros(len(positions), dtype=np.int32)
-    last = int(event_session[-1])
     nxt_i = np.searchsorted(event_seq, positions)
     nxt = np.where(
         nxt_i < len(event_seq), event_session[np.minimum(nxt_i, len(event_seq) - 1)], last

@@ -69,6 +69,13 @@ class Source:
         except (OSError, ValueError):
             return self.total
 
+    def fileno(self) -> int:
+        return self._raw.fileno()
+
+    def mark_read(self) -> None:
+        """The whole range was read by other means (``pread``): say so in ``position``."""
+        self._raw.seek(self.total)
+
     def _blocks(self, size: int) -> Iterator[bytes]:
         """The decompressed stream in pieces of about ``size`` input bytes."""
         read = self._raw.read

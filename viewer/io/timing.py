@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from viewer.io import fastscan
 from viewer.io.scan import (
     CUZK_ACQUIRE,
     CUZK_BATCH,
@@ -71,14 +72,14 @@ def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarra
         owner = np.searchsorted(acq_seq, seq, side="right") - 1
         repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
         return np.where(repeat, -1, owner)
-    owner = [-1] * len(seq)
-    starts = acq_seq.tolist()
-    nxt, n = 0, len(starts)
-    for i, s in enumerate(seq.tolist()):
-        if nxt < n and starts[nxt] < s:
-            owner[i] = nxt
-            nxt += 1
-    return np.array(owner, dtype=np.int64)
+    # FIFO: the i-th line takes the oldest block not yet given this metric if that block
+    # opened before it.  With a_i blocks opened before line i, the blocks taken after
+    # line i are x_i = min(x_{i-1} + 1, a_i), x_{-1} = 0, whose closed form is below.
+    opened = np.searchsorted(acq_seq, seq, side="left")
+    i = np.arange(len(seq))
+    taken = np.minimum(np.minimum.accumulate(opened - i) + i, i + 1) if len(seq) else i
+    before = np.concatenate([[0], taken[:-1]]).astype(np.int64)
+    return np.where(taken > before, before, -1)
 
 
 def attribute(
@@ -124,20 +125,61 @@ def _match(
     order = np.argsort(start_seq, kind="stable")
     order = order[start_seq[order] >= 0]
     end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq)
-    gpu_start = calls["gpu_start"].to_numpy().tolist()
-    bseqs = blocks.seq.tolist()
-    locks = blocks.lock_ms.tolist()
-    kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0).tolist()
+    gpu_start = calls["gpu_start"].to_numpy().astype(np.float64)
+    locks = blocks.lock_ms.astype(np.float64)
+    kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
     where = np.searchsorted(event_seq, blocks.seq)
     offsets = np.concatenate([[-np.inf], event_offset.astype(np.float64), [np.inf]])
-    lows, highs = offsets[where].tolist(), offsets[where + 1].tolist()
-    queues, ends, started, ids = [], [], [], []
-    for g in np.unique(gpu[order]).tolist():
-        mine = order[gpu[order] == g]
-        queues.append(mine.tolist())
-        ends.append(end[mine].tolist())
-        started.append(np.searchsorted(start_seq[mine], blocks.seq, side="left").tolist())
-        ids.append(g)
+    lows, highs = offsets[where], offsets[where + 1]
+    ids = np.unique(gpu[order]).astype(np.int64)
+    queues = [order[gpu[order] == g] for g in ids.tolist()]
+    started = [np.searchsorted(start_seq[q], blocks.seq, side="left") for q in queues]
+    seen = sum(1 for st in started if len(blocks.seq) and st[-1] > 0)
+    if fastscan.compiled() and len(blocks.seq):
+        queue = np.concatenate([np.empty(0, np.int64), *queues]).astype(np.int64)
+        packed, ambiguous = fastscan._cscan.match_blocks(
+            queue,
+            np.cumsum([0] + [len(q) for q in queues]).astype(np.int64),
+            end[queue].astype(np.int64),
+            np.concatenate([np.empty(0, np.int64), *started]).astype(np.int64),
+            gpu_start,
+            blocks.seq.astype(np.int64),
+            locks,
+            kernels.astype(np.float64),
+            lows,
+            highs,
+            ids,
+            AMBIGUOUS_MS,
+        )
+        return np.frombuffer(packed, np.int64).copy(), seen, ambiguous
+    owner, ambiguous = _match_loop(
+        [q.tolist() for q in queues],
+        [end[q].tolist() for q in queues],
+        [st.tolist() for st in started],
+        gpu_start.tolist(),
+        blocks.seq.tolist(),
+        locks.tolist(),
+        kernels.tolist(),
+        lows.tolist(),
+        highs.tolist(),
+        ids.tolist(),
+    )
+    return np.array(owner, dtype=np.int64), seen, ambiguous
+
+
+def _match_loop(
+    queues: list[list[int]],
+    ends: list[list[int]],
+    started: list[list[int]],
+    gpu_start: list[float],
+    bseqs: list[int],
+    locks: list[float],
+    kernels: list[float],
+    lows: list[float],
+    highs: list[float],
+    ids: list[int],
+) -> tuple[list[int], int]:
+    """The pass over the blocks in pure Python (``_cscan.match_blocks`` is its twin)."""
     n_gpus = len(ids)
     heads = [0] * n_gpus
     last_end = [-np.inf] * n_gpus
@@ -172,5 +214,4 @@ def _match(
         heads[k] += 1
         owner[b] = c
         last_end[k] = gpu_start[c] + lock + kernels[b]
-    seen = sum(1 for k in range(n_gpus) if bseqs and started[k][-1] > 0)
-    return np.array(owner, dtype=np.int64), seen, ambiguous
+    return owner, ambiguous

@@ -1,0 +1,212 @@
+"""The compiled scanner must give exactly what the pure-Python scanner gives, on any damage,
+and however the file is cut into pieces."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from io_logs import cuzk_block, daemon_start, simple_log, worker_started
+from test_damage import apply, damage
+
+from viewer.io import fastscan, open_log
+from viewer.io.fastscan import Ordinals
+from viewer.io.parse import EVENT_COLUMNS, parse_records
+from viewer.io.scan import RawBatch, find_records
+
+pytestmark = pytest.mark.skipif(not fastscan.compiled(), reason="compiled scanner not built")
+
+#: Lines that take every branch of the compiled scanner: markers inside and after our
+#: lines, glued lines, near misses of the needles, skipped CUZK forms, odd bytes.
+ODD = [
+    daemon_start() + " TIMELINE,1,SYNTH_START,d,partition=0",
+    "TIMELINE,2,SYNTH_END,d,partition=0,synth_ms=5 GPU worker started worker_id=0 gpu=0",
+    worker_started(1, 0) + " " + worker_started(2, 0),
+    "TIMEOUT waiting; TIMELINE,3,GPU_QUEUE,d,partition=0",
+    "CUZK_TIMING: prep_msm_ms=12",
+    "CUZK_TIMING: prep_msm_ms=12\r",
+    "CUZK_TIMING: gpu_tid=0 barrier_wait_ms=1",
+    "CUZK_TIMING: mutex_held_ms=1 total_start_fn_ms=2 TIMELINE,4,GPU_PICKUP,d,partition=0,worker=0",
+    "CUZK_TIMING: b_g2_msm_ms=3 num_circuits=10",
+    "CUZK_TIMING: num_circuits=10",
+    "CUZK_TIMING: gpu_tid=3 ntt_msm_h_ms=1234567890123",
+    "xCUZK_TIMING: tail_msm_ms=1 gpu_total_ms=2",
+    "TIMING: batch_add_ms=3",
+    "TIMELINE,5,GPU_START,d,partition=0,worker=0,kind=snap,monolithic",
+    "TIMELINE,6,GPU_START,d,worker=0,partition=0,gpu_ms=1,synth_ms=2",
+    "TIMELINE,7,GPU_END,d,partition=0,worker=0,",
+    "TIMELINE,8,GPU_END,d",
+    "TIMELINE,9,GPU_END,a-very-long-job-id-" + "x" * 60 + ",partition=0,worker=0",
+    "TIMELINE,10,SYNTH_START,w,kind=" + "k" * 33,
+    "TIMELINE,11,SYNTH_START,w,kind=window post",
+    "TIMELINE,12,SYNTH_START,w,kind=winning-post",
+    "TIMELINE,13,GPU_END,d,partition=0,worker=0\r\r",
+    "TIMELINE,14,GPU_END,d,partition=0,worker=0\t",
+    "TIMELINE,1234567890123456,GPU_END,d,partition=0,worker=0",
+    "TIMELINE,15,GPU_DONE,d,partition=0,worker=0",
+    "TIMELINE,16,GPU_END,d d,partition=0,worker=0",
+    "\x1b[2mTIMELINE,17,GPU_END,d,partition=0,worker=0\x1b[0m",
+    "TIMELINE,18,GPU_END,dé,partition=0,worker=0",
+    "TIMELINE,19,CHAN_SEND,d,partition=1",
+    "TIMELINE,",
+    "TIM",
+]
+LINES = simple_log(jobs=2, parts=3)
+LINES[4:4] = cuzk_block(5, 7)
+
+
+def python_scan(data: bytes, jobs: dict[bytes, int]):
+    raw = RawBatch()
+    find_records(data, 0, len(data), raw)
+    return parse_records(raw, jobs), len(raw.items)
+
+
+def assert_same(a, a_jobs, b, b_jobs) -> None:
+    """Two EventBatches hold the same events (job codes compared by their ids)."""
+    a_ids, b_ids = list(a_jobs), list(b_jobs)
+    for col in EVENT_COLUMNS:
+        x, y = getattr(a, col), getattr(b, col)
+        if col == "job":
+            x, y = [a_ids[j] for j in x], [b_ids[j] for j in y]
+        np.testing.assert_array_equal(x, y, err_msg=col)
+        assert np.asarray(x).dtype == np.asarray(y).dtype or col == "job", col
+    assert a.skipped_seq.tolist() == b.skipped_seq.tolist()
+    assert a.skipped_reason == b.skipped_reason
+    assert [(s, a_ids[j], k) for s, j, k in a.kinds] == [(s, b_ids[j], k) for s, j, k in b.kinds]
+    for col in ("seq", "kind", "a", "b"):
+        np.testing.assert_array_equal(getattr(a.cuzk, col), getattr(b.cuzk, col), err_msg=col)
+    assert a.markers == b.markers
+
+
+def merged(batches):
+    from viewer.io.follow import _merge
+
+    return _merge(batches)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(damage, max_size=6), st.lists(st.sampled_from(ODD), max_size=8), st.integers(0, 60))
+def test_compiled_scan_matches_python_scan(ops, odd, at):
+    data = apply(ops)
+    cut = min(at * 37, len(data))
+    data = data[:cut] + ("\n".join(odd) + "\n").encode() * bool(odd) + data[cut:]
+    py_jobs: dict[bytes, int] = {}
+    want, found = python_scan(data, py_jobs)
+    c_jobs: dict[bytes, int] = {}
+    ords = Ordinals()
+    got = fastscan.scan_buffer(data, 0, len(data), ords, c_jobs)
+    assert ords.base == found
+    assert_same(merged(got), c_jobs, want, py_jobs)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 100, 1 << 20])
+def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
+    lines = [*LINES, *ODD, *LINES]
+    data = ("\n".join(lines)).encode()  # the last line has no newline
+    path = tmp_path / "run.log"
+    path.write_bytes(data)
+    want_jobs: dict[bytes, int] = {}
+    want, found = python_scan(data, want_jobs)
+    monkeypatch.setattr(fastscan, "PIECE_BYTES", piece)
+    jobs: dict[bytes, int] = {}
+    ords = Ordinals()
+    steps: list[int] = []
+    with open(path, "rb") as f:
+        got = fastscan.scan_range(f.fileno(), 0, len(data), ords, jobs, steps.append)
+    assert ords.base == found
+    assert_same(merged(got), jobs, want, want_jobs)
+    assert steps[-1] == len(data) and steps == sorted(steps)
+    assert piece > len(data) or len(steps) > 3
+
+
+def test_open_log_is_the_same_with_either_scanner(tmp_path, monkeypatch):
+    path = tmp_path / "run.log"
+    path.write_text("\n".join([*LINES, *ODD, daemon_start(), *LINES]) + "\n")
+    fast = open_log(path)
+    monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    assert not fastscan.compiled()
+    slow = open_log(path)
+    assert len(fast.sessions) == len(slow.sessions) == 3  # ODD starts a daemon too
+    for a, b in zip(fast.sessions, slow.sessions, strict=True):
+        assert a.partitions.equals(b.partitions)
+        assert a.skipped == b.skipped
+    assert fast.bytes_read == slow.bytes_read == path.stat().st_size
+
+
+def test_cancel_stops_between_pieces(tmp_path, monkeypatch):
+    from viewer.io import LoadCancelled
+
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(LINES * 50) + "\n")
+    monkeypatch.setattr(fastscan, "PIECE_BYTES", 256)
+    calls = iter(range(1000))
+    with pytest.raises(LoadCancelled):
+        open_log(path, cancel=lambda: next(calls) >= 3)
+
+
+def test_a_read_error_names_the_file(tmp_path, monkeypatch):
+    from viewer.io import LogError
+
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(LINES) + "\n")
+
+    def broken(*_):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(fastscan._cscan, "scan_file", broken)
+    with pytest.raises(LogError, match=r"run\.log: cannot be read \(Input/output error\)"):
+        open_log(path)
+
+
+def test_the_compiled_scanner_is_built_where_a_compiler_is():
+    """`make setup` builds it; losing it silently would make big logs 10x slower."""
+    assert fastscan._cscan is not None or shutil.which("cc") is None
+
+
+def test_scan_refuses_a_range_outside_the_buffer():
+    with pytest.raises(ValueError):
+        fastscan._cscan.scan(b"abc", 0, 4)
+    with tempfile.TemporaryDirectory() as tmp:
+        p = Path(tmp) / "x"
+        p.write_bytes(b"x")
+        fd = os.open(p, os.O_RDONLY)
+        try:
+            with pytest.raises(ValueError):
+                fastscan._cscan.scan_file(fd, 5, 1)
+        finally:
+            os.close(fd)
+
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+@pytest.fixture(scope="module")
+def three_gpus(tmp_path_factory) -> Path:
+    """A simulated 3-GPU log: blocks interleave, the multi-GPU matching has work to do."""
+    from viewer.cli import main
+
+    path = tmp_path_factory.mktemp("sim") / "three.log"
+    args = ["simulate", "-o", str(path), "--events", "30000", "--gpus", "3", "--seed", "3"]
+    assert main(args) in (0, None)
+    return path
+
+
+@pytest.mark.parametrize("name", [*sorted(p.name for p in SAMPLES.glob("*.log")), "three_gpus"])
+def test_every_sample_reads_the_same_with_either_scanner(request, monkeypatch, name):
+    """Scanner and kernel attribution (``match_blocks`` vs ``timing._match_loop``)."""
+    path = request.getfixturevalue("three_gpus") if name == "three_gpus" else SAMPLES / name
+    fast = open_log(path)
+    monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    slow = open_log(path)
+    assert len(fast.sessions) == len(slow.sessions)
+    for a, b in zip(fast.sessions, slow.sessions, strict=True):
+        assert a.partitions.equals(b.partitions)
+        assert a.skipped == b.skipped and a.notes == b.notes
+    if name == "three_gpus":
+        assert "3 GPUs" in " ".join(fast.sessions[0].notes)

@@ -1,0 +1,745 @@
+/* The compiled scanner: one pass over a buffer of whole log lines, without the GIL.
+ *
+ * It finds the lines the Python scanner (scan.SCAN_RE and scan.find_records) finds, in
+ * the same order and with the same ordinals, and parses the TIMELINE and CUZK_TIMING
+ * lines that are in the exact form the daemon writes (the forms fastparse accepts).
+ * Every other matched line is handed back whole, with its ordinal, to the Python exact
+ * path, which defines the behaviour; lines that path would drop are dropped here.
+ *
+ * scan(buffer, start, end) -> dict of packed little-endian columns (bytes) and lists;
+ * see SCAN_DOC.  The module is optional: without it the reader runs in pure Python.
+ */
+#define _GNU_SOURCE
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+/* ------------------------------------------------------------------ growable arrays */
+
+typedef struct {
+    char *data;
+    size_t len, cap;
+} Vec;
+
+static int vec_reserve(Vec *v, size_t more) {
+    if (v->len + more <= v->cap) return 0;
+    size_t cap = v->cap ? v->cap : 4096;
+    while (cap < v->len + more) cap *= 2;
+    char *d = realloc(v->data, cap);
+    if (!d) return -1;
+    v->data = d;
+    v->cap = cap;
+    return 0;
+}
+
+static int vec_put(Vec *v, const void *p, size_t n) {
+    if (vec_reserve(v, n)) return -1;
+    memcpy(v->data + v->len, p, n);
+    v->len += n;
+    return 0;
+}
+
+#define PUT(v, T, x)                          \
+    do {                                      \
+        T tmp_ = (T)(x);                      \
+        if (vec_put((v), &tmp_, sizeof(T))) { \
+            return -1;                        \
+        }                                     \
+    } while (0)
+
+/* ------------------------------------------------------------------ job id table */
+
+typedef struct {
+    int64_t *key; /* offset of the id in the text heap */
+    int32_t *klen;
+    int32_t *code;
+    uint64_t *hash;
+    size_t cap, used;
+} Jobs;
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)p[i]) * 1099511628211ULL;
+    return h ? h : 1;
+}
+
+static int jobs_grow(Jobs *t) {
+    size_t cap = t->cap ? t->cap * 2 : 1024;
+    int64_t *key = calloc(cap, sizeof *key);
+    int32_t *klen = calloc(cap, sizeof *klen), *code = calloc(cap, sizeof *code);
+    uint64_t *hash = calloc(cap, sizeof *hash);
+    if (!key || !klen || !code || !hash) {
+        free(key), free(klen), free(code), free(hash);
+        return -1;
+    }
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->hash[i]) continue;
+        size_t j = t->hash[i] & (cap - 1);
+        while (hash[j]) j = (j + 1) & (cap - 1);
+        key[j] = t->key[i], klen[j] = t->klen[i], code[j] = t->code[i], hash[j] = t->hash[i];
+    }
+    free(t->key), free(t->klen), free(t->code), free(t->hash);
+    t->key = key, t->klen = klen, t->code = code, t->hash = hash, t->cap = cap;
+    return 0;
+}
+
+/* Copy [p, p+n) to the text heap; the record (heap offset, n) goes to ``spans``. */
+static int keep_text(Vec *heap, Vec *spans, const char *p, size_t n) {
+    int64_t span[2] = {(int64_t)heap->len, (int64_t)n};
+    return vec_put(heap, p, n) || vec_put(spans, span, sizeof span);
+}
+
+/* The code of the job id [p, p+n): first appearance order; -1 on memory failure. */
+static int32_t jobs_code(Jobs *t, Vec *heap, Vec *spans, const char *p, size_t n) {
+    if ((t->used + 1) * 2 > t->cap && jobs_grow(t)) return -1;
+    uint64_t h = hash_bytes(p, n);
+    size_t j = h & (t->cap - 1);
+    while (t->hash[j]) {
+        if (t->hash[j] == h && (size_t)t->klen[j] == n && !memcmp(heap->data + t->key[j], p, n))
+            return t->code[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    t->key[j] = (int64_t)heap->len;
+    if (keep_text(heap, spans, p, n)) return -1;
+    t->hash[j] = h, t->klen[j] = (int32_t)n, t->code[j] = (int32_t)t->used;
+    return (int32_t)t->used++;
+}
+
+static void jobs_free(Jobs *t) { free(t->key), free(t->klen), free(t->code), free(t->hash); }
+
+/* ------------------------------------------------------------------ candidates */
+
+/* The first position in [p, end - 2) holding "TIM", "k-d" (cuzk-daemon starting) or
+ * "U w" (GPU worker started), or NULL.  Each hit is checked by the caller. */
+static const char *candidate(const char *p, const char *end) {
+#if defined(__SSE2__)
+    const __m128i T = _mm_set1_epi8('T'), I = _mm_set1_epi8('I'), M = _mm_set1_epi8('M');
+    const __m128i K = _mm_set1_epi8('k'), H = _mm_set1_epi8('-'), D = _mm_set1_epi8('d');
+    const __m128i U = _mm_set1_epi8('U'), S = _mm_set1_epi8(' '), W = _mm_set1_epi8('w');
+    while (p + 18 <= end) {
+        __m128i a = _mm_loadu_si128((const __m128i *)p);
+        __m128i b = _mm_loadu_si128((const __m128i *)(p + 1));
+        __m128i c = _mm_loadu_si128((const __m128i *)(p + 2));
+        __m128i m = _mm_and_si128(_mm_cmpeq_epi8(a, T), _mm_cmpeq_epi8(b, I));
+        __m128i k = _mm_and_si128(_mm_cmpeq_epi8(a, K), _mm_cmpeq_epi8(b, H));
+        __m128i u = _mm_and_si128(_mm_cmpeq_epi8(a, U), _mm_cmpeq_epi8(b, S));
+        m = _mm_and_si128(m, _mm_cmpeq_epi8(c, M));
+        k = _mm_and_si128(k, _mm_cmpeq_epi8(c, D));
+        u = _mm_and_si128(u, _mm_cmpeq_epi8(c, W));
+        int mask = _mm_movemask_epi8(_mm_or_si128(m, _mm_or_si128(k, u)));
+        if (mask) return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    for (; p + 3 <= end; p++) {
+        if ((p[0] == 'T' && p[1] == 'I' && p[2] == 'M') ||
+            (p[0] == 'k' && p[1] == '-' && p[2] == 'd') ||
+            (p[0] == 'U' && p[1] == ' ' && p[2] == 'w'))
+            return p;
+    }
+    return NULL;
+}
+
+static int starts_with(const char *p, const char *end, const char *word, size_t n) {
+    return (size_t)(end - p) >= n && !memcmp(p, word, n);
+}
+
+#define DAEMON "cuzk-daemon starting"
+#define WORKER "GPU worker started"
+
+/* 0 / 1: the marker (MARK_DAEMON / MARK_WORKER) whose candidate is at q; -1: none. */
+static int marker_at(const char *lo, const char *q, const char *end, const char **text) {
+    if (q[0] == 'k' && q - lo >= 3 && starts_with(q - 3, end, DAEMON, sizeof DAEMON - 1)) {
+        *text = q - 3 + sizeof DAEMON - 1;
+        return 0;
+    }
+    if (q[0] == 'U' && q - lo >= 2 && starts_with(q - 2, end, WORKER, sizeof WORKER - 1)) {
+        *text = q - 2 + sizeof WORKER - 1;
+        return 1;
+    }
+    return -1;
+}
+
+/* ------------------------------------------------------------------ field parsing */
+
+/* Digits [p, stop) of 1..most bytes, stopping at the first non-digit; NULL if none. */
+static const char *digits(const char *p, const char *stop, int most, int64_t *out) {
+    int64_t v = 0;
+    const char *s = p;
+    while (p < stop && *p >= '0' && *p <= '9' && p - s < most) v = v * 10 + (*p++ - '0');
+    if (p == s || (p < stop && *p >= '0' && *p <= '9')) return NULL;
+    *out = v;
+    return p;
+}
+
+static const char *const EVENT_NAME[] = {"SYNTH_START", "SYNTH_END",  "CHAN_SEND", "GPU_QUEUE",
+                                         "GPU_PICKUP",  "GPU_START", "GPU_END"};
+static const int EVENT_CODE[] = {0, 1, 2, 2, 3, 4, 5};
+static const size_t EVENT_LEN[] = {11, 9, 9, 9, 10, 9, 7};
+
+typedef struct {
+    Vec ord, off, event, job, worker, part, synth, gpu, flags;
+} TlCols;
+
+typedef struct {
+    Vec ord, kind, a, b;
+} CzCols;
+
+/* What a scan collects.  Texts (job ids, kinds, lines for Python, marker texts) are
+ * copied to ``heap``: the scanned buffer may be gone by the time they are read. */
+typedef struct {
+    TlCols tl;
+    CzCols cz;
+    Vec kinds;     /* (row, heap offset, length) of kind= values */
+    Vec reject;    /* (ordinal, heap offset, length) of lines for the Python exact path */
+    Vec markers;   /* (matches before the marker's line, kind, heap offset, length) */
+    Vec job_spans; /* (heap offset, length) of each local job id */
+    Vec heap;
+    Jobs jobs;
+    int64_t matches;
+} Out;
+
+enum { HAS_KIND = 1, MONO_WORD = 2 };
+enum { MAX_JOB = 64, MAX_KIND = 32 };
+
+/* A record of int64s whose last two are (heap offset, length) of a copy of [p, p+n). */
+static int put_text_record(Vec *v, Vec *heap, const int64_t *head, int k, const char *p,
+                           size_t n) {
+    int64_t rec[4];
+    memcpy(rec, head, k * sizeof *rec);
+    rec[k] = (int64_t)heap->len;
+    rec[k + 1] = (int64_t)n;
+    return vec_put(heap, p, n) || vec_put(v, rec, (k + 2) * sizeof *rec);
+}
+
+/* Parse a TIMELINE payload [p, e) in strict form; 1 if taken, 0 to hand it to Python,
+ * -1 on memory failure. */
+static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
+    TlCols *c = &o->tl;
+    int64_t off, worker = -1, part = -1, synth = -1, gpu = -1;
+    const char *q = digits(p, e, 15, &off);
+    if (!q || q >= e || *q != ',') return 0;
+    const char *name = ++q;
+    while (q < e && *q != ',') q++;
+    int event = -1;
+    for (int i = 0; i < 7 && event < 0; i++) {
+        size_t n = EVENT_LEN[i];
+        if ((size_t)(q - name) == n && !memcmp(name, EVENT_NAME[i], n)) event = EVENT_CODE[i];
+    }
+    if (event < 0 || q >= e) return 0;
+    const char *job = ++q;
+    while (q < e && *q != ',') {
+        if (*q == ' ') return 0;
+        q++;
+    }
+    size_t job_len = q - job;
+    if (!job_len || job_len > MAX_JOB || q >= e) return 0; /* no detail: Python decides */
+    int rank = -1, fields = 0, flags = 0;
+    const char *kind = NULL;
+    size_t kind_len = 0;
+    while (q < e) { /* q is at a comma */
+        const char *f = ++q;
+        while (q < e && *q != ',') q++;
+        if (++fields > 3) return 0;
+        static const char *const KEY[] = {"worker=", "partition=", "synth_ms=", "gpu_ms=",
+                                          "kind="};
+        static const size_t KEY_LEN[] = {7, 10, 9, 7, 5};
+        static const int MOST[] = {9, 9, 12, 12};
+        int r;
+        for (r = rank + 1; r < 5; r++) { /* keys come in this order or not at all */
+            if (f[0] == KEY[r][0] && starts_with(f, q, KEY[r], KEY_LEN[r])) break;
+        }
+        if (r == 5 && (size_t)(q - f) == 10 && !memcmp(f, "monolithic", 10)) r = 5;
+        else if (r == 5) return 0;
+        if (r <= rank) return 0;
+        rank = r;
+        if (r < 4) {
+            int64_t v;
+            const char *vs = f + KEY_LEN[r];
+            if (digits(vs, q, MOST[r], &v) != q) return 0;
+            if (r == 0) worker = v;
+            else if (r == 1) part = v;
+            else if (r == 2) synth = v;
+            else gpu = v;
+        } else if (r == 4) {
+            kind = f + 5;
+            kind_len = q - kind;
+            if (!kind_len || kind_len > MAX_KIND || memchr(kind, ' ', kind_len)) return 0;
+            flags |= HAS_KIND;
+        } else {
+            flags |= MONO_WORD;
+        }
+    }
+    int32_t code = jobs_code(&o->jobs, &o->heap, &o->job_spans, job, job_len);
+    if (code < 0) return -1;
+    if (kind) {
+        int64_t row = (int64_t)(c->ord.len / 8);
+        if (put_text_record(&o->kinds, &o->heap, &row, 1, kind, kind_len)) return -1;
+    }
+    PUT(&c->ord, int64_t, ord);
+    PUT(&c->off, int64_t, off);
+    PUT(&c->event, int8_t, event);
+    PUT(&c->job, int32_t, code);
+    PUT(&c->worker, int64_t, worker);
+    PUT(&c->part, int64_t, part);
+    PUT(&c->synth, int64_t, synth);
+    PUT(&c->gpu, int64_t, gpu);
+    PUT(&c->flags, uint8_t, flags);
+    return 1;
+}
+
+/* "KEY=digits" at p ending at a space or e; the end of the digits or NULL. */
+static const char *key_value(const char *p, const char *e, const char *key, int64_t *v) {
+    size_t n = strlen(key);
+    if (!starts_with(p, e, key, n)) return NULL;
+    return digits(p + n, e, 12, v);
+}
+
+/* Parse a CUZK_TIMING text [p, e) (after "TIMING:") in strict form: 1 taken, 0 not. */
+static int parse_cz(const char *p, const char *e, int64_t ord, CzCols *c) {
+    if (p >= e || *p != ' ') return 0;
+    p++;
+    int64_t a, b = -1, tid;
+    const char *q;
+    if (starts_with(p, e, "gpu_tid=", 8)) {
+        q = digits(p + 8, e, 9, &tid);
+        if (!q || q >= e || *q != ' ') return 0;
+        p = q + 1;
+    }
+    static const char *const FIRST[] = {"pre_lock_cpu_ms=", "ntt_msm_h_ms=", "batch_add_ms=",
+                                        "tail_msm_ms="};
+    static const char *const SECOND[] = {"mutex_wait_ms=", NULL, NULL, "gpu_total_ms="};
+    for (int k = 0; k < 4; k++) {
+        q = key_value(p, e, FIRST[k], &a);
+        if (!q) continue;
+        if (SECOND[k]) {
+            if (q >= e || *q != ' ') return 0;
+            q = key_value(q + 1, e, SECOND[k], &b);
+            if (!q) return 0;
+        }
+        if (q != e) return 0;
+        PUT(&c->ord, int64_t, ord);
+        PUT(&c->kind, int8_t, k);
+        PUT(&c->a, int64_t, a);
+        PUT(&c->b, int64_t, b);
+        return 1;
+    }
+    return 0;
+}
+
+/* The CUZK_TIMING forms the attribution does not use, which scan.SCAN_RE never matches:
+ * " KEY=digits[ KEY2=digits]" then an optional CR and the line end. */
+static int skipped_form(const char *p, const char *eol) {
+    static const char *const FORMS[][2] = {{" prep_msm_ms=", NULL},
+                                           {" gpu_tid=", " barrier_wait_ms="},
+                                           {" mutex_held_ms=", " total_start_fn_ms="},
+                                           {" b_g2_msm_ms=", " num_circuits="}};
+    const char *e = (eol > p && eol[-1] == '\r') ? eol - 1 : eol;
+    for (int k = 0; k < 4; k++) {
+        const char *q = p;
+        for (int j = 0; j < 2 && FORMS[k][j]; j++) {
+            size_t n = strlen(FORMS[k][j]);
+            if (!q || !starts_with(q, e, FORMS[k][j], n)) {
+                q = NULL;
+                break;
+            }
+            q += n;
+            const char *s = q;
+            while (q < e && *q >= '0' && *q <= '9') q++;
+            if (q == s) q = NULL;
+        }
+        if (q == e) return 1;
+    }
+    return 0;
+}
+
+static int has_byte_outside(const char *p, const char *e) {
+#if defined(__SSE2__)
+    const __m128i low = _mm_set1_epi8(32), del = _mm_set1_epi8(127);
+    for (; p + 16 <= e; p += 16) { /* signed compare: 0..31 and 128..255 are below 32 */
+        __m128i a = _mm_loadu_si128((const __m128i *)p);
+        __m128i bad = _mm_or_si128(_mm_cmplt_epi8(a, low), _mm_cmpeq_epi8(a, del));
+        if (_mm_movemask_epi8(bad)) return 1;
+    }
+#endif
+    for (; p < e; p++) {
+        unsigned char ch = (unsigned char)*p;
+        if (ch < 32 || ch > 126) return 1;
+    }
+    return 0;
+}
+
+static const char *const CUZK_KEYS[] = {"pre_lock_cpu_ms", "ntt_msm_h_ms", "batch_add_ms",
+                                        "tail_msm_ms", "\x1b"};
+
+static int has_cuzk_key(const char *p, const char *e) {
+    for (int k = 0; k < 5; k++) {
+        if (memmem(p, e - p, CUZK_KEYS[k], strlen(CUZK_KEYS[k]))) return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the scan */
+
+
+static const char *line_end(const char *p, const char *end) {
+    const char *n = memchr(p, '\n', end - p);
+    return n ? n : end;
+}
+
+static const char *line_start(const char *lo, const char *p) {
+    while (p > lo && p[-1] != '\n') p--;
+    return p;
+}
+
+static int add_marker(Out *o, int kind, const char *text, const char *end, int64_t before) {
+    int64_t head[2] = {before, kind};
+    return put_text_record(&o->markers, &o->heap, head, 2, text, line_end(text, end) - text);
+}
+
+/* One matched line [q, eol): parse it, or hand it to Python. */
+static int take_line(Out *o, const char *lo, const char *q, const char *eol,
+                     int is_tl, int64_t ord, const char *end, const char **marker_line_end) {
+    /* Markers and other candidates inside the line: a glued line goes to Python whole. */
+    int plain = 1;
+    for (const char *c = candidate(q + 3, eol); c; c = candidate(c + 1, eol)) {
+        const char *text;
+        int kind = marker_at(lo, c, end, &text);
+        if (kind >= 0) {
+            /* One marker of each kind per line, as scan.find_records finds them. */
+            if (!marker_line_end[kind] || c >= marker_line_end[kind]) {
+                if (add_marker(o, kind, text, end, ord)) return -1;
+                marker_line_end[kind] = eol;
+            }
+        } else if (c[0] == 'T') {
+            plain = 0;
+        }
+    }
+    const char *e = (eol > q && eol[-1] == '\r') ? eol - 1 : eol;
+    int r = 0;
+    if (plain && !has_byte_outside(q, e)) {
+        r = is_tl ? parse_tl(o, q + 9, e, ord)
+                  : parse_cz(q + 7, e, ord, &o->cz);
+        if (r) return r < 0 ? -1 : 0;
+    }
+    if (!is_tl && plain && !has_cuzk_key(q, eol)) return 0; /* a CUZK line we do not use */
+    return put_text_record(&o->reject, &o->heap, &ord, 1, q, eol - q);
+}
+
+static int scan_region(Out *o, const char *lo, const char *end) {
+    const char *p = lo;
+    const char *last_match = NULL; /* where the last match starts */
+    const char *marker_line_end[2] = {NULL, NULL};
+    for (const char *q = candidate(p, end); q; q = candidate(p, end)) {
+        const char *text;
+        int kind = marker_at(lo, q, end, &text);
+        if (kind >= 0) {
+            /* One marker of each kind per line, as scan.find_records finds them. */
+            if (!marker_line_end[kind] || q >= marker_line_end[kind]) {
+                const char *ls = line_start(lo, q);
+                int64_t before = o->matches - (last_match && last_match >= ls);
+                if (add_marker(o, kind, text, end, before)) return -1;
+                marker_line_end[kind] = line_end(q, end);
+            }
+            p = q + 1;
+            continue;
+        }
+        int is_tl = starts_with(q, end, "TIMELINE,", 9);
+        if (!is_tl) {
+            int cz = q - lo >= 5 && !memcmp(q - 5, "CUZK_", 5) && starts_with(q, end, "TIMING:", 7);
+            if (!cz || skipped_form(q + 7, line_end(q, end))) {
+                p = q + 1;
+                continue;
+            }
+        }
+        const char *eol = line_end(q, end);
+        last_match = q;
+        int64_t ord = o->matches++;
+        if (take_line(o, lo, q, eol, is_tl, ord, end, marker_line_end)) return -1;
+        p = eol;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------ reading a file */
+
+enum { BLOCK = 256 << 10, MAX_LINE = 64 << 20 };
+
+/* Scan the file bytes [start, stop) of ``fd`` (``start`` a line start), reading blocks
+ * with pread: the whole lines, then the last piece without a newline.  A "line" longer
+ * than MAX_LINE is scanned as it is, as source.Source.chunks does.  0, -1 (memory) or
+ * -2 (read error, errno set). */
+static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
+    Vec buf = {0};
+    int64_t pos = start; /* file offset of buf.data[0] */
+    int rc = 0;
+    if (vec_reserve(&buf, BLOCK)) return -1;
+    for (;;) {
+        int64_t want = stop - (pos + (int64_t)buf.len);
+        if (want > BLOCK) want = BLOCK;
+        ssize_t got = 0;
+        if (want > 0) {
+            if (vec_reserve(&buf, want)) {
+                rc = -1;
+                break;
+            }
+            got = pread(fd, buf.data + buf.len, want, pos + buf.len);
+            if (got < 0) {
+                rc = -2;
+                break;
+            }
+            buf.len += got;
+        }
+        int eof = got == 0;
+        if (!buf.len) break;
+        const char *nl = memrchr(buf.data, '\n', buf.len);
+        size_t cut = nl ? (size_t)(nl - buf.data) + 1 : (eof || buf.len >= MAX_LINE ? buf.len : 0);
+        if (cut) {
+            if (scan_region(o, buf.data, buf.data + cut)) {
+                rc = -1;
+                break;
+            }
+            memmove(buf.data, buf.data + cut, buf.len - cut);
+            buf.len -= cut;
+            pos += cut;
+        }
+        if (eof && !buf.len) break;
+    }
+    free(buf.data);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ Python glue */
+
+static PyObject *vec_bytes(Vec *v) {
+    return PyBytes_FromStringAndSize(v->data ? v->data : "", v->len);
+}
+
+static void out_free(Out *o) {
+    Vec *all[] = {&o->tl.ord,   &o->tl.off,  &o->tl.event, &o->tl.job,  &o->tl.worker,
+                  &o->tl.part,  &o->tl.synth, &o->tl.gpu,  &o->tl.flags, &o->kinds,
+                  &o->cz.ord,   &o->cz.kind, &o->cz.a,     &o->cz.b,    &o->reject,
+                  &o->markers, &o->job_spans, &o->heap};
+    for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->data);
+    jobs_free(&o->jobs);
+}
+
+/* Records of ``width`` int64s ending in (heap offset, length), as a list: the text alone
+ * (width 2) or a tuple of the leading numbers and the text. */
+static PyObject *text_list(Vec *v, int width, const char *heap) {
+    const int64_t *r = (const int64_t *)v->data;
+    Py_ssize_t n = v->len / (width * 8);
+    PyObject *list = PyList_New(n);
+    if (!list) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++, r += width) {
+        PyObject *text = PyBytes_FromStringAndSize(heap + r[width - 2], r[width - 1]);
+        PyObject *item = text;
+        if (text && width == 3) item = Py_BuildValue("(LN)", (long long)r[0], text);
+        if (text && width == 4) item = Py_BuildValue("(LLN)", (long long)r[0], (long long)r[1], text);
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, item);
+    }
+    return list;
+}
+
+static PyObject *build_result(Out *o) {
+    const char *heap = o->heap.data ? o->heap.data : "";
+    PyObject *res = NULL;
+    PyObject *jobs = text_list(&o->job_spans, 2, heap);
+    PyObject *kinds = text_list(&o->kinds, 3, heap);
+    PyObject *rejects = text_list(&o->reject, 3, heap);
+    PyObject *markers = text_list(&o->markers, 4, heap);
+    if (jobs && kinds && rejects && markers) {
+        res = Py_BuildValue(
+            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
+            "tl_ord", vec_bytes(&o->tl.ord), "tl_off", vec_bytes(&o->tl.off), "tl_event",
+            vec_bytes(&o->tl.event), "tl_job", vec_bytes(&o->tl.job), "tl_worker",
+            vec_bytes(&o->tl.worker), "tl_part", vec_bytes(&o->tl.part), "tl_synth",
+            vec_bytes(&o->tl.synth), "tl_gpu", vec_bytes(&o->tl.gpu), "tl_flags",
+            vec_bytes(&o->tl.flags), "cz_ord", vec_bytes(&o->cz.ord), "cz_kind",
+            vec_bytes(&o->cz.kind), "cz_a", vec_bytes(&o->cz.a), "cz_b", vec_bytes(&o->cz.b),
+            "jobs", jobs, "kinds", kinds, "rejects", rejects, "markers", markers);
+        jobs = kinds = rejects = markers = NULL;
+    }
+    Py_XDECREF(jobs);
+    Py_XDECREF(kinds);
+    Py_XDECREF(rejects);
+    Py_XDECREF(markers);
+    return res;
+}
+
+#define RESULT_DOC                                                                        \
+    "A dict: matches (lines found, in the order of scan.SCAN_RE); tl_* packed columns\n" \
+    "of the strict TIMELINE lines (ord, off int64; event int8; job int32 local code;\n"  \
+    "worker, part, synth, gpu int64, -1 absent; flags uint8: 1 kind=, 2 monolithic);\n"   \
+    "jobs: the local job ids; kinds: [(row, kind)]; cz_* columns of the strict\n"         \
+    "CUZK_TIMING lines (ord int64, kind int8, a, b int64, b -1 absent); rejects:\n"       \
+    "[(ord, line)] for the exact path; markers: [(matches before its line, kind, text)]."
+
+PyDoc_STRVAR(SCAN_DOC, "scan(buffer, start, end) -> dict\n\n"
+                       "Scan buffer[start:end] (whole lines).  " RESULT_DOC);
+
+static PyObject *scan(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer view;
+    Py_ssize_t start, end;
+    if (!PyArg_ParseTuple(args, "y*nn", &view, &start, &end)) return NULL;
+    if (start < 0 || end > view.len || start > end) {
+        PyBuffer_Release(&view);
+        PyErr_SetString(PyExc_ValueError, "scan: start/end outside the buffer");
+        return NULL;
+    }
+    Out o;
+    memset(&o, 0, sizeof o);
+    const char *base = view.buf;
+    int failed;
+    Py_BEGIN_ALLOW_THREADS;
+    failed = scan_region(&o, base + start, base + end);
+    Py_END_ALLOW_THREADS;
+    PyObject *res = failed ? PyErr_NoMemory() : build_result(&o);
+    out_free(&o);
+    PyBuffer_Release(&view);
+    return res;
+}
+
+PyDoc_STRVAR(SCAN_FILE_DOC, "scan_file(fd, start, stop) -> dict\n\n"
+                            "Scan the bytes [start, stop) of the open file ``fd`` (start at a\n"
+                            "line start) with pread, without the GIL.  " RESULT_DOC);
+
+static PyObject *scan_file(PyObject *self, PyObject *args) {
+    (void)self;
+    int fd;
+    long long start, stop;
+    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &stop)) return NULL;
+    if (start < 0 || stop < start) {
+        PyErr_SetString(PyExc_ValueError, "scan_file: bad range");
+        return NULL;
+    }
+    Out o;
+    memset(&o, 0, sizeof o);
+    int rc;
+    Py_BEGIN_ALLOW_THREADS;
+    rc = scan_fd(&o, fd, start, stop);
+    Py_END_ALLOW_THREADS;
+    PyObject *res = rc == -1   ? PyErr_NoMemory()
+                    : rc == -2 ? PyErr_SetFromErrno(PyExc_OSError)
+                               : build_result(&o);
+    out_free(&o);
+    return res;
+}
+
+/* ------------------------------------------------------------------ block matching */
+
+PyDoc_STRVAR(MATCH_DOC,
+             "match_blocks(queue, qoff, ends, started, gpu_start, bseq, lock, kernel, low,\n"
+             "             high, ids, ambiguous_ms) -> (owner, ambiguous)\n\n"
+             "The loop of timing._match (which documents it) over packed arrays: queue /\n"
+             "ends int64 per GPU, cut by qoff (n_gpus + 1); started int64 n_gpus x n_blocks;\n"
+             "gpu_start float64 per call; bseq int64, lock, kernel, low, high float64 per\n"
+             "block; ids int64 per GPU.  owner: packed int64 per block, -1 for none.");
+
+static PyObject *match_blocks(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer b[11];
+    double ambiguous_ms;
+    memset(b, 0, sizeof b);
+    if (!PyArg_ParseTuple(args, "y*y*y*y*y*y*y*y*y*y*y*d", &b[0], &b[1], &b[2], &b[3], &b[4],
+                          &b[5], &b[6], &b[7], &b[8], &b[9], &b[10], &ambiguous_ms))
+        return NULL;
+    const int64_t *queue = b[0].buf, *qoff = b[1].buf, *ends = b[2].buf, *started = b[3].buf;
+    const double *gpu_start = b[4].buf;
+    const int64_t *bseq = b[5].buf;
+    const double *lock = b[6].buf, *kernel = b[7].buf, *low = b[8].buf, *high = b[9].buf;
+    const int64_t *ids = b[10].buf;
+    Py_ssize_t n_gpus = b[10].len / 8, n_blocks = b[5].len / 8;
+    PyObject *res = NULL;
+    int ok = b[1].len / 8 == n_gpus + 1 && b[3].len / 8 == n_gpus * n_blocks &&
+             b[0].len == b[2].len && b[6].len / 8 == n_blocks && b[7].len / 8 == n_blocks &&
+             b[8].len / 8 == n_blocks && b[9].len / 8 == n_blocks;
+    for (Py_ssize_t k = 0; ok && k < n_gpus; k++)
+        ok = qoff[k] >= 0 && qoff[k] <= qoff[k + 1] && qoff[k + 1] <= b[0].len / 8;
+    for (Py_ssize_t i = 0; ok && i < b[0].len / 8; i++)
+        ok = queue[i] >= 0 && queue[i] < b[4].len / 8;
+    if (!ok) {
+        PyErr_SetString(PyExc_ValueError, "match_blocks: inconsistent array sizes");
+        goto done;
+    }
+    PyObject *owner_bytes = PyBytes_FromStringAndSize(NULL, n_blocks * 8);
+    int64_t *heads = calloc(n_gpus + 1, sizeof *heads);
+    double *last_end = malloc((n_gpus + 1) * sizeof *last_end);
+    if (!owner_bytes || !heads || !last_end) {
+        Py_XDECREF(owner_bytes);
+        free(heads), free(last_end);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int64_t *owner = (int64_t *)PyBytes_AS_STRING(owner_bytes);
+    long long ambiguous = 0;
+    Py_BEGIN_ALLOW_THREADS;
+    for (Py_ssize_t k = 0; k < n_gpus; k++) heads[k] = qoff[k], last_end[k] = -INFINITY;
+    for (Py_ssize_t blk = 0; blk < n_blocks; blk++) {
+        int found = 0, best_k = -1;
+        double best[4], second = INFINITY; /* (score, kernel start, gpu id, call) */
+        for (Py_ssize_t k = 0; k < n_gpus; k++) {
+            int64_t h = heads[k], lim = qoff[k] + started[k * n_blocks + blk];
+            while (h < lim && ends[h] < bseq[blk]) h++; /* ended before the block */
+            heads[k] = h;
+            if (h >= lim) continue;
+            int64_t c = queue[h];
+            double ks = gpu_start[c] + lock[blk];
+            double score = fmax(0.0, low[blk] - ks) + fmax(0.0, ks - high[blk]) +
+                           fmax(0.0, last_end[k] - ks);
+            double cand[4] = {score, ks, (double)ids[k], (double)c};
+            int better = !found;
+            for (int j = 0; j < 4 && found; j++) {
+                if (cand[j] != best[j]) {
+                    better = cand[j] < best[j];
+                    break;
+                }
+            }
+            if (better) {
+                if (found) second = best[0];
+                memcpy(best, cand, sizeof best);
+                best_k = (int)k;
+            } else if (score < second) {
+                second = score;
+            }
+            found++;
+        }
+        owner[blk] = -1;
+        if (!found) continue;
+        if (found > 1) ambiguous += second - best[0] <= ambiguous_ms;
+        int64_t c = queue[heads[best_k]];
+        heads[best_k]++;
+        owner[blk] = c;
+        last_end[best_k] = gpu_start[c] + lock[blk] + kernel[blk];
+    }
+    Py_END_ALLOW_THREADS;
+    free(heads), free(last_end);
+    res = Py_BuildValue("(NL)", owner_bytes, ambiguous);
+done:
+    for (int i = 0; i < 11; i++)
+        if (b[i].obj) PyBuffer_Release(&b[i]);
+    return res;
+}
+
+static PyMethodDef METHODS[] = {{"scan", scan, METH_VARARGS, SCAN_DOC},
+                                {"scan_file", scan_file, METH_VARARGS, SCAN_FILE_DOC},
+                                {"match_blocks", match_blocks, METH_VARARGS, MATCH_DOC},
+                                {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {
+    PyModuleDef_HEAD_INIT, "_cscan", "The compiled line scanner of viewer.io (optional).", -1,
+    METHODS, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__cscan(void) { return PyModule_Create(&MODULE); }

@@ -1,0 +1,230 @@
+"""Scanning whole lines into ``EventBatch``es: the compiled scanner when it is built, the
+pure-Python one (``scan.find_records`` + ``parse.parse_records``) otherwise.
+
+The compiled scanner (``_cscan.c``) finds the same lines with the same ordinals and parses
+those in the daemon's exact form; every other line it finds comes back whole and goes
+through ``parse_records``, which defines the behaviour.  A plain file is cut into pieces
+at line starts and the pieces are scanned by a few threads at once (the scan runs
+without the GIL, reading the file itself with ``pread``): no copy of the file is held.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+
+import numpy as np
+
+from viewer.io.parse import EVENT_COLUMNS, parse_records
+from viewer.io.scan import SEQ_SHIFT, SYNTH_START, CuzkLines, EventBatch, RawBatch, find_records
+from viewer.io.scan import trust as trust_rows
+
+try:
+    from viewer.io import _cscan
+except ImportError:  # no compiler when installed: the pure-Python scanner does the work
+    _cscan = None
+
+PIECE_BYTES = 16 << 20  # one piece per thread task; also the progress step
+PY_CHUNK = 1 << 20  # pure-Python path: bytes scanned at once (see source.CHUNK_BYTES)
+BATCH_RECORDS = 200_000  # pure-Python path: lines parsed at once
+BOUNDARY_PROBE = 1 << 16  # a piece boundary moves to the next line start within this
+
+
+def compiled() -> bool:
+    """True when the compiled scanner is built and in use."""
+    return _cscan is not None and not os.environ.get("CUZK_PURE_PYTHON")
+
+
+class Ordinals:
+    """The record ordinals used so far in a file (``seq = ordinal << SEQ_SHIFT``)."""
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
+
+
+def scan_buffer(
+    buf: bytes, start: int, end: int, ords: Ordinals, jobs: dict[bytes, int]
+) -> list[EventBatch]:
+    """The events of the whole lines ``buf[start:end]`` (compiled scanner only)."""
+    return [_to_batch(_cscan.scan(buf, start, end), ords, jobs)]
+
+
+def scan_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[EventBatch]:
+    """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start; a last line
+    without a newline counts as a line).  ``progress(offset)`` after each piece;
+    ``cancel()`` is checked between pieces (the caller raises)."""
+    if not compiled():
+        return _scan_range_python(fd, lo, hi, ords, jobs, progress, cancel)
+    cuts = _piece_starts(fd, lo, hi)
+    pieces = list(zip(cuts, cuts[1:], strict=False))
+    if len(pieces) == 1:
+        out = [_to_batch(_cscan.scan_file(fd, lo, hi), ords, jobs)]
+        if progress is not None:
+            progress(hi)
+        return out
+    threads = max(1, min(4, os.cpu_count() or 1))
+    batches: list[EventBatch] = []
+    with ThreadPoolExecutor(threads, thread_name_prefix="cuzk-scan") as pool:
+        futures: list[Future] = [pool.submit(_cscan.scan_file, fd, a, b) for a, b in pieces]
+        try:
+            for fut, (_, b) in zip(futures, pieces, strict=True):
+                if cancel is not None and cancel():
+                    break
+                batches.append(_to_batch(fut.result(), ords, jobs))
+                if progress is not None:
+                    progress(b)
+        finally:
+            for fut in futures:
+                fut.cancel()
+    return batches
+
+
+def _piece_starts(fd: int, lo: int, hi: int) -> list[int]:
+    """Line starts about PIECE_BYTES apart from ``lo`` to ``hi`` (both included)."""
+    cuts = [lo]
+    for x in range(lo + PIECE_BYTES, hi, PIECE_BYTES):
+        probe = os.pread(fd, min(BOUNDARY_PROBE, hi - x + 1), x - 1)
+        k = probe.find(b"\n")
+        if k >= 0 and x + k < hi:  # else a very long line: no cut here
+            cuts.append(x + k)
+    cuts.append(hi)
+    return sorted(set(cuts))
+
+
+def _scan_range_python(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None,
+    cancel: Callable[[], bool] | None,
+) -> list[EventBatch]:
+    raw = RawBatch(base=ords.base)
+    batches: list[EventBatch] = []
+    for data, cut, at in _python_chunks(fd, lo, hi):
+        if cancel is not None and cancel():
+            break
+        find_records(data, 0, cut, raw)
+        if len(raw.items) >= BATCH_RECORDS:
+            batches.append(parse_records(raw, jobs))
+            raw = RawBatch(base=raw.base + len(raw.items))
+        if progress is not None:
+            progress(at)
+    batches.append(parse_records(raw, jobs))
+    ords.base = raw.base + len(raw.items)
+    return batches
+
+
+def _python_chunks(fd: int, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
+    """(data, cut, file offset reached): ``data[:cut]`` holds whole lines."""
+    carry = b""
+    while lo < hi:
+        data = os.pread(fd, min(PY_CHUNK, hi - lo), lo)
+        if not data:
+            break  # the file shrank under us
+        lo += len(data)
+        data = carry + data
+        cut = data.rfind(b"\n") + 1 if lo < hi else len(data)
+        yield data, cut, lo
+        carry = data[cut:]
+    if carry:
+        yield carry, len(carry), lo
+
+
+I64, I32 = np.dtype("<i8"), np.dtype("<i4")
+
+
+def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
+    """An ``EventBatch`` from one result of the compiled scanner (ordinals from ``ords``)."""
+    base = ords.base
+    ords.base += res["matches"]
+    lut = np.array([jobs.setdefault(j, len(jobs)) for j in res["jobs"]] + [-1], dtype=np.int32)
+    seq = (np.frombuffer(res["tl_ord"], I64) + base) << SEQ_SHIFT
+    event = np.frombuffer(res["tl_event"], np.int8)
+    worker = np.frombuffer(res["tl_worker"], I64)
+    partition = np.frombuffer(res["tl_part"], I64)
+    flags = np.frombuffer(res["tl_flags"], np.uint8)
+    synth = _ms(res["tl_synth"])
+    mono, bad = trust_rows(event, worker, partition, synth, (flags & 1) > 0, (flags & 2) > 0)
+    good = ~bad
+    job = lut[np.frombuffer(res["tl_job"], I32)]
+    fast = {
+        "seq": seq,
+        "offset": np.frombuffer(res["tl_off"], I64),
+        "event": event,
+        "job": job,
+        "partition": partition.astype(np.int32),
+        "worker": worker.astype(np.int32),
+        "synth_ms": synth,
+        "gpu_ms": _ms(res["tl_gpu"]),
+        "mono": mono,
+    }
+    kinds = [
+        (int(seq[r]), int(job[r]), kind.decode("ascii", "replace"))
+        for r, kind in res["kinds"]
+        if good[r] and event[r] == SYNTH_START
+    ]
+    skipped = [(int(s), "malformed_timeline") for s in seq[bad].tolist()]
+    cz_seq = (np.frombuffer(res["cz_ord"], I64) + base) << SEQ_SHIFT
+    cuzk = CuzkLines(
+        cz_seq,
+        np.frombuffer(res["cz_kind"], np.int8),
+        np.frombuffer(res["cz_a"], I64).astype(np.float64),
+        _ms(res["cz_b"]),
+    )
+    if not good.all():
+        fast = {c: v[good] for c, v in fast.items()}
+    markers = [
+        (((base + before) << SEQ_SHIFT) - 1, kind, text) for before, kind, text in res["markers"]
+    ]
+    if not res["rejects"]:
+        return EventBatch(
+            **fast,
+            kinds=kinds,
+            skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
+            skipped_reason=[r for _, r in skipped],
+            cuzk=cuzk,
+            markers=markers,
+        )
+    ordinals, lines = zip(*res["rejects"], strict=True)
+    rest_seq = (np.array(ordinals, dtype=np.int64) + base) << SEQ_SHIFT
+    exact = parse_records(RawBatch(items=list(lines)), jobs, seq=rest_seq)
+    order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
+    cols = {
+        c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
+        for c in EVENT_COLUMNS
+    }
+    skipped = sorted(
+        skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
+    )
+    cz_order = np.argsort(np.concatenate([cuzk.seq, exact.cuzk.seq]), kind="stable")
+    return EventBatch(
+        **cols,
+        kinds=sorted(kinds + exact.kinds),
+        skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
+        skipped_reason=[r for _, r in skipped],
+        cuzk=CuzkLines(
+            *(
+                np.concatenate([getattr(cuzk, f), getattr(exact.cuzk, f)])[cz_order]
+                for f in ("seq", "kind", "a", "b")
+            )
+        ),
+        markers=markers,
+    )
+
+
+def _ms(packed: bytes) -> np.ndarray:
+    """Packed int64 milliseconds, -1 absent, as float64 with NaN."""
+    v = np.frombuffer(packed, I64).astype(np.float64)
+    v[v < 0] = np.nan
+    return v
