@@ -49,11 +49,13 @@ def _warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
     """Idle gaps minus their part inside a cold start (that says nothing about steady state)."""
     if len(gaps) == 0 or len(cold) == 0:
         return gaps
-    pairs = gaps.reset_index(drop=True).reset_index().merge(cold, on="gpu", suffixes=("", "_c"))
-    inside = np.minimum(pairs["end"], pairs["end_c"]) - np.maximum(pairs["start"], pairs["start_c"])
-    cut = pd.Series(np.maximum(inside, 0.0)).groupby(pairs["index"].to_numpy()).sum()
     warm = gaps.reset_index(drop=True)
-    warm = warm.assign(ms=warm["ms"] - cut.reindex(warm.index, fill_value=0.0).to_numpy())
+    start, end, gpu = warm["start"].to_numpy(), warm["end"].to_numpy(), warm["gpu"].to_numpy()
+    cut = np.zeros(len(warm))
+    for g, a, b in zip(cold["gpu"], cold["start"], cold["end"], strict=True):  # a few regions
+        inside = np.minimum(end, b) - np.maximum(start, a)
+        cut += np.where(gpu == g, np.maximum(inside, 0.0), 0.0)
+    warm = warm.assign(ms=warm["ms"].to_numpy() - cut)
     return warm[warm["ms"] > 0]
 
 

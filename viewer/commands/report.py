@@ -43,7 +43,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     try:
         if args.json:
-            text = json.dumps(report_dict(timeline, args.session, args.range), indent=1) + "\n"
+            # No indent: json's C encoder (10x faster on 10^5 gaps); `jq .` pretty-prints.
+            text = json.dumps(report_dict(timeline, args.session, args.range)) + "\n"
         elif args.markdown:
             text = report_markdown(timeline, args.session, args.range)
         else:

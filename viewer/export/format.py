@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+
 Row = Sequence[str]
 
 
@@ -14,6 +16,15 @@ def num(x: float | None, digits: int = 3) -> float | None:
     if x is None or not math.isfinite(float(x)):
         return None
     return round(float(x), digits)
+
+
+def nums(values, digits: int = 3) -> list[float | None]:
+    """``num`` of every value of an array, vectorized (big reports have 10^5 rows)."""
+    a = np.round(np.asarray(values, dtype=np.float64), digits)
+    out = a.tolist()
+    if not np.isfinite(a).all():
+        out = [None if not math.isfinite(x) else x for x in out]
+    return out
 
 
 def ms(x: float | None) -> str:

@@ -14,7 +14,7 @@ import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.intervals import Range
-from viewer.export.format import Row, markdown_table, ms, num, pct, sec, text_table
+from viewer.export.format import Row, markdown_table, ms, num, nums, pct, sec, text_table
 from viewer.export.tables import select_sessions
 from viewer.model import Timeline
 
@@ -35,23 +35,13 @@ def summary_dict(sm: SessionSummary) -> dict:
     s = sm.session
     gaps = sm.gaps
     gap_rows = {
-        int(g): [
-            {
-                "start_ms": num(a),
-                "end_ms": num(b),
-                "ms": num(m),
-                "cross_sector": bool(c),
-                "starved": bool(v),
-            }
-            for a, b, m, c, v in zip(
-                part["start"],
-                part["end"],
-                part["ms"],
-                part["cross_sector"],
-                part["starved"],
-                strict=True,
-            )
-        ]
+        int(g): records(
+            start_ms=nums(part["start"]),
+            end_ms=nums(part["end"]),
+            ms=nums(part["ms"]),
+            cross_sector=part["cross_sector"].astype(bool).tolist(),
+            starved=part["starved"].astype(bool).tolist(),
+        )
         for g, part in gaps.groupby("gpu")
     }
     jobs = sm.jobs
@@ -81,46 +71,22 @@ def summary_dict(sm: SessionSummary) -> dict:
             }
             for g in sm.gpus
         ],
-        "jobs": [
-            {
-                "job_id": str(j),
-                "kind": None if kind is None else str(kind),
-                "partitions": int(n),
-                "first_gpu_start_ms": num(f),
-                "completed_ms": num(c),
-            }
-            for j, kind, n, f, c in zip(
-                jobs["job_id"],
-                jobs["kind"],
-                jobs["partitions"],
-                jobs["first_gpu_start"],
-                jobs["completed"],
-                strict=True,
-            )
-        ],
-        "transitions": [
-            {
-                "from": str(a),
-                "to": str(b),
-                "time_ms": num(time),
-                "gap_ms": num(gap),
-                "overlap_ms": num(ov),
-                "starved": bool(st),
-                "cold_start": bool(cold),
-                "worker": int(w),
-            }
-            for a, b, time, gap, ov, st, cold, w in zip(
-                t["from_id"],
-                t["to_id"],
-                t["time"],
-                t["gap_ms"],
-                t["overlap_ms"],
-                t["starved"],
-                t["cold_start"],
-                t["worker"],
-                strict=True,
-            )
-        ],
+        "jobs": records(
+            job_id=[str(j) for j in jobs["job_id"]],
+            kind=[None if kind is None else str(kind) for kind in jobs["kind"]],
+            partitions=jobs["partitions"].astype(int).tolist(),
+            first_gpu_start_ms=nums(jobs["first_gpu_start"]),
+            completed_ms=nums(jobs["completed"]),
+        ),
+        "transitions": records(
+            **{"from": [str(a) for a in t["from_id"]], "to": [str(b) for b in t["to_id"]]},
+            time_ms=nums(t["time"]),
+            gap_ms=nums(t["gap_ms"]),
+            overlap_ms=nums(t["overlap_ms"]),
+            starved=t["starved"].astype(bool).tolist(),
+            cold_start=t["cold_start"].astype(bool).tolist(),
+            worker=t["worker"].astype(int).tolist(),
+        ),
         "kernel": {
             "source": k.source,
             "total_ms": num(k.total_ms),
@@ -146,6 +112,12 @@ def summary_dict(sm: SessionSummary) -> dict:
             "evidence": list(sm.verdict.evidence),
         },
     }
+
+
+def records(**columns: list) -> list[dict]:
+    """Row objects from equally long columns (keys in the order given)."""
+    keys = list(columns)
+    return [dict(zip(keys, row, strict=True)) for row in zip(*columns.values(), strict=True)]
 
 
 def report_dict(timeline: Timeline, session: int | None = None, rng: Range = None) -> dict:
