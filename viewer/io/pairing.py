@@ -47,7 +47,9 @@ def pair_events(ev: dict[str, np.ndarray]) -> Paired:
     job, part, event = ev["job"], ev["partition"], ev["event"]
     skipped: Counter[str] = Counter()
     # A partition-less event of a partitioned job is a torn line, not a monolithic job.
-    torn = (part < 0) & np.isin(job, np.unique(job[part >= 0]))
+    partitioned = np.zeros(int(job.max()) + 1 if len(job) else 0, dtype=bool)
+    partitioned[job[part >= 0]] = True  # job codes are small: a table, not a set
+    torn = (part < 0) & partitioned[job]
     skipped["malformed_timeline"] += int(torn.sum())
     call_key = job.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
     dense = _dense(job, part)

@@ -232,7 +232,7 @@ def _one_session(
 
     kernel_source = KERNEL_SOURCE_GPU_MS
     if len(cuzk.seq):
-        gpus_used = {int(g) for g in calls["gpu"][calls["start_seq"] >= 0]}
+        gpus_used = np.unique(calls["gpu"].to_numpy()[calls["start_seq"].to_numpy() >= 0])
         blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
         skipped.update(cz_skipped)
         cols, at_skipped, at_notes = attribute(calls, blocks, ev["seq"], ev["offset"])
