@@ -2,7 +2,8 @@
 
 Lanes are grouped per GPU (one lane per GPU worker plus the derived busy lane)
 and one synthesis group whose rows are packed greedily.  Each lane holds a few
-named layers of sorted ``Intervals``; the y layout (in pixels, top down) is
+named layers of sorted ``Intervals``, views into one ``Stack`` per layer and group
+(with its merged copies per zoom level); the y layout (in pixels, top down) is
 recomputed when a group is collapsed.
 """
 
@@ -17,15 +18,19 @@ from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.packing import pack_rows
 from viewer.model import Session
-from viewer.ui.lane_lod import Intervals
+from viewer.ui.lane_lod import Intervals, Stack
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
 LANE_HEIGHT = {"worker": 26.0, "busy": 18.0, "synth": 9.0}
 LANE_SPACING = {"worker": 4.0, "busy": 6.0, "synth": 1.0}
+#: Narrowest plot width (pixels) the merged copies are built for ahead of time.
+MIN_VIEW_PX = 400.0
 
 #: Gap kinds, ordered by severity (the worst one wins when gaps merge).
 GAP_DISPATCH, GAP_STARVED, GAP_DISPATCH_CROSS, GAP_STARVED_CROSS = 0, 1, 2, 3
+#: Layers whose merged runs take the worst (largest) key rather than MIXED.
+WORST_KEY_LAYERS = frozenset({"gap", "cross"})
 
 
 @dataclass
@@ -39,12 +44,34 @@ class Lane:
 
 
 @dataclass
+class LayerStack:
+    """One layer of the lanes of a group that have it, end to end."""
+
+    lanes: list[Lane]
+    data: Stack
+
+
+@dataclass
 class LaneGroup:
     name: str
     lanes: list[Lane]
     collapsed: bool = False
     top: float = 0.0
     bottom: float = 0.0
+    _stacks: dict[str, LayerStack] | None = field(default=None, repr=False)
+
+    def stacks(self) -> dict[str, LayerStack]:
+        """Every layer of the lanes stacked (built once; lane layers become views into it)."""
+        if self._stacks is None:
+            stacks = {}
+            for name in dict.fromkeys(name for lane in self.lanes for name in lane.layers):
+                lanes = [lane for lane in self.lanes if name in lane.layers]
+                data = Stack([lane.layers[name] for lane in lanes], name in WORST_KEY_LAYERS)
+                for lane, view in zip(lanes, data.lane_views(), strict=True):
+                    lane.layers[name] = view
+                stacks[name] = LayerStack(lanes, data)
+            self._stacks = stacks
+        return self._stacks
 
 
 @dataclass
@@ -129,9 +156,13 @@ def _busy_lane(session: Session, gpu: int, gaps: pd.DataFrame) -> Lane:
     kind = g["starved"].to_numpy().astype(np.int32) + 2 * g["cross_sector"].to_numpy().astype(
         np.int32
     )
+    start, end, rows = _col(g, "start"), _col(g, "end"), g.index.to_numpy()
+    cross = kind >= GAP_DISPATCH_CROSS
     layers = {
         "busy": Intervals.make(union[:, 0], union[:, 1], np.zeros(len(union), np.int32)),
-        "gap": Intervals.make(_col(g, "start"), _col(g, "end"), kind, g.index.to_numpy()),
+        "gap": Intervals.make(start, end, kind, rows),
+        # Cross-sector gaps again, seen through the worker lanes above.
+        "cross": Intervals.make(start[cross], end[cross], kind[cross], rows[cross]),
     }
     return Lane(f"{_gpu_name(gpu)} · busy", "busy", layers, gpu=gpu)
 
@@ -209,4 +240,9 @@ def build_lanes(session: Session) -> SessionLanes:
         x_max=max(x_max, x_min + 1.0),
     )
     out.layout()
+    # The zoomed-out copies too, while off the GUI thread: the widest view is 3 spans.
+    max_px = 3 * (out.x_max - out.x_min) / MIN_VIEW_PX
+    for group in groups:
+        for stack in group.stacks().values():
+            stack.data.build_levels(max_px)
     return out

@@ -1,33 +1,39 @@
 """Level of detail for lanes (numpy only): cut sorted intervals to the view and merge what
-is narrower than a pixel.  Every function is vectorized."""
+is narrower than a pixel.  Every function is vectorized.
+
+One layer of several lanes is kept end to end in one ``Stack``, with merged copies
+for pixel sizes of 2 ** k ms (mipmaps): a frame cuts each lane with two binary
+searches and then merges and packs every lane of the layer with a fixed number of
+numpy calls on O(pixels) pieces, however many intervals the view holds.
+"""
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
 #: Key of a merged run of intervals with different keys.
 MIXED = -1
-#: Merged copies are cached for pixel sizes of LEVEL_STEP ** k ms (k >= 1).
-LEVEL_STEP = 4.0
+#: Merged copies are kept for pixel sizes of LEVEL_STEP ** k ms (k >= 1).
+LEVEL_STEP = 2.0
+#: A merged copy is kept only if it has at most (1 - MERGE_GAIN) of the finer one's pieces.
+MERGE_GAIN = 0.5
+JOIN_SAMPLE = 4096  # neighbour pairs sampled to tell whether a merge is worth computing
 
 
 @dataclass(frozen=True)
 class Intervals:
-    """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``.
-
-    ``merged`` caches coarser copies (merged at LEVEL_STEP ** k ms per pixel),
-    so a zoomed-out view merges a few thousand pieces, not every interval.
-    """
+    """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``."""
 
     start: np.ndarray
     end: np.ndarray
     key: np.ndarray  # int32 colour key (job index, gap kind ...)
     row: np.ndarray  # int64 row in Session.partitions (-1 none)
     reach: np.ndarray
-    merged: dict[tuple[int, bool], Intervals] = field(default_factory=dict, compare=False)
     stats: dict[str, float] = field(default_factory=dict, compare=False)
 
     @classmethod
@@ -52,21 +58,6 @@ class Intervals:
     def __len__(self) -> int:
         return len(self.start)
 
-    def level(self, k: int, mixed_max: bool = False) -> Intervals:
-        """This layer merged at LEVEL_STEP ** k ms per pixel (k = 0: itself), built once."""
-        if k <= 0 or len(self) < 2 or LEVEL_STEP**k < self.typical_length():
-            # Finer than the intervals themselves: a view this close holds few of them.
-            return self
-        cached = self.merged.get((k, mixed_max))
-        if cached is None:
-            finer = self.level(k - 1, mixed_max)
-            s, e, key = coalesce(
-                finer.start, finer.end, finer.key, LEVEL_STEP**k, mixed_max=mixed_max, widen=False
-            )
-            cached = Intervals(s, e, key, np.full(len(s), -1, np.int64), np.maximum.accumulate(e))
-            self.merged[(k, mixed_max)] = cached
-        return cached
-
     def typical_length(self) -> float:
         """Median length of (a sample of) the intervals."""
         if "typical" not in self.stats:
@@ -74,17 +65,6 @@ class Intervals:
             sample = self.end[::step] - self.start[::step]
             self.stats["typical"] = float(np.median(sample)) if len(sample) else 0.0
         return self.stats["typical"]
-
-    def drawable(
-        self, x0: float, x1: float, px: float, mixed_max: bool = False, narrow_px: float = 1.0
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """What to draw of [x0, x1] at ``px`` ms per pixel: merged, cut, at least a pixel wide."""
-        k = int(math.floor(math.log(px, LEVEL_STEP))) if px >= LEVEL_STEP else 0
-        src = self.level(k, mixed_max)
-        sl = src.visible(x0, x1)
-        return coalesce(
-            src.start[sl], src.end[sl], src.key[sl], px, mixed_max=mixed_max, narrow_px=narrow_px
-        )
 
     def visible(self, x0: float, x1: float) -> slice:
         """The positions that may intersect [x0, x1]."""
@@ -111,6 +91,63 @@ def _runs(breaks: np.ndarray) -> np.ndarray:
     return np.concatenate(([0], np.flatnonzero(breaks) + 1))
 
 
+def merge_runs(
+    start: np.ndarray,
+    end: np.ndarray,
+    key: np.ndarray,
+    reach: np.ndarray,
+    px: float,
+    *,
+    lane: np.ndarray | None = None,
+    mixed_max: bool = False,
+    narrow_px: float = 1.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Merge intervals for a view where one pixel is ``px`` ms (``n`` > 0 intervals).
+
+    ``reach`` is the running max of ``end`` within each lane; runs never cross a
+    change of ``lane``.  Intervals ``narrow_px`` pixels wide or more stay as they
+    are.  Pass 1 joins narrower neighbours of the same key closer than a pixel
+    (and MIXED runs closer than a pixel whatever their width);
+    pass 2 joins runs of narrow pieces closer than a pixel into one piece keyed
+    ``MIXED`` (or the largest key with ``mixed_max``, so the worst gap kind wins).
+    What is left has at most a few pieces starting in any pixel column, and no
+    hole of a pixel or more is closed.  Returns, per merged piece, the position of
+    its first interval, its end and its key.
+    """
+    n = len(start)
+    min_w = narrow_px * px
+    wide = (end - start) >= min_w
+    # Wide pieces keep their edges (partition boundaries), but two runs of several keys that
+    # touch are one run: an edge between them would only show where a coarser copy was cut.
+    edge = (wide[1:] | wide[:-1]) & ((key[1:] != MIXED) | (key[:-1] != MIXED))
+    breaks = (start[1:] - reach[:-1] >= px) | (key[1:] != key[:-1]) | edge
+    if lane is not None:
+        breaks |= lane[1:] != lane[:-1]
+    first = _runs(breaks)
+    e, k = np.maximum.reduceat(end, first), key[first]
+    if len(first) > 1:
+        s = start[first]
+        # The running max of the merged ends is the input's reach at each run's last interval.
+        r = reach[np.append(first[1:], n) - 1]
+        narrow = (e - s) < min_w
+        breaks = (s[1:] - r[:-1] >= px) | ~narrow[1:] | ~narrow[:-1]
+        if lane is not None:
+            run_lane = lane[first]
+            breaks |= run_lane[1:] != run_lane[:-1]
+        second = _runs(breaks)
+        if len(second) < len(first):
+            count = np.diff(np.append(second, len(first)))
+            if mixed_max:
+                merged_key = np.maximum.reduceat(k, second)
+            else:
+                same = np.minimum.reduceat(k, second) == np.maximum.reduceat(k, second)
+                merged_key = np.where(same, k[second], MIXED)
+            k = np.where(count > 1, merged_key, k[second]).astype(key.dtype)
+            e = np.maximum.reduceat(e, second)
+            first = first[second]
+    return first, e, k
+
+
 def coalesce(
     start: np.ndarray,
     end: np.ndarray,
@@ -121,35 +158,164 @@ def coalesce(
     widen: bool = True,
     narrow_px: float = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Merge intervals for a view where one pixel is ``px`` ms.
+    """``merge_runs`` of one lane's sorted intervals: merged (start, end, key).
 
-    Intervals ``narrow_px`` pixels wide or more stay as they are.  Pass 1
-    joins narrower neighbours of the same key closer than a pixel; pass 2
-    joins runs of narrow pieces closer than a pixel into one piece keyed
-    ``MIXED`` (or the largest key with ``mixed_max``, so the worst gap kind
-    wins).  What is left has at most a few pieces starting in any pixel
-    column, and no hole of a pixel or more is closed.  With ``widen`` outputs
-    are at least a pixel wide (drawing); without, they keep their true ends.
+    With ``widen`` outputs are at least a pixel wide (drawing); without, they keep
+    their true ends.
     """
-    n = len(start)
-    if n == 0 or px <= 0:
+    if len(start) == 0 or px <= 0:
         return start, np.maximum(end, start + max(px, 0.0)) if widen else end, key
-    min_w = narrow_px * px
     reach = np.maximum.accumulate(end)
-    wide = (end - start) >= min_w
-    first = _runs((start[1:] - reach[:-1] >= px) | (key[1:] != key[:-1]) | wide[1:] | wide[:-1])
-    s, e, k = start[first], np.maximum.reduceat(end, first), key[first]
-    if len(s) > 1:
-        narrow = (e - s) < min_w
-        reach = np.maximum.accumulate(e)
-        first = _runs((s[1:] - reach[:-1] >= px) | ~narrow[1:] | ~narrow[:-1])
-        if len(first) < len(s):
-            count = np.diff(np.append(first, len(s)))
-            if mixed_max:
-                merged_key = np.maximum.reduceat(k, first)
-            else:
-                same = np.minimum.reduceat(k, first) == np.maximum.reduceat(k, first)
-                merged_key = np.where(same, k[first], MIXED).astype(k.dtype)
-            k = np.where(count > 1, merged_key, k[first]).astype(key.dtype)
-            s, e = s[first], np.maximum.reduceat(e, first)
+    first, e, k = merge_runs(start, end, key, reach, px, mixed_max=mixed_max, narrow_px=narrow_px)
+    s = start[first]
     return s, np.maximum(e, s + px) if widen else e, k
+
+
+def level_of(px: float) -> int:
+    """The merged copy a view of ``px`` ms per pixel draws from: LEVEL_STEP ** k <= px."""
+    return int(math.floor(math.log(px, LEVEL_STEP))) if px >= LEVEL_STEP else 0
+
+
+@dataclass(frozen=True)
+class Level:
+    """Pieces of every lane of a stack end to end: lane i owns [bounds[i], bounds[i + 1])."""
+
+    start: np.ndarray
+    end: np.ndarray
+    key: np.ndarray
+    reach: np.ndarray  # running max of ``end`` within each lane
+    bounds: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.start)
+
+    def lane_ids(self) -> np.ndarray:
+        return np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
+
+    @cached_property
+    def spans(self) -> list[tuple[int, int]]:
+        """[first, end) positions of each lane."""
+        return list(itertools.pairwise(self.bounds.tolist()))
+
+    @cached_property
+    def _searchable(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
+        return [(a, self.reach[a:b], self.start[a:b]) for a, b in self.spans]
+
+    def cut(self, x0: float, x1: float) -> tuple[np.ndarray, np.ndarray]:
+        """Per lane, the first and end positions of the pieces that may intersect [x0, x1]."""
+        lo = np.array([a + reach.searchsorted(x0) for a, reach, _ in self._searchable], np.int64)
+        hi = np.array(
+            [a + start.searchsorted(x1, side="right") for a, _, start in self._searchable], np.int64
+        )
+        return lo, np.maximum(lo, hi)
+
+
+class Stack:
+    """One layer of several lanes, end to end, with its merged copies per zoom level.
+
+    ``mixed_max`` says how runs of different keys merge (largest key, or MIXED).
+    Lanes then hold views into the stack (``lane_views``), so the data is kept once.
+    """
+
+    def __init__(self, parts: list[Intervals], mixed_max: bool = False) -> None:
+        self.mixed_max = mixed_max
+        bounds = np.zeros(len(parts) + 1, np.int64)
+        bounds[1:] = np.cumsum([len(p) for p in parts])
+        self.row = np.concatenate([p.row for p in parts]) if parts else np.zeros(0, np.int64)
+        self._levels = {
+            0: Level(*(_joined(parts, name) for name in ("start", "end", "key", "reach")), bounds)
+        }
+        self.typical = np.array([p.typical_length() for p in parts])
+
+    def __len__(self) -> int:
+        return len(self._levels[0])
+
+    def lane_views(self) -> list[Intervals]:
+        """Each lane's intervals, as views into the stack."""
+        lvl = self._levels[0]
+        return [
+            Intervals(lvl.start[a:b], lvl.end[a:b], lvl.key[a:b], self.row[a:b], lvl.reach[a:b])
+            for a, b in lvl.spans
+        ]
+
+    def level(self, k: int) -> Level:
+        """The stack merged at LEVEL_STEP ** k ms per pixel (k = 0: itself), built once.
+
+        A copy is kept only where merging at least halves the finer one; elsewhere
+        the finer copy serves (its pieces are then already about a pixel apart), so
+        all copies together hold at most as many pieces as the stack itself.
+        """
+        if k <= 0 or len(self) < 2:
+            return self._levels[0]
+        cached = self._levels.get(k)
+        if cached is None:
+            finer = self.level(k - 1)
+            px = LEVEL_STEP**k
+            cached = finer
+            if _joinable(finer, px) >= MERGE_GAIN:
+                merged = self._merge(finer, px)
+                if len(merged) <= (1 - MERGE_GAIN) * len(finer):
+                    cached = merged
+            self._levels[k] = cached
+        return cached
+
+    def _merge(self, finer: Level, px: float) -> Level:
+        lane = finer.lane_ids()
+        first, e, key = merge_runs(
+            finer.start, finer.end, finer.key, finer.reach, px,
+            lane=lane, mixed_max=self.mixed_max,
+        )  # fmt: skip
+        reach = finer.reach[np.append(first[1:], len(finer)) - 1]
+        bounds = np.searchsorted(lane[first], np.arange(len(finer.bounds)))
+        return Level(finer.start[first], e, key, reach, bounds)
+
+    def build_levels(self, max_px: float) -> None:
+        """Build the merged copies for views up to ``max_px`` ms per pixel (off the GUI thread)."""
+        self.level(level_of(max_px))
+
+    def drawable(
+        self,
+        x0: float,
+        x1: float,
+        px: float,
+        narrow_px: float = 1.0,
+        lanes: np.ndarray | None = None,
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """What to draw of [x0, x1] at ``px`` ms per pixel, every lane at once (or those
+        where ``lanes`` is true): merged, cut, at least a pixel wide; (start, end, key, lane)."""
+        lvl = self.level(level_of(px))
+        lo, hi = lvl.cut(x0, x1)
+        if lanes is not None:
+            hi = np.where(lanes, hi, lo)
+        count = hi - lo
+        total = int(count.sum())
+        if total == 0 or px <= 0:
+            empty = np.zeros(0)
+            return empty, empty, np.zeros(0, np.int32), np.zeros(0, np.int64)
+        idx = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
+        lane = np.repeat(np.arange(len(lo)), count)
+        start = lvl.start[idx]
+        first, e, k = merge_runs(
+            start, lvl.end[idx], lvl.key[idx], lvl.reach[idx], px,
+            lane=lane, mixed_max=self.mixed_max, narrow_px=narrow_px,
+        )  # fmt: skip
+        s = start[first]
+        return s, np.maximum(e, s + px), k, lane[first]
+
+
+def _joinable(level: Level, px: float) -> float:
+    """About what fraction of ``level``'s neighbours merging at ``px`` would join (a sample)."""
+    n = len(level)
+    if n < 2:
+        return 0.0
+    i = np.unique(np.linspace(0, n - 2, min(n - 1, JOIN_SAMPLE)).astype(np.int64))
+    narrow = (level.end[i] - level.start[i] < px) & (level.end[i + 1] - level.start[i + 1] < px)
+    mixed = (level.key[i] == MIXED) & (level.key[i + 1] == MIXED)
+    close = level.start[i + 1] - level.reach[i] < px
+    return float(np.mean(close & (narrow | mixed)))
+
+
+def _joined(parts: list[Intervals], name: str) -> np.ndarray:
+    if not parts:
+        return np.zeros(0, np.int32 if name == "key" else np.float64)
+    return np.concatenate([getattr(p, name) for p in parts])

@@ -1,10 +1,11 @@
 """The drawing item of one lane group: every bar of every lane in one ``pg.GraphicsObject``.
 
-``prepare`` (on data, range or size changes) cuts each lane's sorted intervals
-to the view, merges what is narrower than a pixel and packs the rectangles,
-grouped by colour, into one float64 (n, 4) buffer laid out like ``QRectF``;
-``paint`` then issues one ``QPainter.drawRects`` per colour straight from that
-buffer.  The few open intervals are hatched in device space.
+``prepare`` (on data, range or size changes) takes each layer of all lanes at
+once from its ``Stack`` (cut to the view, merged below a pixel, from the merged
+copy of the zoom level) and packs the rectangles, grouped by colour, into one
+float64 (n, 4) buffer laid out like ``QRectF``; ``paint`` then issues one
+``QPainter.drawRects`` per colour straight from that buffer.  The few open
+intervals are hatched in device space.
 """
 
 from __future__ import annotations
@@ -17,8 +18,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.ui.lane_data import GAP_DISPATCH_CROSS, Lane, LaneGroup
-from viewer.ui.lane_lod import coalesce
+from viewer.ui.lane_data import Lane, LaneGroup, LayerStack
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
 
@@ -30,15 +30,16 @@ class LayerStyle:
     y0: float
     y1: float
     color: Callable[[Theme, int], QtGui.QColor]
-    mixed_max: bool = False
     separate: bool = False  # leave a pixel between wide neighbours (partition boundaries)
-    by_job: bool = True  # keys are jobs: colours cycle through the job palette
+    slots: str = "job"  # colour by "job" (cycling palette), by "key" (gap kind) or "one"
     narrow_px: float = 1.0  # narrower pieces merge with their neighbours
     detail: bool = False  # drawn only where its typical interval spans DETAIL_PX pixels
 
     def colour_slots(self, key: np.ndarray) -> np.ndarray:
         """Keys that share a colour map to one slot, so each colour is one drawRects call."""
-        if not self.by_job:
+        if self.slots == "one":
+            return np.zeros_like(key)
+        if self.slots == "key":
             return key
         return np.where(key < 0, key, key % len(JOB_COLORS))
 
@@ -62,55 +63,36 @@ DETAIL_PX = 3.0
 #: Layers per lane kind, in drawing order.
 STYLES: dict[str, tuple[LayerStyle, ...]] = {
     "worker": (
-        LayerStyle("pickup", 0.42, 0.58, _wait, by_job=False, detail=True),
+        LayerStyle("pickup", 0.42, 0.58, _wait, slots="one", detail=True),
         LayerStyle("bar", 0.0, 1.0, _job, separate=True, narrow_px=BAR_NARROW_PX),
         LayerStyle("kernel", 0.22, 0.78, Theme.kernel, narrow_px=BAR_NARROW_PX, detail=True),
     ),
     "busy": (
-        LayerStyle("busy", 0.15, 0.85, lambda t, k: t.busy, by_job=False),
-        LayerStyle("gap", 0.0, 1.0, lambda t, k: t.gap[k], mixed_max=True, by_job=False),
+        LayerStyle("busy", 0.15, 0.85, lambda t, k: t.busy, slots="one"),
+        LayerStyle("gap", 0.0, 1.0, lambda t, k: t.gap[k], slots="key"),
     ),
     "synth": (
         LayerStyle("queue", 0.35, 0.65, _queue, narrow_px=BAR_NARROW_PX, detail=True),
         LayerStyle("synth", 0.0, 1.0, _job, separate=True, narrow_px=BAR_NARROW_PX),
     ),
 }
+#: Cross-sector gaps of the busy lane, seen through the worker lanes above it (drawn first).
+CROSS_STYLE = LayerStyle("cross", 0.0, 1.0, lambda t, k: t.cross_band, slots="one")
 OPEN_LAYER = "open"
+#: Every style in drawing order; a rectangle's draw key is its style's position here.
+DRAW_ORDER: tuple[LayerStyle, ...] = (CROSS_STYLE, *(s for ss in STYLES.values() for s in ss))
+SLOT_SPAN = 64  # colour slots per style in a draw key (slots run from MIXED = -1 up)
 
 
 class RectBatch:
     """Rectangles grouped by colour in one contiguous (n, 4) x, y, w, h buffer."""
 
-    def __init__(self) -> None:
-        self.buffer = np.zeros((0, 4))
+    def __init__(self, buffer: np.ndarray | None = None) -> None:
+        self.buffer = np.zeros((0, 4)) if buffer is None else buffer
         self.runs: list[tuple[QtGui.QBrush, int, int]] = []  # brush, first, count
-        self._parts: list[np.ndarray] = []
-        self._size = 0
-
-    def add(
-        self,
-        x: np.ndarray,
-        w: np.ndarray,
-        y: float | np.ndarray,
-        h: float | np.ndarray,
-        brush: QtGui.QBrush,
-    ) -> None:
-        if not len(x):
-            return
-        part = np.empty((len(x), 4))
-        part[:, 0], part[:, 1], part[:, 2], part[:, 3] = x, y, w, h
-        self._parts.append(part)
-        self.runs.append((brush, self._size, len(x)))
-        self._size += len(x)
-
-    def finish(self) -> None:
-        self.buffer = (
-            np.ascontiguousarray(np.concatenate(self._parts)) if self._parts else (np.zeros((0, 4)))
-        )
-        self._parts = []
 
     def __len__(self) -> int:
-        return self._size
+        return len(self.buffer)
 
     def draw(self, painter: QtGui.QPainter) -> None:
         base = self.buffer.ctypes.data
@@ -181,75 +163,71 @@ class LaneGroupItem(pg.GraphicsObject):
     def prepare(self, x0: float, x1: float, px: float) -> None:
         """Rectangles for the view [x0, x1] ms where one pixel is ``px`` ms."""
         self._view = (x0, x1, px)
-        batch = RectBatch()
         self._open = []
-        lanes = self._lanes()
-        if lanes:
-            self._prepare_cross_bands(batch, lanes, x0, x1, px)
-        for kind, styles in STYLES.items():
-            kind_lanes = [lane for lane in lanes if lane.kind == kind]
-            for style in styles:
-                self._prepare_layer(batch, kind_lanes, style, x0, x1, px)
-        for lane in lanes:
-            iv = lane.layers.get(OPEN_LAYER)
-            if iv is None or not len(iv):
-                continue
-            sl = iv.visible(x0, x1)
-            for s, e, k in zip(iv.start[sl], iv.end[sl], iv.key[sl], strict=True):
-                rect = QtCore.QRectF(float(s), lane.top, max(float(e - s), px), lane.height)
-                self._open.append((rect, self.theme.job(int(k))))
-        batch.finish()
-        self._batch = batch
+        parts: list[tuple[np.ndarray, ...]] = []
+        if self._lanes():
+            stacks = self.group.stacks()
+            for order, style in enumerate(DRAW_ORDER):
+                stack = stacks.get(style.layer)
+                if stack is not None and len(stack.data):
+                    part = self._prepare_layer(stack, style, x0, x1, px)
+                    if len(part[0]):
+                        parts.append((*part, order))
+            opened = stacks.get(OPEN_LAYER)
+            if opened is not None and len(opened.data):
+                self._prepare_open(opened, x0, x1, px)
+        self._batch = self._pack(parts)
         self._update_bounds(px)
         self.update()
 
     def _prepare_layer(
-        self,
-        batch: RectBatch,
-        lanes: list[Lane],
-        style: LayerStyle,
-        x0: float,
-        x1: float,
-        px: float,
-    ) -> None:
-        xs, ws, ys, hs, ks = [], [], [], [], []
-        for lane in lanes:
-            iv = lane.layers.get(style.layer)
-            if iv is None or not len(iv) or (style.detail and iv.typical_length() < DETAIL_PX * px):
-                continue
-            s, e, k = iv.drawable(x0, x1, px, style.mixed_max, style.narrow_px)
-            y = lane.top + style.y0 * lane.height
-            w = e - s
-            if style.separate:
-                w = np.where(w >= 3 * px, w - px, w)
-            xs.append(s)
-            ws.append(w)
-            ys.append(np.full(len(s), y))
-            hs.append(np.full(len(s), (style.y1 - style.y0) * lane.height))
-            ks.append(k)
-        if not xs:
-            return
-        x, w, y, h, k = (np.concatenate(a) for a in (xs, ws, ys, hs, ks))
-        keys, inverse = np.unique(style.colour_slots(k), return_inverse=True)
-        order = np.argsort(inverse, kind="stable")
-        bounds = np.searchsorted(inverse[order], np.arange(len(keys) + 1))
-        for i, key in enumerate(keys.tolist()):
-            part = order[bounds[i] : bounds[i + 1]]
-            batch.add(x[part], w[part], y[part], h[part], self._brush(style, key))
+        self, stack: LayerStack, style: LayerStyle, x0: float, x1: float, px: float
+    ) -> tuple[np.ndarray, ...]:
+        """x, w, y, h and colour slot of every rectangle of one layer in all its lanes."""
+        lanes = stack.lanes
+        shown = stack.data.typical >= DETAIL_PX * px if style.detail else None
+        s, e, key, lane = stack.data.drawable(x0, x1, px, style.narrow_px, shown)
+        w = e - s
+        if style.separate:
+            w = np.where(w >= 3 * px, w - px, w)
+        if style is CROSS_STYLE:
+            # From the group's first lane down to the busy lane the gap belongs to.
+            top = np.full(len(lanes), self.group.lanes[0].top)
+            height = np.array([lane.top for lane in lanes]) - top
+        else:
+            top = np.array([lane.top for lane in lanes])
+            height = np.array([lane.height for lane in lanes])
+        y = top[lane] + style.y0 * height[lane]
+        h = (style.y1 - style.y0) * height[lane]
+        return s, w, y, h, style.colour_slots(key)
 
-    def _prepare_cross_bands(
-        self, batch: RectBatch, lanes: list[Lane], x0: float, x1: float, px: float
-    ) -> None:
-        """Cross-sector gaps seen through the worker lanes above the busy lane."""
-        busy = [lane for lane in lanes if lane.kind == "busy"]
-        if not busy:
-            return
-        iv = busy[0].layers["gap"]
-        sl = iv.visible(x0, x1)
-        cross = iv.key[sl] >= GAP_DISPATCH_CROSS
-        s, e, _ = coalesce(iv.start[sl][cross], iv.end[sl][cross], iv.key[sl][cross], px)
-        top = lanes[0].top
-        batch.add(s, e - s, top, busy[0].top - top, QtGui.QBrush(self.theme.cross_band))
+    def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
+        data = stack.data.level(0)
+        lo, hi = data.cut(x0, x1)
+        for lane, a, b in zip(stack.lanes, lo.tolist(), hi.tolist(), strict=True):
+            for i in range(a, b):
+                s, e = float(data.start[i]), float(data.end[i])
+                rect = QtCore.QRectF(s, lane.top, max(e - s, px), lane.height)
+                self._open.append((rect, self.theme.job(int(data.key[i]))))
+
+    def _pack(self, parts: list[tuple[np.ndarray, ...]]) -> RectBatch:
+        """One buffer of every layer's rectangles, sorted by drawing order and colour."""
+        if not parts:
+            return RectBatch()
+        x, w, y, h, slot = (np.concatenate([p[i] for p in parts]) for i in range(5))
+        order = np.concatenate([np.full(len(p[0]), p[5], np.int16) for p in parts])
+        draw_key = order * SLOT_SPAN + (slot + 1).astype(np.int16)
+        sort = np.argsort(draw_key, kind="stable")  # int16: a radix sort
+        buffer = np.empty((len(sort), 4))
+        buffer[:, 0], buffer[:, 1], buffer[:, 2], buffer[:, 3] = x[sort], y[sort], w[sort], h[sort]
+        batch = RectBatch(buffer)
+        sorted_key = draw_key[sort]
+        firsts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        counts = np.diff(np.append(firsts, len(sort)))
+        for first, count in zip(firsts.tolist(), counts.tolist(), strict=True):
+            style_at, slot_at = divmod(int(sorted_key[first]), SLOT_SPAN)
+            batch.runs.append((self._brush(DRAW_ORDER[style_at], slot_at - 1), first, count))
+        return batch
 
     def _update_bounds(self, px: float) -> None:
         pad = max(px, 0.0)

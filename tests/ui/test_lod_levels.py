@@ -1,0 +1,140 @@
+"""Level of detail from merged copies: whatever the zoom level and lane, a frame never
+hides a gap of a pixel, never draws a bar where there is no interval, never drops one,
+and draws a few pieces per pixel column (properties over random lanes and views)."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from viewer.ui.lane_lod import LEVEL_STEP, MIXED, Intervals, Stack, coalesce, level_of
+
+TOL = 1e-6
+
+
+@st.composite
+def lanes(draw) -> list[Intervals]:
+    """1-4 lanes of non-overlapping intervals whose lengths and gaps span six decades."""
+    out = []
+    for _ in range(draw(st.integers(1, 4))):
+        n = draw(st.integers(0, 300))
+        seed = draw(st.integers(0, 2**32 - 1))
+        rng = np.random.default_rng(seed)
+        length = 10 ** rng.uniform(-2, 4, n)
+        gap = np.where(rng.random(n) < 0.3, 10 ** rng.uniform(-2, 4, n), 0.0)
+        start = np.cumsum(length + gap) - length
+        key = rng.integers(0, draw(st.integers(1, 4)), n)
+        out.append(Intervals.make(start, start + length, key))
+    return out
+
+
+@st.composite
+def views(draw) -> tuple[float, float, float]:
+    """(x0, x1, px): a view of 400-2000 pixels at 0.01 ms to 100 s per pixel."""
+    px = 10 ** draw(st.floats(-2, 5))
+    width = draw(st.integers(400, 2000))
+    x0 = draw(st.floats(-1e4, 5e5))
+    return x0, x0 + width * px, px
+
+
+def union(iv: Intervals) -> tuple[np.ndarray, np.ndarray]:
+    """Components (start, end) of the union of a lane's intervals."""
+    if not len(iv):
+        return np.zeros(0), np.zeros(0)
+    new = np.r_[True, iv.start[1:] > iv.reach[:-1]]
+    first = np.flatnonzero(new)
+    return iv.start[first], np.maximum.reduceat(iv.end, first)
+
+
+def lane_pieces(drawn, lane: int):
+    s, e, k, owner = drawn
+    m = owner == lane
+    return s[m], e[m], k[m]
+
+
+@settings(max_examples=150, deadline=None)
+@given(lanes(), views(), st.sampled_from([1.0, 3.0]), st.booleans())
+def test_frame_keeps_gaps_and_bars_and_draws_few_pieces(parts, view, narrow_px, mixed_max):
+    x0, x1, px = view
+    stack = Stack(parts, mixed_max)
+    drawn = stack.drawable(x0, x1, px, narrow_px)
+    assert (drawn[1] - drawn[0] >= px * (1 - TOL)).all()  # at least a pixel wide
+    for lane, iv in enumerate(parts):
+        s, e, k = lane_pieces(drawn, lane)
+        assert (np.diff(s) >= 0).all()
+        a, b = union(iv)
+        # No bar where there is no interval: a piece starts at an interval, bridges only
+        # holes narrower than a pixel and ends at most a pixel past the last one it covers.
+        assert np.isin(s, iv.start).all()
+        for s_i, e_i in zip(s.tolist(), e.tolist(), strict=True):
+            j = int(np.searchsorted(a, s_i, side="right")) - 1
+            while j + 1 < len(a) and a[j + 1] <= e_i:
+                assert a[j + 1] - b[j] < px * (1 + TOL), "a piece bridges a hole of a pixel"
+                j += 1
+            assert e_i <= max(b[j], s_i + px) + TOL * px
+        # Every gap of a pixel or more stays open but for the pixel a narrow piece widens by.
+        for g0 in b[:-1][a[1:] - b[:-1] >= px].tolist():
+            before = s <= g0
+            assert (e[before] <= g0 + px * (1 + TOL)).all()
+        # No interval that meets the view is dropped: a piece covers each of them.
+        meets = (iv.end > x0) & (iv.start < x1)
+        for a_i, b_i in zip(iv.start[meets].tolist(), iv.end[meets].tolist(), strict=True):
+            j = int(np.searchsorted(s, a_i, side="right")) - 1
+            assert j >= 0 and e[j] >= b_i - TOL * max(px, 1.0)
+        # A few pieces start in any pixel column, and the keys are the intervals' own.
+        seen = s[(s >= x0) & (s < x1)]
+        if len(seen):
+            assert np.bincount(((seen - x0) // px).astype(np.int64)).max() <= 3
+        assert np.isin(k, np.r_[iv.key, MIXED]).all()
+        if mixed_max:
+            assert (k != MIXED).all()
+
+
+@settings(max_examples=100, deadline=None)
+@given(lanes(), views(), st.sampled_from([1.0, 3.0]))
+def test_stacked_lanes_merge_as_each_lane_alone(parts, view, narrow_px) -> None:
+    """All lanes at once give what merging each lane's copy on its own gives."""
+    x0, x1, px = view
+    stack = Stack(parts)
+    drawn = stack.drawable(x0, x1, px, narrow_px)
+    level = stack.level(level_of(px))
+    lo, hi = level.cut(x0, x1)
+    for lane, (a, b) in enumerate(level.spans):
+        sl = slice(lo[lane], hi[lane])
+        want = coalesce(level.start[sl], level.end[sl], level.key[sl], px, narrow_px=narrow_px)
+        got = lane_pieces(drawn, lane)
+        assert a <= lo[lane] <= hi[lane] <= b
+        for w, g in zip(want, got, strict=True):
+            np.testing.assert_array_equal(w, g)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lanes(), st.booleans())
+def test_levels_shrink_and_keep_each_lane_sorted_with_its_reach(parts, mixed_max) -> None:
+    stack = Stack(parts, mixed_max)
+    previous = len(stack)
+    for k in range(1, 24):
+        level = stack.level(k)
+        assert len(level) <= previous
+        previous = len(level)
+        for lane, (a, b) in enumerate(level.spans):
+            if b == a:
+                continue
+            assert (np.diff(level.start[a:b]) >= 0).all()
+            np.testing.assert_array_equal(level.reach[a:b], np.maximum.accumulate(level.end[a:b]))
+            # A copy only closes holes narrower than its pixel.
+            hole = level.start[a + 1 : b] - level.reach[a : b - 1]
+            raw = union(parts[lane])
+            raw_holes = raw[0][1:] - raw[1][:-1]
+            wide_holes = int((raw_holes >= LEVEL_STEP**k).sum())
+            assert int((hole > 0).sum()) >= wide_holes
+
+
+def test_lanes_hold_views_into_the_stack() -> None:
+    parts = [Intervals.make([0.0, 5.0], [1.0, 6.0], [0, 1]), Intervals.make([2.0], [3.0], [4])]
+    stack = Stack(parts)
+    views = stack.lane_views()
+    assert [v.start.tolist() for v in views] == [[0.0, 5.0], [2.0]]
+    assert all(v.start.base is not None for v in views)
+    assert views[1].at(2.5) == 0
