@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import dataclass
 
+import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
@@ -41,13 +43,32 @@ def format_ms(ms: float, spacing: float, span: float, origin: float | None) -> s
     return _thousands(f"{ms - origin:+,.{_decimals(spacing)}f}") + " ms"
 
 
+@dataclass(frozen=True)
+class _AxisDrawing:
+    """What the time axis draws for one range and size (pyqtgraph's draw specs, packed)."""
+
+    axis: QtCore.QLineF
+    ticks: list[tuple[QtGui.QPen, list[QtCore.QLineF]]]
+    labels: list[tuple[QtCore.QRectF, str]]
+
+
 class TimeAxisItem(pg.AxisItem):
-    """Bottom axis over milliseconds, labelled in units that suit the zoom."""
+    """Bottom axis over milliseconds, labelled in units that suit the zoom.
+
+    It lays out ticks and labels as pyqtgraph's ``AxisItem`` does, in fewer
+    calls: tick values are computed once per range (the time grid shares them),
+    a tick level's labels are measured only until they are known not to fit, and
+    the result is kept until pyqtgraph invalidates its picture, then drawn directly.
+    """
+
+    LABEL_FLAGS = QtCore.Qt.AlignmentFlag.AlignHCenter | QtCore.Qt.AlignmentFlag.AlignTop
 
     def __init__(self) -> None:
         super().__init__("bottom")
         self.enableAutoSIPrefix(False)
         self._origin: float | None = None
+        self._ticks: tuple[tuple[float, float, float], list[tuple[float, np.ndarray]]] | None
+        self._ticks = None
 
     def update_label(self) -> None:
         lo, hi = self.range
@@ -65,6 +86,126 @@ class TimeAxisItem(pg.AxisItem):
         origin = ms_origin(lo, span)
         return [format_ms(v, spacing, span, origin) for v in values]
 
+    def tick_levels(self, lo: float, hi: float, size: float) -> list[tuple[float, np.ndarray]]:
+        """(spacing, values) per tick level, coarsest first, each without the coarser
+        levels' ticks: pyqtgraph's ``tickValues`` (linear axis), computed once per range."""
+        key = (lo, hi, size)
+        if self._ticks is None or self._ticks[0] != key:
+            lo, hi = min(lo, hi), max(lo, hi)
+            levels = []
+            seen = np.zeros(0)
+            for spacing, offset in self.tickSpacing(lo, hi, size):
+                first = math.ceil((lo - offset) / spacing) * spacing + offset
+                values = np.arange(int((hi - first) / spacing) + 1) * spacing + first
+                if len(seen):
+                    at = np.searchsorted(seen, values)
+                    left = seen[np.maximum(at - 1, 0)]
+                    right = seen[np.minimum(at, len(seen) - 1)]
+                    near = np.minimum(abs(values - left), abs(values - right))
+                    values = values[near > spacing * 0.01]
+                levels.append((spacing, values))
+                seen = np.sort(np.concatenate([seen, values]))
+            self._ticks = (key, levels)
+        return self._ticks[1]
+
+    def current_ticks(self) -> list[tuple[float, np.ndarray]]:
+        """The tick levels the axis draws now (the time grid draws the same)."""
+        lo, hi = self.range
+        return self.tick_levels(lo, hi, self._length())
+
+    def _length(self) -> float:
+        """The axis line's length in pixels, as pyqtgraph measures it for tick spacing."""
+        return self.mapRectFromParent(self.geometry()).width() + 2.0
+
+    def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
+        return [(s, v.tolist()) for s, v in self.tick_levels(minVal, maxVal, size)]
+
+    def paint(self, painter: QtGui.QPainter, *args) -> None:
+        # pyqtgraph clears ``picture`` whenever the axis must be laid out again.
+        if not isinstance(self.picture, _AxisDrawing):
+            self.picture = self._layout()
+        drawing: _AxisDrawing = self.picture
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        painter.setRenderHint(QtGui.QPainter.RenderHint.TextAntialiasing, True)
+        painter.setPen(self.pen())
+        painter.drawLine(drawing.axis)
+        for pen, lines in drawing.ticks:
+            painter.setPen(pen)
+            painter.drawLines(lines)
+        painter.setFont(self._font())
+        painter.setPen(self.textPen())
+        painter.setClipRect(self.boundingRect().toAlignedRect())
+        for rect, text in drawing.labels:
+            painter.drawText(rect, self.LABEL_FLAGS | QtCore.Qt.TextFlag.TextDontClip, text)
+
+    def _font(self) -> QtGui.QFont:
+        return self.style["tickFont"] or QtGui.QFont()
+
+    def _layout(self) -> _AxisDrawing:
+        """Ticks and labels as ``AxisItem.generateDrawSpecs`` places them (bottom axis)."""
+        bounds = self.mapRectFromParent(self.geometry())
+        top, width = bounds.top(), bounds.width()
+        axis = QtCore.QLineF(bounds.left() - 1.0, top + 1.0, bounds.right() + 1.0, top + 1.0)
+        lo, hi = self.range
+        if width <= 0 or hi == lo:
+            return _AxisDrawing(axis, [], [])
+        scale = width / (hi - lo)
+        levels = [
+            (spacing, values, (values - lo) * scale)
+            for spacing, values in self.tick_levels(lo, hi, self._length())
+        ]
+        ticks = []
+        for i, (_, _, xs) in enumerate(levels):
+            pen = QtGui.QPen(self.tickPen())
+            if pen.brush().style() == QtCore.Qt.BrushStyle.SolidPattern:
+                color = QtGui.QColor(pen.color())
+                color.setAlpha(int(255 / (i + 1)))
+                pen.setColor(color)
+            length = self.style["tickLength"] / (i * 0.5 + 1.0)
+            lines = [QtCore.QLineF(x, top, x, top + length) for x in xs.tolist() if 0 <= x <= width]
+            ticks.append((pen, lines))
+        return _AxisDrawing(axis, ticks, self._labels(levels, top, width))
+
+    def _labels(
+        self, levels: list[tuple[float, np.ndarray, np.ndarray]], top: float, width: float
+    ) -> list[tuple[QtCore.QRectF, str]]:
+        if not self.style["showValues"]:
+            return []
+        length = self._length()
+        metrics = QtGui.QFontMetricsF(self._font())
+        box = QtCore.QRectF(0, 0, 100, 100)
+        offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1]
+        clip = self.boundingRect()
+        labels: list[tuple[QtCore.QRectF, str]] = []
+        filled = 0.0  # width of every label measured so far, as pyqtgraph counts it
+        tallest = 0.0
+        for i, (spacing, values, xs) in enumerate(levels[: self.style["maxTextLevel"] + 1]):
+            inside = (xs >= 0) & (xs <= width)
+            texts = self.tickStrings(values[inside].tolist(), 1.0, spacing)
+            if not texts:
+                continue
+            # Crowded levels stop the labelling: measure only until this one is known not to fit.
+            limit = min(
+                (f for n, f in self.style["textFillLimits"] if len(labels) >= n),
+                default=math.inf,
+            )
+            sizes = []
+            for text in texts:
+                rect = metrics.boundingRect(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)
+                sizes.append((rect.width(), rect.height() * 0.8))
+                filled += sizes[-1][0]
+                if i > 0 and filled / length >= limit:
+                    break
+            if i > 0 and filled / length >= limit:
+                break
+            tallest = max(tallest, *(h for _, h in sizes))
+            for x, text, (w, h) in zip(xs[inside].tolist(), texts, sizes, strict=True):
+                rect = QtCore.QRectF(x - w / 2.0, top + offset, w, h)
+                if clip & rect == rect:
+                    labels.append((rect, text))
+        self._updateMaxTextSize(tallest)
+        return labels
+
 
 class LaneHeaderAxis(pg.AxisItem):
     """Lane names on the left, aligned with the lanes; clicking a group header collapses it."""
@@ -75,6 +216,7 @@ class LaneHeaderAxis(pg.AxisItem):
         self, on_toggle: Callable[[LaneGroup], None], on_scroll: Callable[[float], None]
     ) -> None:
         super().__init__("left")
+        self.enableAutoSIPrefix(False)  # no values to scale: spare a label relayout per pan
         self.setWidth(self.WIDTH)
         self.lanes: SessionLanes | None = None
         self.theme: Theme | None = None
@@ -85,12 +227,25 @@ class LaneHeaderAxis(pg.AxisItem):
         self.lanes, self.theme = lanes, theme
         self.update()
 
+    def current_ticks(self) -> list[tuple[float, np.ndarray]]:
+        """The tick levels the axis draws now (the time grid draws the same)."""
+        lo, hi = self.range
+        return self.tick_levels(lo, hi, self._length())
+
+    def _length(self) -> float:
+        """The axis line's length in pixels, as pyqtgraph measures it for tick spacing."""
+        return self.mapRectFromParent(self.geometry()).width() + 2.0
+
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
         return []
 
-    def _y(self, y_view: float) -> float:
+    def _y_map(self) -> Callable[[float], float]:
+        """View y -> item y (an offset and a scale: lanes keep their pixel height)."""
         view = self.linkedView()
-        return self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, y_view))).y()
+        y0, y1 = (
+            self.mapFromScene(view.mapViewToScene(QtCore.QPointF(0.0, y))).y() for y in (0.0, 1.0)
+        )
+        return lambda y_view: y0 + (y1 - y0) * y_view
 
     def _y_view(self, y_item: float) -> float:
         view = self.linkedView()
@@ -101,12 +256,13 @@ class LaneHeaderAxis(pg.AxisItem):
             return
         theme = self.theme
         width = self.width()
+        y_of = self._y_map()
         painter.setClipRect(self.boundingRect())
         font = painter.font()
         bold = QtGui.QFont(font)
         bold.setBold(True)
         for group in self.lanes.groups:
-            top = self._y(group.top)
+            top = y_of(group.top)
             painter.fillRect(QtCore.QRectF(0, top, width, GROUP_HEADER), theme.band)
             painter.setFont(bold)
             painter.setPen(theme.foreground)
@@ -123,10 +279,10 @@ class LaneHeaderAxis(pg.AxisItem):
             for lane in group.lanes:
                 if lane.kind == "synth":
                     continue
-                rect = QtCore.QRectF(14, self._y(lane.top), width - 18, lane.height)
+                rect = QtCore.QRectF(14, y_of(lane.top), width - 18, lane.height)
                 painter.drawText(rect, QtCore.Qt.AlignmentFlag.AlignVCenter, lane.name)
             if synth:
-                top, bottom = self._y(synth[0].top), self._y(synth[-1].top + synth[-1].height)
+                top, bottom = y_of(synth[0].top), y_of(synth[-1].top + synth[-1].height)
                 text = f"synthesis ({len(synth)} rows)" if len(synth) > 1 else "synthesis"
                 painter.drawText(
                     QtCore.QRectF(14, top, width - 18, max(bottom - top, 14)),
