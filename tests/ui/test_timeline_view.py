@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import numpy as np
+import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -61,11 +62,18 @@ def drag(
     button=Qt.MouseButton.LeftButton,
     mods=Qt.KeyboardModifier.NoModifier,
 ) -> None:
-    send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, a, button, mods=mods)
-    for t in np.linspace(0.1, 1.0, 8):
-        p = QtCore.QPoint(int(a.x() + (b.x() - a.x()) * t), int(a.y() + (b.y() - a.y()) * t))
-        send_mouse(view, QtCore.QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, button, mods)
-    send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, b, button, mods=mods)
+    # pyqtgraph drops moves closer than 1 / mouseRateLimit s to the last one: these come at
+    # once, so a drag right after another would be lost whenever the redraw is fast.
+    rate_limit = pg.getConfigOption("mouseRateLimit")
+    pg.setConfigOption("mouseRateLimit", -1)
+    try:
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, a, button, mods=mods)
+        for t in np.linspace(0.1, 1.0, 8):
+            p = QtCore.QPoint(int(a.x() + (b.x() - a.x()) * t), int(a.y() + (b.y() - a.y()) * t))
+            send_mouse(view, QtCore.QEvent.Type.MouseMove, p, Qt.MouseButton.NoButton, button, mods)
+        send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, b, button, mods=mods)
+    finally:
+        pg.setConfigOption("mouseRateLimit", rate_limit)
 
 
 def lane_y(view: TimelineView, name: str) -> float:
