@@ -110,6 +110,7 @@ def run(args: argparse.Namespace) -> int:
         fmt = _format(args)
     except ValueError as exc:
         return _fail(str(exc))
+    from viewer.export.format import to_json
     from viewer.export.report import report_markdown
     from viewer.export.tables import table_csv, table_frame, table_markdown
     from viewer.export.trace import trace_events, write_trace
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if fmt == "trace":
             data = trace_events(timeline, args.session, args.range, flows=not args.no_flows)
-            text = json.dumps(data, separators=(",", ":"), allow_nan=False) + "\n"
+            text = to_json(data) + "\n"
         elif args.table is not None:
             frame = table_frame(timeline, args.table, args.session, args.range)
             text = table_csv(frame) if fmt == "csv" else table_markdown(frame)

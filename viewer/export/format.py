@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
+import orjson
 
 Row = Sequence[str]
 
@@ -25,6 +26,12 @@ def nums(values, digits: int = 3) -> list[float | None]:
     if not np.isfinite(a).all():
         out = [None if not math.isfinite(x) else x for x in out]
     return out
+
+
+def to_json(obj: object) -> str:
+    """Compact JSON of big documents (reports, traces): orjson is ~15x faster than json's
+    C encoder on 10^5 row objects.  NaN / inf become null, never invalid JSON."""
+    return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
 def ms(x: float | None) -> str:

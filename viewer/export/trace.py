@@ -17,7 +17,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
-import json
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +28,7 @@ from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
+from viewer.export.format import to_json
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 
@@ -444,10 +444,7 @@ def write_trace(
     """Write ``trace_events(...)`` as compact JSON to ``path``; a failure leaves no
     half-written file (written beside it, then renamed).  Returns the path."""
     path = Path(path)
-    # json.dumps takes the C encoder's fast path; json.dump to a file does not.
-    text = json.dumps(
-        trace_events(timeline, session, rng, flows=flows), separators=(",", ":"), allow_nan=False
-    )
+    text = to_json(trace_events(timeline, session, rng, flows=flows))
     tmp = path.with_name(f".{path.name}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")
