@@ -121,7 +121,7 @@ def records(**columns: list) -> list[dict]:
     if len({len(c) for c in columns.values()}) > 1:
         raise ValueError(f"columns of unequal length: {[len(c) for c in columns.values()]}")
     # map/zip in C: 3x faster than a comprehension of dict(zip(...)) on 10^5 rows
-    return list(map(dict, map(zip, repeat(keys), zip(*columns.values()))))
+    return list(map(dict, map(zip, repeat(keys), zip(*columns.values(), strict=True))))
 
 
 def report_dict(timeline: Timeline, session: int | None = None, rng: Range = None) -> dict:
