@@ -7,6 +7,8 @@ and ``paint`` only draws.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
@@ -19,10 +21,26 @@ LABEL_GAP_PX = 10.0
 LABEL_ROWS = 2  # labels too close for one row go to the second
 MARKER_SPACING_PX = 4.0
 DASHED_MAX = 200  # beyond this many markers, solid faint lines (dashes are slow)
+TEXT_CACHE = 4096  # labels kept laid out
+MAX_COLUMNS = 1 << 16  # marker columns per view, at most (views are a few thousand px wide)
 
 
 def transition_label(gap_ms: float, overlap_ms: float) -> str:
     return f"gap {gap_ms:.0f} ms \u00b7 overlap {overlap_ms:.0f} ms"
+
+
+def first_per_column(times: np.ndarray, x0: float, x1: float, step: float) -> np.ndarray:
+    """Positions in sorted ``times`` of the first time in each ``step``-wide column of
+    [x0, x1) (at most MAX_COLUMNS columns): one binary search per column, however many
+    times the view holds."""
+    if x1 <= x0 or step <= 0:
+        return np.zeros(0, np.int64)
+    step = max(step, (x1 - x0) / MAX_COLUMNS)
+    columns = int(math.ceil((x1 - x0) / step))
+    edges = times.searchsorted(x0 + np.arange(columns + 1) * step)
+    edges[-1] = times.searchsorted(x1)
+    first = edges[:-1]
+    return first[first < edges[1:]]
 
 
 class OverlayItem(pg.GraphicsObject):
@@ -32,16 +50,26 @@ class OverlayItem(pg.GraphicsObject):
         super().__init__()
         self.lanes = lanes
         self.theme = theme
-        self._times = lanes.transitions["time"].to_numpy(dtype=np.float64, copy=True)
-        self._texts = [
-            transition_label(g, o)
-            for g, o in zip(
-                lanes.transitions["gap_ms"], lanes.transitions["overlap_ms"], strict=True
+        trans = lanes.transitions
+        self._times = trans["time"].to_numpy(dtype=np.float64, copy=True)
+        self._gap_ms = trans["gap_ms"].to_numpy(dtype=np.float64, copy=True)
+        self._overlap_ms = trans["overlap_ms"].to_numpy(dtype=np.float64, copy=True)
+        cold = lanes.cold
+        self._cold = list(
+            zip(
+                cold["gpu"].astype(int).tolist(),
+                cold["start"].to_numpy(dtype=np.float64).tolist(),
+                cold["end"].to_numpy(dtype=np.float64).tolist(),
+                [str(label) for label in cold["label"]],
+                strict=True,
             )
-        ]
+        )
         self._shades: list[QtCore.QRectF] = []
         self._lines = np.zeros((0, 4))  # x1, y1, x2, y2 per marker, laid out like QLineF
-        self._labels: list[tuple[QtCore.QPointF, str, bool]] = []  # anchor, text, cold
+        # anchor, text laid out, its width in pixels, cold
+        self._labels: list[tuple[QtCore.QPointF, QtGui.QStaticText, float, bool]] = []
+        self._widths: dict[str, float] = {}
+        self._texts: dict[str, QtGui.QStaticText] = {}
         self._bounds = QtCore.QRectF()
         self._font = QtGui.QFont()
         self._metrics = QtGui.QFontMetricsF(self._font)
@@ -57,43 +85,57 @@ class OverlayItem(pg.GraphicsObject):
                 return group.top, group.bottom
         return 0.0, self.lanes.height
 
+    def _width(self, text: str) -> float:
+        """Width of ``text`` in pixels (measured once)."""
+        width = self._widths.get(text)
+        if width is None:
+            if len(self._widths) >= TEXT_CACHE:
+                self._widths.clear()
+                self._texts.clear()
+            width = self._widths[text] = self._metrics.horizontalAdvance(text)
+        return width
+
+    def _static(self, text: str) -> QtGui.QStaticText:
+        """``text`` laid out once, for labels that are drawn (drawStaticText is fast)."""
+        static = self._texts.get(text)
+        if static is None:
+            static = self._texts[text] = QtGui.QStaticText(text)
+            static.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+            static.prepare(QtGui.QTransform(), self._font)
+        return static
+
     def prepare(self, x0: float, x1: float, px: float, y_top: float) -> None:
         """Shapes for the view [x0, x1] ms (``px`` ms per pixel) whose top edge is ``y_top``."""
         height = self.lanes.height
-        cold = self.lanes.cold
         self._shades = []
         candidates: list[tuple[float, float, str, bool]] = []  # x, width ms, text, cold
-        for gpu, s, e, label in zip(
-            cold["gpu"], cold["start"], cold["end"], cold["label"], strict=True
-        ):
+        for gpu, s, e, text in self._cold:
             if e <= x0 or s >= x1 or e <= s:
                 continue
-            top, bottom = self._gpu_span(int(gpu))
+            top, bottom = self._gpu_span(gpu)
             self._shades.append(QtCore.QRectF(s, top, e - s, bottom - top))
-            text = str(label)
-            width = (self._metrics.horizontalAdvance(text) + 8) * px
+            width = (self._width(text) + 8) * px
             same = any(c[2] == text and abs(c[0] - max(s, x0)) < width for c in candidates)
             if e - max(s, x0) >= width and not same:
                 candidates.append((max(s, x0), width, text, True))
-        lo, hi = np.searchsorted(self._times, [x0, x1])
-        idx = np.arange(lo, hi)
-        if len(idx) and px > 0:
+        if px > 0:
             # At most one marker per few pixels: denser ones would only grey the view out.
-            column = np.floor((self._times[idx] - x0) / (MARKER_SPACING_PX * px))
-            idx = idx[np.r_[True, column[1:] != column[:-1]]]
+            idx = first_per_column(self._times, x0, x1, MARKER_SPACING_PX * px)
+        else:
+            lo, hi = np.searchsorted(self._times, [x0, x1])
+            idx = np.arange(lo, hi)
+        xs = self._times[idx]
         lines = np.empty((len(idx), 4))
-        lines[:, 0] = lines[:, 2] = self._times[idx]
+        lines[:, 0] = lines[:, 2] = xs
         lines[:, 1], lines[:, 3] = y_top, height
         self._lines = lines
         # Labels only where they can be read: thin to one candidate per ~60 px first.
         if len(idx) and px > 0:
-            column = np.floor((self._times[idx] - x0) / (60.0 * px))
+            column = np.floor((xs - x0) / (60.0 * px))
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
         for i in idx.tolist():
-            text = self._texts[i]
-            candidates.append(
-                (self._times[i], (self._metrics.horizontalAdvance(text) + 8) * px, text, False)
-            )
+            text = transition_label(self._gap_ms[i], self._overlap_ms[i])
+            candidates.append((self._times[i], (self._width(text) + 8) * px, text, False))
         candidates.sort(key=lambda c: c[0])
         self._labels = []
         right = [-np.inf] * LABEL_ROWS
@@ -102,7 +144,8 @@ class OverlayItem(pg.GraphicsObject):
             row = next((r for r in range(LABEL_ROWS) if x >= right[r]), None)
             if row is None:
                 continue
-            self._labels.append((QtCore.QPointF(x, y_top + row * line), text, is_cold))
+            anchor = QtCore.QPointF(x, y_top + row * line)
+            self._labels.append((anchor, self._static(text), self._width(text), is_cold))
             right[row] = x + width + LABEL_GAP_PX * px
         rect = QtCore.QRectF(
             min(self.lanes.x_min, x0),
@@ -153,12 +196,11 @@ class OverlayItem(pg.GraphicsObject):
         painter.save()
         painter.resetTransform()
         painter.setFont(self._font)
+        painter.setPen(theme.foreground)
         height = self._metrics.height()
-        for anchor, text, is_cold in self._labels:
+        for anchor, text, width, is_cold in self._labels:
             at = transform.map(anchor)
-            width = self._metrics.horizontalAdvance(text) + 6
-            box = QtCore.QRectF(at.x() + (2 if is_cold else 3), at.y() + 1, width, height)
+            box = QtCore.QRectF(at.x() + (2 if is_cold else 3), at.y() + 1, width + 6, height)
             painter.fillRect(box, theme.label_bg)
-            painter.setPen(theme.foreground)
-            painter.drawText(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)
+            painter.drawStaticText(box.topLeft() + QtCore.QPointF(3, 0), text)
         painter.restore()
