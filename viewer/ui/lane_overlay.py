@@ -23,6 +23,7 @@ MARKER_SPACING_PX = 4.0
 DASHED_MAX = 200  # beyond this many markers, solid faint lines (dashes are slow)
 TEXT_CACHE = 4096  # labels kept laid out
 MAX_COLUMNS = 1 << 16  # marker columns per view, at most (views are a few thousand px wide)
+LABEL_SPACING_PX = 60.0  # one label candidate per this many pixels
 
 
 def transition_label(gap_ms: float, overlap_ms: float) -> str:
@@ -30,15 +31,16 @@ def transition_label(gap_ms: float, overlap_ms: float) -> str:
 
 
 def first_per_column(times: np.ndarray, x0: float, x1: float, step: float) -> np.ndarray:
-    """Positions in sorted ``times`` of the first time in each ``step``-wide column of
-    [x0, x1) (at most MAX_COLUMNS columns): one binary search per column, however many
-    times the view holds."""
+    """Positions in sorted ``times`` of the first time in [x0, x1) of each column
+    [k * step, (k + 1) * step): one binary search per column, however many times the
+    view holds.  Columns are fixed in time, so a pan keeps the same picks."""
     if x1 <= x0 or step <= 0:
         return np.zeros(0, np.int64)
     step = max(step, (x1 - x0) / MAX_COLUMNS)
-    columns = int(math.ceil((x1 - x0) / step))
-    edges = times.searchsorted(x0 + np.arange(columns + 1) * step)
-    edges[-1] = times.searchsorted(x1)
+    k0 = math.floor(x0 / step)
+    columns = max(math.ceil(x1 / step) - k0, 1)
+    edges = times.searchsorted((k0 + np.arange(columns + 1)) * step)
+    edges[0], edges[-1] = times.searchsorted([x0, x1])
     first = edges[:-1]
     return first[first < edges[1:]]
 
@@ -131,7 +133,7 @@ class OverlayItem(pg.GraphicsObject):
         self._lines = lines
         # Labels only where they can be read: thin to one candidate per ~60 px first.
         if len(idx) and px > 0:
-            column = np.floor((xs - x0) / (60.0 * px))
+            column = np.floor(xs / (LABEL_SPACING_PX * px))
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
         for i in idx.tolist():
             text = transition_label(self._gap_ms[i], self._overlap_ms[i])
