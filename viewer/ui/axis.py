@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import pyqtgraph as pg
+import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.ui.lane_data import GROUP_HEADER, LaneGroup, SessionLanes
@@ -17,6 +18,7 @@ from viewer.ui.palette import Theme
 MS_MODE_SPAN = 2000.0
 #: Absolute millisecond labels stay short below this offset; beyond it they count from an origin.
 MS_ABSOLUTE_LIMIT = 1e6
+TEXT_CACHE = 512  # tick labels kept laid out
 
 
 def _thousands(text: str) -> str:
@@ -48,8 +50,8 @@ class _AxisDrawing:
     """What the time axis draws for one range and size (pyqtgraph's draw specs, packed)."""
 
     axis: QtCore.QLineF
-    ticks: list[tuple[QtGui.QPen, list[QtCore.QLineF]]]
-    labels: list[tuple[QtCore.QRectF, str]]
+    ticks: list[tuple[QtGui.QPen, np.ndarray]]  # x1, y1, x2, y2 per tick: laid out like QLineF
+    labels: list[tuple[QtCore.QPointF, QtGui.QStaticText]]
 
 
 class TimeAxisItem(pg.AxisItem):
@@ -61,14 +63,13 @@ class TimeAxisItem(pg.AxisItem):
     the result is kept until pyqtgraph invalidates its picture, then drawn directly.
     """
 
-    LABEL_FLAGS = QtCore.Qt.AlignmentFlag.AlignHCenter | QtCore.Qt.AlignmentFlag.AlignTop
-
     def __init__(self) -> None:
         super().__init__("bottom")
         self.enableAutoSIPrefix(False)
         self._origin: float | None = None
         self._ticks: tuple[tuple[float, float, float], list[tuple[float, np.ndarray]]] | None
         self._ticks = None
+        self._texts: dict[str, tuple[float, float, QtGui.QStaticText]] = {}  # w, h, laid out
 
     def update_label(self) -> None:
         lo, hi = self.range
@@ -131,12 +132,12 @@ class TimeAxisItem(pg.AxisItem):
         painter.drawLine(drawing.axis)
         for pen, lines in drawing.ticks:
             painter.setPen(pen)
-            painter.drawLines(lines)
+            painter.drawLines(shiboken6.wrapInstance(lines.ctypes.data, QtCore.QLineF), len(lines))
         painter.setFont(self._font())
         painter.setPen(self.textPen())
         painter.setClipRect(self.boundingRect().toAlignedRect())
-        for rect, text in drawing.labels:
-            painter.drawText(rect, self.LABEL_FLAGS | QtCore.Qt.TextFlag.TextDontClip, text)
+        for at, text in drawing.labels:
+            painter.drawStaticText(at, text)
 
     def _font(self) -> QtGui.QFont:
         return self.style["tickFont"] or QtGui.QFont()
@@ -161,48 +162,63 @@ class TimeAxisItem(pg.AxisItem):
                 color = QtGui.QColor(pen.color())
                 color.setAlpha(int(255 / (i + 1)))
                 pen.setColor(color)
-            length = self.style["tickLength"] / (i * 0.5 + 1.0)
-            lines = [QtCore.QLineF(x, top, x, top + length) for x in xs.tolist() if 0 <= x <= width]
+            xs = xs[(xs >= 0) & (xs <= width)]
+            lines = np.empty((len(xs), 4))
+            lines[:, 0] = lines[:, 2] = xs
+            lines[:, 1], lines[:, 3] = top, top + self.style["tickLength"] / (i * 0.5 + 1.0)
             ticks.append((pen, lines))
         return _AxisDrawing(axis, ticks, self._labels(levels, top, width))
 
+    def _text(self, text: str) -> tuple[float, float, QtGui.QStaticText]:
+        """Width and height of a label as pyqtgraph measures it, and the label laid out."""
+        cached = self._texts.get(text)
+        if cached is None:
+            if len(self._texts) >= TEXT_CACHE:
+                self._texts.clear()
+            font = self._font()
+            box = QtGui.QFontMetricsF(font).boundingRect(
+                QtCore.QRectF(0, 0, 100, 100), QtCore.Qt.AlignmentFlag.AlignCenter, text
+            )
+            static = QtGui.QStaticText(text)
+            static.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+            static.prepare(QtGui.QTransform(), font)
+            cached = self._texts[text] = (box.width(), box.height() * 0.8, static)
+        return cached
+
     def _labels(
         self, levels: list[tuple[float, np.ndarray, np.ndarray]], top: float, width: float
-    ) -> list[tuple[QtCore.QRectF, str]]:
+    ) -> list[tuple[QtCore.QPointF, QtGui.QStaticText]]:
         if not self.style["showValues"]:
             return []
         length = self._length()
-        metrics = QtGui.QFontMetricsF(self._font())
-        box = QtCore.QRectF(0, 0, 100, 100)
         offset = max(0, self.style["tickLength"]) + self.style["tickTextOffset"][1]
         clip = self.boundingRect()
-        labels: list[tuple[QtCore.QRectF, str]] = []
+        labels: list[tuple[QtCore.QPointF, QtGui.QStaticText]] = []
         filled = 0.0  # width of every label measured so far, as pyqtgraph counts it
         tallest = 0.0
         for i, (spacing, values, xs) in enumerate(levels[: self.style["maxTextLevel"] + 1]):
             inside = (xs >= 0) & (xs <= width)
-            texts = self.tickStrings(values[inside].tolist(), 1.0, spacing)
-            if not texts:
+            if not inside.any():
                 continue
             # Crowded levels stop the labelling: measure only until this one is known not to fit.
             limit = min(
                 (f for n, f in self.style["textFillLimits"] if len(labels) >= n),
                 default=math.inf,
             )
-            sizes = []
-            for text in texts:
-                rect = metrics.boundingRect(box, QtCore.Qt.AlignmentFlag.AlignCenter, text)
-                sizes.append((rect.width(), rect.height() * 0.8))
-                filled += sizes[-1][0]
+            placed = []
+            for x, value in zip(xs[inside].tolist(), values[inside].tolist(), strict=True):
+                w, h, static = self._text(self.tickStrings([value], 1.0, spacing)[0])
+                placed.append((x, w, h, static))
+                filled += w
                 if i > 0 and filled / length >= limit:
                     break
             if i > 0 and filled / length >= limit:
                 break
-            tallest = max(tallest, *(h for _, h in sizes))
-            for x, text, (w, h) in zip(xs[inside].tolist(), texts, sizes, strict=True):
+            tallest = max(tallest, *(h for _, _, h, _ in placed))
+            for x, w, h, static in placed:
                 rect = QtCore.QRectF(x - w / 2.0, top + offset, w, h)
                 if clip & rect == rect:
-                    labels.append((rect, text))
+                    labels.append((rect.topLeft(), static))
         self._updateMaxTextSize(tallest)
         return labels
 
