@@ -99,13 +99,14 @@ def merge_runs(
     px: float,
     *,
     lane: np.ndarray | None = None,
-    mixed_max: bool = False,
-    narrow_px: float = 1.0,
+    mixed_max: bool | np.ndarray = False,
+    narrow_px: float | np.ndarray = 1.0,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Merge intervals for a view where one pixel is ``px`` ms (``n`` > 0 intervals).
 
     ``reach`` is the running max of ``end`` within each lane; runs never cross a
-    change of ``lane``.  Intervals ``narrow_px`` pixels wide or more stay as they
+    change of ``lane``.  ``mixed_max`` and ``narrow_px`` may be given per interval
+    (constant within a lane).  Intervals ``narrow_px`` pixels wide or more stay as they
     are.  Pass 1 joins narrower neighbours of the same key closer than a pixel
     (and MIXED runs closer than a pixel whatever their width);
     pass 2 joins runs of narrow pieces closer than a pixel into one piece keyed
@@ -129,7 +130,7 @@ def merge_runs(
         s = start[first]
         # The running max of the merged ends is the input's reach at each run's last interval.
         r = reach[np.append(first[1:], n) - 1]
-        narrow = (e - s) < min_w
+        narrow = (e - s) < (min_w[first] if np.ndim(min_w) else min_w)
         breaks = (s[1:] - r[:-1] >= px) | ~narrow[1:] | ~narrow[:-1]
         if lane is not None:
             run_lane = lane[first]
@@ -137,11 +138,10 @@ def merge_runs(
         second = _runs(breaks)
         if len(second) < len(first):
             count = np.diff(np.append(second, len(first)))
-            if mixed_max:
-                merged_key = np.maximum.reduceat(k, second)
-            else:
-                same = np.minimum.reduceat(k, second) == np.maximum.reduceat(k, second)
-                merged_key = np.where(same, k[second], MIXED)
+            largest = np.maximum.reduceat(k, second)
+            same = np.minimum.reduceat(k, second) == largest
+            worst = mixed_max[first[second]] if np.ndim(mixed_max) else mixed_max
+            merged_key = np.where(worst | same, largest, MIXED)
             k = np.where(count > 1, merged_key, k[second]).astype(key.dtype)
             e = np.maximum.reduceat(e, second)
             first = first[second]
@@ -201,13 +201,17 @@ class Level:
     def _searchable(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
         return [(a, self.reach[a:b], self.start[a:b]) for a, b in self.spans]
 
-    def cut(self, x0: float, x1: float) -> tuple[np.ndarray, np.ndarray]:
-        """Per lane, the first and end positions of the pieces that may intersect [x0, x1]."""
+    def cut(
+        self, x0: float, x1: float, lanes: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Per lane (of those where ``lanes`` is true), the first and end positions of
+        the pieces that may intersect [x0, x1]."""
         lo = np.array([a + reach.searchsorted(x0) for a, reach, _ in self._searchable], np.int64)
         hi = np.array(
             [a + start.searchsorted(x1, side="right") for a, _, start in self._searchable], np.int64
         )
-        return lo, np.maximum(lo, hi)
+        hi = np.maximum(lo, hi)
+        return lo, hi if lanes is None else np.where(lanes, hi, lo)
 
 
 class Stack:
@@ -283,24 +287,42 @@ class Stack:
     ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """What to draw of [x0, x1] at ``px`` ms per pixel, every lane at once (or those
         where ``lanes`` is true): merged, cut, at least a pixel wide; (start, end, key, lane)."""
-        lvl = self.level(level_of(px))
-        lo, hi = lvl.cut(x0, x1)
-        if lanes is not None:
-            hi = np.where(lanes, hi, lo)
+        return drawable([(self, narrow_px, lanes)], x0, x1, px)
+
+
+def drawable(
+    stacks: list[tuple[Stack, float, np.ndarray | None]],
+    x0: float,
+    x1: float,
+    px: float,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``Stack.drawable`` of several stacks (each with its ``narrow_px`` and shown lanes)
+    in one merge; lanes are numbered on from one stack to the next."""
+    level = level_of(px)
+    parts = []
+    lane_base = 0
+    for stack, narrow_px, lanes in stacks:
+        lvl = stack.level(level)
+        lo, hi = lvl.cut(x0, x1, lanes)
         count = hi - lo
         total = int(count.sum())
-        if total == 0 or px <= 0:
-            empty = np.zeros(0)
-            return empty, empty, np.zeros(0, np.int32), np.zeros(0, np.int64)
-        idx = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
-        lane = np.repeat(np.arange(len(lo)), count)
-        start = lvl.start[idx]
-        first, e, k = merge_runs(
-            start, lvl.end[idx], lvl.key[idx], lvl.reach[idx], px,
-            lane=lane, mixed_max=self.mixed_max, narrow_px=narrow_px,
-        )  # fmt: skip
-        s = start[first]
-        return s, np.maximum(e, s + px), k, lane[first]
+        if total:
+            idx = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
+            lane = np.repeat(np.arange(lane_base, lane_base + len(lo)), count)
+            extra = (np.full(total, narrow_px), np.full(total, stack.mixed_max))
+            parts.append((lvl.start[idx], lvl.end[idx], lvl.key[idx], lvl.reach[idx], lane, *extra))
+        lane_base += len(lo)
+    if not parts or px <= 0:
+        empty = np.zeros(0)
+        return empty, empty, np.zeros(0, np.int32), np.zeros(0, np.int64)
+    start, end, key, reach, lane, narrow, worst = (
+        np.concatenate([p[i] for p in parts]) if len(parts) > 1 else parts[0][i] for i in range(7)
+    )
+    first, e, k = merge_runs(
+        start, end, key, reach, px, lane=lane, mixed_max=worst, narrow_px=narrow
+    )
+    s = start[first]
+    return s, np.maximum(e, s + px), k, lane[first]
 
 
 def _joinable(level: Level, px: float) -> float:
@@ -308,7 +330,7 @@ def _joinable(level: Level, px: float) -> float:
     n = len(level)
     if n < 2:
         return 0.0
-    i = np.unique(np.linspace(0, n - 2, min(n - 1, JOIN_SAMPLE)).astype(np.int64))
+    i = np.arange(0, n - 1, max(1, (n - 1) // JOIN_SAMPLE))
     narrow = (level.end[i] - level.start[i] < px) & (level.end[i + 1] - level.start[i + 1] < px)
     mixed = (level.key[i] == MIXED) & (level.key[i + 1] == MIXED)
     close = level.start[i + 1] - level.reach[i] < px

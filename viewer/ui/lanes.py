@@ -19,6 +19,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.ui.lane_data import Lane, LaneGroup, LayerStack
+from viewer.ui.lane_lod import drawable
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
 
@@ -34,14 +35,6 @@ class LayerStyle:
     slots: str = "job"  # colour by "job" (cycling palette), by "key" (gap kind) or "one"
     narrow_px: float = 1.0  # narrower pieces merge with their neighbours
     detail: bool = False  # drawn only where its typical interval spans DETAIL_PX pixels
-
-    def colour_slots(self, key: np.ndarray) -> np.ndarray:
-        """Keys that share a colour map to one slot, so each colour is one drawRects call."""
-        if self.slots == "one":
-            return np.zeros_like(key)
-        if self.slots == "key":
-            return key
-        return np.where(key < 0, key, key % len(JOB_COLORS))
 
 
 def _job(theme: Theme, key: int) -> QtGui.QColor:
@@ -82,6 +75,8 @@ OPEN_LAYER = "open"
 #: Every style in drawing order; a rectangle's draw key is its style's position here.
 DRAW_ORDER: tuple[LayerStyle, ...] = (CROSS_STYLE, *(s for ss in STYLES.values() for s in ss))
 SLOT_SPAN = 64  # colour slots per style in a draw key (slots run from MIXED = -1 up)
+#: Keys that share a colour share a slot, so each colour is one drawRects call.
+SLOT_MODES = {"job": 0, "key": 1, "one": 2}
 
 
 class RectBatch:
@@ -164,42 +159,66 @@ class LaneGroupItem(pg.GraphicsObject):
         """Rectangles for the view [x0, x1] ms where one pixel is ``px`` ms."""
         self._view = (x0, x1, px)
         self._open = []
-        parts: list[tuple[np.ndarray, ...]] = []
+        self._batch = RectBatch()
         if self._lanes():
             stacks = self.group.stacks()
-            for order, style in enumerate(DRAW_ORDER):
-                stack = stacks.get(style.layer)
-                if stack is not None and len(stack.data):
-                    part = self._prepare_layer(stack, style, x0, x1, px)
-                    if len(part[0]):
-                        parts.append((*part, order))
+            self._batch = self._prepare_layers(stacks, x0, x1, px)
             opened = stacks.get(OPEN_LAYER)
             if opened is not None and len(opened.data):
                 self._prepare_open(opened, x0, x1, px)
-        self._batch = self._pack(parts)
         self._update_bounds(px)
         self.update()
 
-    def _prepare_layer(
-        self, stack: LayerStack, style: LayerStyle, x0: float, x1: float, px: float
-    ) -> tuple[np.ndarray, ...]:
-        """x, w, y, h and colour slot of every rectangle of one layer in all its lanes."""
-        lanes = stack.lanes
-        shown = stack.data.typical >= DETAIL_PX * px if style.detail else None
-        s, e, key, lane = stack.data.drawable(x0, x1, px, style.narrow_px, shown)
+    def _prepare_layers(
+        self, stacks: dict[str, LayerStack], x0: float, x1: float, px: float
+    ) -> RectBatch:
+        """Every layer's rectangles, merged in one pass, sorted by drawing order and colour."""
+        wanted = []  # stack, narrow px, shown lanes; then per lane: order, y, height, style
+        lane_order, lane_top, lane_height, lane_style = [], [], [], []
+        for order, style in enumerate(DRAW_ORDER):
+            stack = stacks.get(style.layer)
+            if stack is None or not len(stack.data):
+                continue
+            shown = stack.data.typical >= DETAIL_PX * px if style.detail else None
+            if shown is not None and not shown.any():
+                continue
+            wanted.append((stack.data, style.narrow_px, shown))
+            for lane in stack.lanes:
+                if style is CROSS_STYLE:
+                    # From the group's first lane down to the busy lane the gap belongs to.
+                    top = self.group.lanes[0].top
+                    lane_top.append(top)
+                    lane_height.append(lane.top - top)
+                else:
+                    lane_top.append(lane.top + style.y0 * lane.height)
+                    lane_height.append((style.y1 - style.y0) * lane.height)
+                lane_order.append(order)
+                lane_style.append(style)
+        s, e, key, lane = drawable(wanted, x0, x1, px)
+        if not len(s):
+            return RectBatch()
+        order = np.array(lane_order, np.int16)[lane]
         w = e - s
-        if style.separate:
-            w = np.where(w >= 3 * px, w - px, w)
-        if style is CROSS_STYLE:
-            # From the group's first lane down to the busy lane the gap belongs to.
-            top = np.full(len(lanes), self.group.lanes[0].top)
-            height = np.array([lane.top for lane in lanes]) - top
-        else:
-            top = np.array([lane.top for lane in lanes])
-            height = np.array([lane.height for lane in lanes])
-        y = top[lane] + style.y0 * height[lane]
-        h = (style.y1 - style.y0) * height[lane]
-        return s, w, y, h, style.colour_slots(key)
+        separate = np.array([style.separate for style in lane_style])[lane] & (w >= 3 * px)
+        w[separate] -= px
+        mode = np.array([SLOT_MODES[style.slots] for style in lane_style], np.int8)[lane]
+        slot = np.where(key < 0, key, key % len(JOB_COLORS))  # by job
+        slot = np.where(mode == SLOT_MODES["key"], key, slot)
+        slot = np.where(mode == SLOT_MODES["one"], 0, slot)
+        draw_key = order * SLOT_SPAN + (slot + 1).astype(np.int16)
+        sort = np.argsort(draw_key, kind="stable")  # int16: a radix sort
+        lane = lane[sort]
+        buffer = np.empty((len(sort), 4))
+        buffer[:, 0], buffer[:, 2] = s[sort], w[sort]
+        buffer[:, 1], buffer[:, 3] = np.array(lane_top)[lane], np.array(lane_height)[lane]
+        batch = RectBatch(buffer)
+        sorted_key = draw_key[sort]
+        firsts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
+        counts = np.diff(np.append(firsts, len(sort)))
+        for first, count in zip(firsts.tolist(), counts.tolist(), strict=True):
+            style_at, slot_at = divmod(int(sorted_key[first]), SLOT_SPAN)
+            batch.runs.append((self._brush(DRAW_ORDER[style_at], slot_at - 1), first, count))
+        return batch
 
     def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
         data = stack.data.level(0)
@@ -209,25 +228,6 @@ class LaneGroupItem(pg.GraphicsObject):
                 s, e = float(data.start[i]), float(data.end[i])
                 rect = QtCore.QRectF(s, lane.top, max(e - s, px), lane.height)
                 self._open.append((rect, self.theme.job(int(data.key[i]))))
-
-    def _pack(self, parts: list[tuple[np.ndarray, ...]]) -> RectBatch:
-        """One buffer of every layer's rectangles, sorted by drawing order and colour."""
-        if not parts:
-            return RectBatch()
-        x, w, y, h, slot = (np.concatenate([p[i] for p in parts]) for i in range(5))
-        order = np.concatenate([np.full(len(p[0]), p[5], np.int16) for p in parts])
-        draw_key = order * SLOT_SPAN + (slot + 1).astype(np.int16)
-        sort = np.argsort(draw_key, kind="stable")  # int16: a radix sort
-        buffer = np.empty((len(sort), 4))
-        buffer[:, 0], buffer[:, 1], buffer[:, 2], buffer[:, 3] = x[sort], y[sort], w[sort], h[sort]
-        batch = RectBatch(buffer)
-        sorted_key = draw_key[sort]
-        firsts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
-        counts = np.diff(np.append(firsts, len(sort)))
-        for first, count in zip(firsts.tolist(), counts.tolist(), strict=True):
-            style_at, slot_at = divmod(int(sorted_key[first]), SLOT_SPAN)
-            batch.runs.append((self._brush(DRAW_ORDER[style_at], slot_at - 1), first, count))
-        return batch
 
     def _update_bounds(self, px: float) -> None:
         pad = max(px, 0.0)
