@@ -8,7 +8,15 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from viewer.ui.lane_lod import LEVEL_STEP, MIXED, Intervals, Stack, coalesce, level_of
+from viewer.ui.lane_lod import (
+    LEVEL_STEP,
+    MIXED,
+    Intervals,
+    Stack,
+    coalesce,
+    drawable,
+    level_of,
+)
 from viewer.ui.lane_overlay import MAX_COLUMNS, first_per_column
 
 TOL = 1e-6
@@ -160,3 +168,22 @@ def test_markers_thin_to_the_first_in_each_column(times, x0, span, step) -> None
     want = idx[np.r_[True, column[1:] != column[:-1]]] if len(idx) else idx
     if span / step <= MAX_COLUMNS:
         assert got.tolist() == want.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(lanes(), st.sampled_from([1.0, 3.0]), st.booleans()), max_size=4), views()
+)
+def test_layers_merged_in_one_pass_as_each_alone(layers, view) -> None:
+    """Several stacks (each with its narrow width and worst-key rule) in one merge give
+    what each stack gives on its own, lanes numbered on from stack to stack."""
+    x0, x1, px = view
+    stacks = [(Stack(parts, worst), narrow_px, None) for parts, narrow_px, worst in layers]
+    s, e, k, lane = drawable(stacks, x0, x1, px)
+    base = 0
+    for stack, narrow_px, _ in stacks:
+        alone = stack.drawable(x0, x1, px, narrow_px)
+        mine = (lane >= base) & (lane < base + len(stack.level(0).spans))
+        for got, want in zip((s[mine], e[mine], k[mine], lane[mine] - base), alone, strict=True):
+            np.testing.assert_array_equal(got, want)
+        base += len(stack.level(0).spans)
