@@ -21,7 +21,7 @@ from table import add_row
 
 pytestmark = pytest.mark.bench
 WIDTH, HEIGHT = 1600, 900
-FRAMES = 15
+FRAMES = 31
 
 
 def synthetic_timeline(n_calls: int):
@@ -59,16 +59,23 @@ def synthetic_timeline(n_calls: int):
     return Timeline(source=Path(f"synthetic-{n}.log"), sessions=[session])
 
 
-def _naive_draw_ms(qapp, n: int) -> float:
-    """Reference: Qt drawing ``n`` rectangles in one ``drawRects`` call from a buffer."""
+def _naive_draw_ms(qapp, n: int, width: float = 0.5, height: float = 20.0) -> float:
+    """Reference: Qt drawing ``n`` rectangles of ``width`` x ``height`` pixels at random x
+    in one ``drawRects`` call from a buffer (best of 3)."""
     import shiboken6
     from PySide6 import QtCore, QtGui
 
     rng = np.random.default_rng(2)
     rects = np.zeros((n, 4))
     rects[:, 0] = rng.uniform(0, WIDTH, n)
-    rects[:, 1], rects[:, 2], rects[:, 3] = 10.0, 0.5, 20.0
-    first = shiboken6.wrapInstance(rects.ctypes.data, QtCore.QRectF)
+    rects[:, 1], rects[:, 2], rects[:, 3] = 10.0, width, height
+    if width == 1.0 and height == 1.0:
+        # One-pixel rectangles as integer QRects (x1, y1, x2, y2): Qt's cheapest drawRects.
+        rects = np.floor(rects).astype(np.int32)
+        rects[:, 2], rects[:, 3] = rects[:, 0], rects[:, 1]
+        first = shiboken6.wrapInstance(rects.ctypes.data, QtCore.QRect)
+    else:
+        first = shiboken6.wrapInstance(rects.ctypes.data, QtCore.QRectF)
     image = QtGui.QImage(WIDTH, HEIGHT, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
     painter = QtGui.QPainter(image)
     painter.setPen(QtCore.Qt.PenStyle.NoPen)
@@ -82,8 +89,8 @@ def _naive_draw_ms(qapp, n: int) -> float:
     return best * 1000
 
 
-def _frame_ms(qapp, view, start: float, end: float) -> float:
-    """Median time of a full redraw of the plot at this zoom (prepare + paint)."""
+def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float]:
+    """Median and best time of a full redraw of the plot at this zoom (prepare + paint)."""
     view.set_x_range(start, end)
     qapp.processEvents()
     times = []
@@ -93,13 +100,13 @@ def _frame_ms(qapp, view, start: float, end: float) -> float:
         view.set_x_range(start + shift, end + shift)  # a pan: rects are prepared anew
         view.plot.viewport().repaint()
         times.append(time.perf_counter() - t)
-    return float(np.median(times)) * 1000
+    return float(np.median(times)) * 1000, min(times) * 1000
 
 
 @pytest.mark.parametrize("n_calls", [10**6, 10**7])
 def test_bench_redraw(qapp, n_calls: int) -> None:
     if n_calls > 10**6 and not os.environ.get("BENCH_10E7"):
-        pytest.skip("10^7 intervals: set BENCH_10E7=1 (needs ~4 GB and a few minutes)")
+        pytest.skip("10^7 intervals: set BENCH_10E7=1 (needs ~7 GB and a few minutes)")
     from viewer.ui import TimelineView
 
     timeline = synthetic_timeline(n_calls)
@@ -109,22 +116,26 @@ def test_bench_redraw(qapp, n_calls: int) -> None:
     view.set_timeline(timeline)
     qapp.processEvents()
     lo, hi = view.x_range()
+    mid = (lo + hi) / 2  # zoomed views in the middle of the data, never in the fit's margin
     zooms = {
         "fit": (lo, hi),
-        "1/10": (lo, lo + (hi - lo) / 10),
-        "1/1000": (lo, lo + (hi - lo) / 1000),
-        "50 ms": (lo + (hi - lo) / 2, lo + (hi - lo) / 2 + 50),
+        "1/10": (mid, mid + (hi - lo) / 10),
+        "1/1000": (mid, mid + (hi - lo) / 1000),
+        "50 ms": (mid, mid + 50),
     }
     frames = {name: _frame_ms(qapp, view, *span) for name, span in zooms.items()}
-    naive = _naive_draw_ms(qapp, min(n_calls, 10**6))
+    # The issue's reference, "Qt needs ~34 ms to draw 10^6 rects", matches one-pixel
+    # rectangles; lane-sized bars (0.5 x 20 px) cost Qt several times more.
+    pixels = _naive_draw_ms(qapp, 10**6, width=1.0, height=1.0)
+    bars = _naive_draw_ms(qapp, 10**6)
     target_ms = 8.0 if n_calls <= 10**6 else 16.0
-    worst = max(frames.values())
-    detail = ", ".join(f"{k} {v:.1f}" for k, v in frames.items())
+    worst = max(median for median, _ in frames.values())
+    detail = ", ".join(f"{k} {m:.1f}/{b:.1f}" for k, (m, b) in frames.items())
     add_row(
-        f"redraw, 10^{int(np.log10(n_calls))} intervals (worst zoom)",
-        f"{worst:.1f} ms ({detail})",
-        f"drawRects of 10^6 rects {naive:.1f} ms",
-        worst / naive,
+        f"redraw, 10^{int(np.log10(n_calls))} intervals (worst zoom; median/best)",
+        f"{worst:.1f} ms (target {target_ms:g} ms; {detail})",
+        f"drawRects of 10^6 rects: 1 px {pixels:.1f} ms, 0.5x20 px {bars:.1f} ms",
+        worst / pixels,
         target_ms / 34.0,  # the issue's figures: <= 8 (16) ms where Qt needs ~34 ms
     )
     view.close()
