@@ -10,6 +10,9 @@ import pandas as pd
 from PySide6 import QtCore, QtGui, QtWidgets
 
 Formatter = Callable[[object], str]
+DISPLAY = int(QtCore.Qt.ItemDataRole.DisplayRole)
+ALIGNMENT = int(QtCore.Qt.ItemDataRole.TextAlignmentRole)
+RIGHT = int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
 
 
 def format_cell(value: object) -> str:
@@ -29,6 +32,15 @@ def format_cell(value: object) -> str:
     return str(value)
 
 
+def _numeric_column(values: np.ndarray) -> bool | None:
+    """Whether a column's cells align right (numbers), or None when it depends on the cell."""
+    if values.dtype.kind in "iuf":
+        return True
+    if values.dtype.kind == "O":
+        return None
+    return False
+
+
 class DataFrameModel(QtCore.QAbstractTableModel):
     """Rows of a DataFrame with display headers, sorted by the model itself.
 
@@ -44,6 +56,7 @@ class DataFrameModel(QtCore.QAbstractTableModel):
         self._columns: list[str] = []
         self._arrays: list[np.ndarray] = []
         self._formatters: list[Formatter] = []
+        self._right_aligned: list[bool | None] = []  # None: decided per value
         self._order = np.zeros(0, dtype=np.int64)  # displayed row -> frame row
         self._sort: tuple[int, QtCore.Qt.SortOrder] | None = None
 
@@ -61,6 +74,7 @@ class DataFrameModel(QtCore.QAbstractTableModel):
         self._arrays = [self._frame[c].to_numpy() for c in self._columns]
         formatters = formatters or {}
         self._formatters = [formatters.get(c, format_cell) for c in self._columns]
+        self._right_aligned = [_numeric_column(a) for a in self._arrays]
         self._order = self._sorted_order()
         self.endResetModel()
 
@@ -71,22 +85,29 @@ class DataFrameModel(QtCore.QAbstractTableModel):
         """The frame row shown at display row ``row``."""
         return int(self._order[row])
 
+    def column_texts(self, column: int, rows: int) -> list[str]:
+        """The text of the first ``rows`` displayed cells of ``column``."""
+        values, fmt = self._arrays[column], self._formatters[column]
+        return [fmt(values[i]) for i in self._order[:rows]]
+
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._order)
 
     def columnCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._columns)
 
-    def data(self, index: QtCore.QModelIndex, role: int = QtCore.Qt.ItemDataRole.DisplayRole):
-        if not index.isValid():
+    def data(self, index: QtCore.QModelIndex, role: int = DISPLAY):
+        # Qt asks about ten roles per painted cell: answer the others before any lookup.
+        if (role != DISPLAY and role != ALIGNMENT) or not index.isValid():
             return None
-        value = self._arrays[index.column()][self._order[index.row()]]
-        if role == QtCore.Qt.ItemDataRole.DisplayRole:
-            return self._formatters[index.column()](value)
-        numeric = isinstance(value, int | float | np.number) and not isinstance(value, bool)
-        if role == QtCore.Qt.ItemDataRole.TextAlignmentRole and numeric:
-            return int(QtCore.Qt.AlignmentFlag.AlignRight | QtCore.Qt.AlignmentFlag.AlignVCenter)
-        return None
+        column = index.column()
+        value = self._arrays[column][self._order[index.row()]]
+        if role == DISPLAY:
+            return self._formatters[column](value)
+        right = self._right_aligned[column]
+        if right is None:
+            right = isinstance(value, int | float | np.number) and not isinstance(value, bool)
+        return RIGHT if right else None
 
     def headerData(
         self,
@@ -146,7 +167,23 @@ class CopyableTableView(QtWidgets.QTableView):
 
     def set_frame(self, frame, columns, formatters=None) -> None:
         self.source.set_frame(frame, columns, formatters)
-        self.resizeColumnsToContents()
+        self.fit_columns()
+
+    def fit_columns(self) -> None:
+        """Size the columns to their first rows, as ``resizeColumnsToContents`` does, but
+        measuring the text in one go: Qt's own sizing calls ``data()`` for every sampled
+        cell and role, thousands of Qt -> Python calls that each wait for the GIL while a
+        worker thread computes."""
+        header = self.horizontalHeader()
+        metrics = QtGui.QFontMetricsF(self.font())
+        style = self.style()
+        margin = style.pixelMetric(QtWidgets.QStyle.PixelMetric.PM_FocusFrameHMargin, None, self)
+        pad = 2 * (margin + 1) + (1 if self.showGrid() else 0)
+        rows = header.resizeContentsPrecision()
+        for column in range(self.source.columnCount()):
+            texts = set(self.source.column_texts(column, rows))
+            width = max((math.ceil(metrics.horizontalAdvance(t)) for t in texts), default=0)
+            header.resizeSection(column, max(width + pad, header.sectionSizeHint(column)))
 
     def _on_clicked(self, index: QtCore.QModelIndex) -> None:
         self.row_activated.emit(self.source.frame_row(index.row()))

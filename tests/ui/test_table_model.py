@@ -1,0 +1,75 @@
+"""The panels' table model and view: cells, alignment and column sizing."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+from PySide6 import QtCore
+
+from viewer.ui.panels.tables import GapsPanel, JobsPanel
+from viewer.ui.table_model import RIGHT, CopyableTableView
+
+COLUMNS = (("job_id", "job"), ("ms", "idle (ms)"), ("n", "count"), ("ok", "ok"), ("mixed", "mixed"))
+
+
+def mixed_frame(n: int = 200) -> pd.DataFrame:
+    rng = np.random.default_rng(3)
+    mixed = [None if i % 3 == 0 else (i * 1000 if i % 3 == 1 else "text") for i in range(n)]
+    return pd.DataFrame(
+        {
+            "job_id": [f"job-{'x' * (i % 17)}-{i}" for i in range(n)],
+            "ms": rng.uniform(0, 10**6, n).round(1),
+            "n": rng.integers(0, 10**5, n),
+            "ok": rng.random(n) < 0.5,
+            "mixed": mixed,
+        }
+    )
+
+
+def test_columns_fit_as_qt_would_fit_them(qtbot):
+    """Our one-pass sizing gives Qt's own ``resizeColumnsToContents`` widths."""
+    view = CopyableTableView()
+    qtbot.addWidget(view)
+    view.resize(900, 300)
+    view.show()
+    view.set_frame(mixed_frame(), COLUMNS)
+    ours = [view.columnWidth(c) for c in range(len(COLUMNS))]
+    view.resizeColumnsToContents()
+    assert ours == [view.columnWidth(c) for c in range(len(COLUMNS))]
+    # Sorted, the first displayed rows are others: sizing follows what is shown.
+    view.sortByColumn(0, QtCore.Qt.SortOrder.DescendingOrder)
+    view.fit_columns()
+    ours = [view.columnWidth(c) for c in range(len(COLUMNS))]
+    view.resizeColumnsToContents()
+    assert ours == [view.columnWidth(c) for c in range(len(COLUMNS))]
+
+
+def test_panel_columns_fit_their_summary_tables(qtbot, phase8_session):
+    from viewer.analysis import summarize
+
+    summary = summarize(phase8_session)
+    for panel, frame in ((JobsPanel(), summary.jobs), (GapsPanel(), summary.gaps)):
+        qtbot.addWidget(panel)
+        panel.show()
+        panel.set_frame(frame)
+        ours = [panel.table.columnWidth(c) for c in range(len(panel.COLUMNS))]
+        panel.table.resizeColumnsToContents()
+        assert ours == [panel.table.columnWidth(c) for c in range(len(panel.COLUMNS))]
+
+
+def test_numbers_align_right_and_text_left(qtbot):
+    view = CopyableTableView()
+    qtbot.addWidget(view)
+    view.set_frame(mixed_frame(6), COLUMNS)
+    model = view.model()
+    align = QtCore.Qt.ItemDataRole.TextAlignmentRole
+
+    def aligned(row: int, column: int):
+        return model.data(model.index(row, column), align)
+
+    assert [aligned(0, c) for c in range(4)] == [None, RIGHT, RIGHT, None]
+    # An object column decides per cell: None and text left, numbers right.
+    assert [aligned(r, 4) for r in range(3)] == [None, RIGHT, None]
+    assert model.data(model.index(1, 4)) == "1 000"
+    assert model.data(model.index(0, 4)) == "—"
+    assert model.data(model.index(0, 0), QtCore.Qt.ItemDataRole.ToolTipRole) is None
