@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -21,6 +22,10 @@ from viewer.ui.write_ups import install as install_write_ups
 
 LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".out", ".err")
 MAX_RECENT = 10
+#: Panels are filled for at most about this long per event-loop turn.
+FILL_SLICE_S = 0.010
+#: The first load waits for the window's first paint at most this long.
+FIRST_PAINT_WAIT_MS = 300
 
 
 def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
@@ -96,6 +101,8 @@ class MainWindow(QtWidgets.QMainWindow):
         self._job: LoadJob | None = None
         self._summary = None  # the summary the panels show
         self._pending_summary = None  # the one they are being filled with
+        self._painted = False  # see _start_next
+        self.installEventFilter(self)
 
         self.setWindowIcon(app_icon())
         self.setAcceptDrops(True)
@@ -169,7 +176,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cursor_label.setMinimumWidth(130)
         self.progress = QtWidgets.QProgressBar()
         self.progress.setMaximumWidth(220)
-        self.progress.setRange(0, 1000)
+        self.progress.setRange(0, 100)
         self.progress.setFormat("loading %p%")
         self.cancel_button = QtWidgets.QPushButton("Cancel")
         self.cancel_button.clicked.connect(self.cancel_loading)
@@ -304,10 +311,16 @@ class MainWindow(QtWidgets.QMainWindow):
             self._start_next()
 
     def _start_next(self) -> None:
-        if not self._queue:
+        if not self._queue or self._job is not None:
+            return
+        if self.isVisible() and not self._painted:
+            # The window's first paint takes tens of ms; a reader starting meanwhile would
+            # compete with it for the CPU and the GIL. Start after it (or after a moment,
+            # should the window stay unexposed).
+            QtCore.QTimer.singleShot(FIRST_PAINT_WAIT_MS, self, self._on_first_paint)
             return
         path = self._queue.pop(0)
-        job = LoadJob(path, self.workers_per_gpu, self)
+        job = LoadJob(path, self.workers_per_gpu, self, with_summary=True)
         job.progress_changed.connect(self._on_progress)
         job.loaded.connect(self._on_loaded)
         job.failed.connect(self._on_failed)
@@ -320,18 +333,30 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.show()
         job.start()
 
+    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
+        if watched is self and event.type() == QtCore.QEvent.Type.Paint:
+            self.removeEventFilter(self)
+            # After the whole paint pass, children included.
+            QtCore.QTimer.singleShot(0, self, self._on_first_paint)
+        return super().eventFilter(watched, event)
+
+    def _on_first_paint(self) -> None:
+        self._painted = True
+        self._start_next()
+
     def cancel_loading(self) -> None:
         self._queue.clear()
         if self._job is not None:
             self._job.cancel()
 
     def is_loading(self) -> bool:
-        return self._job is not None
+        return self._job is not None or bool(self._queue)
 
     def _on_progress(self, done: int, total: int) -> None:
-        self.progress.setValue(int(1000 * done / total) if total > 0 else 0)
+        # QProgressBar repaints at once on every visible change: once per percent is enough.
+        self.progress.setValue(int(100 * done / total) if total > 0 else 0)
 
-    def _on_loaded(self, timeline: Timeline, index: int, lanes: dict) -> None:
+    def _on_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
         self.banner.hide()
         self.statusBar().clearMessage()
         self._timeline = timeline
@@ -341,7 +366,11 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.set_timeline(timeline, index, lanes)
         self.session_combo.setCurrentIndex(self._session_index)
         self._update_title()
-        self._request_summary(None)
+        if summary is None:
+            self._request_summary(None)
+        else:
+            self._show_range(None)
+            self.runner.deliver(summary, None)
         notes = [n for s in timeline.sessions for n in s.notes]
         if notes:
             self.statusBar().showMessage("; ".join(dict.fromkeys(notes)), 10000)
@@ -429,26 +458,33 @@ class MainWindow(QtWidgets.QMainWindow):
             )
 
     def _on_summary_ready(self, summary, rng) -> None:
-        """Fill the panels one per event-loop turn: with 10^4-row tables each takes tens
-        of ms, and together they would freeze the window for a moment."""
+        """Fill the panels from the next event-loop turn on, a few milliseconds' worth per
+        turn: with 10^5-row tables each takes several ms, and together (or with the new
+        lanes' first paint) they would freeze the window for a moment."""
         self._pending_summary = summary
-        self._fill_panels(
-            summary,
-            [
-                self.throughput_panel,
-                self.kernel_panel,
-                self.transitions_panel,
-                self.gaps_panel,
-                self.jobs_panel,
-            ],
-        )
+        panels = [
+            self.throughput_panel,
+            self.kernel_panel,
+            self.transitions_panel,
+            self.gaps_panel,
+            self.jobs_panel,
+        ]
+        self._fill_panels_later(summary, panels)
+
+    def _fill_panels_later(self, summary, panels: list) -> None:
+        # A 1 ms timer rather than 0: zero-delay calls are posted events, which the event
+        # loop runs before due timers, so a chain of them would hold the window's back.
+        QtCore.QTimer.singleShot(1, self, lambda: self._fill_panels(summary, panels))
 
     def _fill_panels(self, summary, panels: list) -> None:
         if summary is not self._pending_summary:
             return  # a newer range arrived meanwhile: it fills the panels itself
-        panels[0].set_summary(summary)
-        if len(panels) > 1:
-            QtCore.QTimer.singleShot(0, self, lambda: self._fill_panels(summary, panels[1:]))
+        start = time.perf_counter()
+        while panels and time.perf_counter() - start < FILL_SLICE_S:
+            panels[0].set_summary(summary)
+            panels = panels[1:]
+        if panels:
+            self._fill_panels_later(summary, panels)
         else:
             self._summary = summary
             self.summary_ready.emit(summary)

@@ -31,6 +31,14 @@ class SummaryRunner(QtCore.QObject):
         self._pending = (session, rng)
         self._timer.start()
 
+    def deliver(self, summary, rng) -> None:
+        """Show ``summary``, computed elsewhere (the loader), as the latest result: pending
+        and running requests are dropped."""
+        self._timer.stop()
+        self._pending = None
+        self._generation += 1
+        self.summary_ready.emit(summary, rng)
+
     def _on_timeout(self) -> None:
         if self._pending is None:
             return
