@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
+from types import ModuleType
 
-from viewer.commands import compare, export, gui, info, report, simulate
-
+#: Command name -> module in ``viewer.commands`` (imported only when its parser is built).
 SUBCOMMANDS = {
-    "info": info,
-    "report": report,
-    "export": export,
-    "compare": compare,
-    "simulate": simulate,
-    "open": gui,
+    "info": "info",
+    "report": "report",
+    "export": "export",
+    "compare": "compare",
+    "simulate": "simulate",
+    "open": "gui",
 }
 
 DESCRIPTION = """\
@@ -32,15 +33,20 @@ Run `python -m viewer COMMAND --help` for the options of each command.
 """
 
 
-def build_parser() -> argparse.ArgumentParser:
+def command_module(name: str) -> ModuleType:
+    return importlib.import_module(f"viewer.commands.{SUBCOMMANDS[name]}")
+
+
+def build_parser(commands: Sequence[str] = tuple(SUBCOMMANDS)) -> argparse.ArgumentParser:
+    """The parser of ``commands`` (all by default: the top-level help lists them)."""
     parser = argparse.ArgumentParser(
         prog="python -m viewer",
         description=DESCRIPTION,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, module in SUBCOMMANDS.items():
-        module.add_parser(sub, name)
+    for name in commands:
+        command_module(name).add_parser(sub, name)
     return parser
 
 
@@ -49,9 +55,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # Bare paths (no subcommand) open the viewer, as a desktop app is expected to.
     if not args_in or (args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help")):
         args_in = ["open", *args_in]
-    parser = build_parser()
-    args = parser.parse_args(args_in)
-    return int(SUBCOMMANDS[args.command].run(args) or 0)
+    # A command needs only its own parser; the window opens without importing the others.
+    only = [args_in[0]] if args_in[0] in SUBCOMMANDS else list(SUBCOMMANDS)
+    args = build_parser(only).parse_args(args_in)
+    return int(command_module(args.command).run(args) or 0)
 
 
 if __name__ == "__main__":
