@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
@@ -58,7 +59,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     # A command needs only its own parser; the window opens without importing the others.
     only = [args_in[0]] if args_in[0] in SUBCOMMANDS else list(SUBCOMMANDS)
     args = build_parser(only).parse_args(args_in)
-    return int(command_module(args.command).run(args) or 0)
+    try:
+        code = int(command_module(args.command).run(args) or 0)
+        sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        return code
+    except BrokenPipeError:  # `report LOG | head`: the reader left early, no traceback
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit
+        return 1
 
 
 if __name__ == "__main__":

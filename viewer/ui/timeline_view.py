@@ -119,6 +119,8 @@ class TimelineView(QtWidgets.QWidget):
         item = self.plot.getPlotItem()
         item.hideButtons()
         item.setMenuEnabled(False)
+        for hidden in ("top", "right"):  # else they re-format their SI label on every pan
+            item.getAxis(hidden).enableAutoSIPrefix(False)
         self._grid = TimeGridItem(self._time_axis, self._vb)
         item.addItem(self._grid, ignoreBounds=True)
         self._vb.disableAutoRange()
