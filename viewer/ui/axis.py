@@ -243,15 +243,6 @@ class LaneHeaderAxis(pg.AxisItem):
         self.lanes, self.theme = lanes, theme
         self.update()
 
-    def current_ticks(self) -> list[tuple[float, np.ndarray]]:
-        """The tick levels the axis draws now (the time grid draws the same)."""
-        lo, hi = self.range
-        return self.tick_levels(lo, hi, self._length())
-
-    def _length(self) -> float:
-        """The axis line's length in pixels, as pyqtgraph measures it for tick spacing."""
-        return self.mapRectFromParent(self.geometry()).width() + 2.0
-
     def tickValues(self, minVal: float, maxVal: float, size: float) -> list:
         return []
 
