@@ -112,5 +112,6 @@ def _collect_widgets_between_tests(qapp):
     for widget in qapp.topLevelWidgets():
         widget.close()
     qapp.processEvents()
+    gc.unfreeze()  # the main window pins what is alive after a load (gc.freeze)
     gc.collect()
     qapp.processEvents()

@@ -207,3 +207,21 @@ def test_large_tables_fill_quickly_enough_to_stay_interactive(qtbot, window):
     # The sizing sample (64 rows x 6 columns x the roles Qt asks) and the visible rows,
     # not every one of the 6 x 10^4 cells.
     assert len(calls) < 6 * 64 * 16
+
+
+def test_a_loaded_timeline_is_kept_out_of_the_collector_and_freed_after_the_next(qtbot, window):
+    """After a load everything alive is pinned (``gc.freeze``: full collections stop
+    walking the big tables); opening another log unpins it so the old one is freed."""
+    import gc
+    import weakref
+
+    gc.unfreeze()
+    open_and_wait(qtbot, window, SAMPLES / "phase8_pw10_5sectors.log")
+    first = weakref.ref(window.timeline())
+    assert gc.get_freeze_count() > 0
+    with qtbot.waitSignals([window.timeline_loaded, window.summary_ready], timeout=15000):
+        window.open_paths([SAMPLES / "two_gpus.log"])  # the summary may come with it
+    assert window.timeline().source.name == "two_gpus.log"
+    gc.unfreeze()  # what a third load would do
+    gc.collect()
+    assert first() is None
