@@ -56,6 +56,12 @@ ODD = [
     "TIMELINE,19,CHAN_SEND,d,partition=1",
     "TIMELINE,",
     "TIM",
+    "TIMELINE,100,CHAN_SEND,j,monolithic,x",
+    "TIMELINE,101,GPU_END,j,monolithic,worker=5",
+    "TIMELINE,102,SYNTH_END,j,synth_ms=5,monolithic,partition=3",
+    "TIMELINE,103,SYNTH_START,j,monolithic,kind=x",
+    "TIMELINE,104,GPU_END,j,",
+    "TIMELINE,105,GPU_END,j,,worker=1,partition=0",
 ]
 LINES = simple_log(jobs=2, parts=3)
 LINES[4:4] = cuzk_block(5, 7)
@@ -210,3 +216,48 @@ def test_every_sample_reads_the_same_with_either_scanner(request, monkeypatch, n
         assert a.skipped == b.skipped and a.notes == b.notes
     if name == "three_gpus":
         assert "3 GPUs" in " ".join(fast.sessions[0].notes)
+
+
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+@pytest.mark.parametrize("tail", [b"", b"TIMELINE,9,SYNTH_END,j,partition=0,synth_ms=12"])
+def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(
+    tmp_path, monkeypatch, scanner, tail
+):
+    """Truncated under us (copytruncate): the partial last line is dropped, never parsed
+    with cut numbers; the last line of a file that simply ends without a newline counts."""
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    whole = ("\n".join(LINES) + "\n").encode()
+    path = tmp_path / "run.log"
+    path.write_bytes(whole + tail)
+    want, found = python_scan(whole, {})
+    with open(path, "rb") as f:
+        ords = Ordinals()
+        shrunk = merged(fastscan.scan_range(f.fileno(), 0, len(whole + tail) + 100, ords, {}))
+        assert ords.base == found and shrunk.seq.tolist() == want.seq.tolist()
+        ords = Ordinals()
+        ended = merged(fastscan.scan_range(f.fileno(), 0, len(whole + tail), ords, {}))
+    assert len(ended.seq) == len(want.seq) + (1 if tail else 0)
+    if tail:
+        assert ended.synth_ms[-1] == 12
+
+
+def test_a_file_without_newlines_is_scanned_once(tmp_path):
+    """Binary junk with no newline: every byte is looked at a bounded number of times
+    (the last-newline search covers only new bytes), and nothing is invented."""
+    path = tmp_path / "junk.bin"
+    path.write_bytes(bytes(range(256)).replace(b"\n", b"") * 40_000)  # 10 MB, one "line"
+    with open(path, "rb") as f:
+        res = fastscan._cscan.scan_file(f.fileno(), 0, path.stat().st_size)
+    assert res["matches"] == 0 and res["tl_ord"] == b""
+
+
+def test_every_odd_line_at_once_matches_python():
+    data = ("\n".join([*LINES, *ODD]) + "\n").encode()
+    py_jobs: dict[bytes, int] = {}
+    want, found = python_scan(data, py_jobs)
+    c_jobs: dict[bytes, int] = {}
+    ords = Ordinals()
+    got = merged(fastscan.scan_buffer(data, 0, len(data), ords, c_jobs))
+    assert ords.base == found
+    assert_same(got, c_jobs, want, py_jobs)

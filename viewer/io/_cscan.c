@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <errno.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -288,9 +289,10 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     const char *kind = NULL;
     size_t kind_len = 0;
     while (q < e) { /* q is at a comma */
+        if (rank == 5) return 0; /* nothing may follow "monolithic" in the strict form */
         const char *f = ++q;
         while (q < e && *q != ',') q++;
-        if (++fields > 3) return 0;
+        if (++fields > 3 || q == f) return 0; /* an empty field: Python decides */
         static const char *const KEY[] = {"worker=", "partition=", "synth_ms=", "gpu_ms=",
                                           "kind="};
         static const size_t KEY_LEN[] = {7, 10, 9, 7, 5};
@@ -517,11 +519,14 @@ enum { BLOCK = 256 << 10, MAX_LINE = 64 << 20 };
 
 /* Scan the file bytes [start, stop) of ``fd`` (``start`` a line start), reading blocks
  * with pread: the whole lines, then the last piece without a newline.  A "line" longer
- * than MAX_LINE is scanned as it is, as source.Source.chunks does.  0, -1 (memory) or
- * -2 (read error, errno set). */
+ * than MAX_LINE is scanned as it is, as source.Source.chunks does.  When the file ends
+ * before ``stop`` (it shrank: truncated or rotated while we read), the partial line at
+ * the end is dropped, not parsed: its numbers may be cut.  0, -1 (memory) or -2 (read
+ * error, errno set). */
 static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
     Vec buf = {0};
     int64_t pos = start; /* file offset of buf.data[0] */
+    size_t searched = 0; /* buf.data[0, searched) holds no newline */
     int rc = 0;
     if (vec_reserve(&buf, BLOCK)) return -1;
     for (;;) {
@@ -533,17 +538,28 @@ static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
                 rc = -1;
                 break;
             }
-            got = pread(fd, buf.data + buf.len, want, pos + buf.len);
+            do {
+                got = pread(fd, buf.data + buf.len, want, pos + buf.len);
+            } while (got < 0 && errno == EINTR);
             if (got < 0) {
                 rc = -2;
                 break;
             }
             buf.len += got;
         }
-        int eof = got == 0;
+        int eof = got == 0, shrank = eof && want > 0;
         if (!buf.len) break;
-        const char *nl = memrchr(buf.data, '\n', buf.len);
-        size_t cut = nl ? (size_t)(nl - buf.data) + 1 : (eof || buf.len >= MAX_LINE ? buf.len : 0);
+        /* The last newline, looking only at bytes not searched before (linear time on
+         * data without newlines). */
+        size_t cut = 0;
+        for (size_t i = buf.len; i > searched; i--) {
+            if (buf.data[i - 1] == '\n') {
+                cut = i;
+                break;
+            }
+        }
+        searched = buf.len;
+        if (!cut && !shrank && (eof || buf.len >= MAX_LINE)) cut = buf.len;
         if (cut) {
             if (scan_region(o, buf.data, buf.data + cut)) {
                 rc = -1;
@@ -552,8 +568,9 @@ static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
             memmove(buf.data, buf.data + cut, buf.len - cut);
             buf.len -= cut;
             pos += cut;
+            searched = 0;
         }
-        if (eof && !buf.len) break;
+        if (eof && (!buf.len || shrank)) break;
     }
     free(buf.data);
     return rc;
@@ -713,6 +730,10 @@ static PyObject *match_blocks(PyObject *self, PyObject *args) {
         ok = qoff[k] >= 0 && qoff[k] <= qoff[k + 1] && qoff[k + 1] <= b[0].len / 8;
     for (Py_ssize_t i = 0; ok && i < b[0].len / 8; i++)
         ok = queue[i] >= 0 && queue[i] < b[4].len / 8;
+    for (Py_ssize_t k = 0; ok && k < n_gpus; k++)
+        for (Py_ssize_t i = 0; ok && i < n_blocks; i++)
+            ok = started[k * n_blocks + i] >= 0 &&
+                 started[k * n_blocks + i] <= qoff[k + 1] - qoff[k];
     if (!ok) {
         PyErr_SetString(PyExc_ValueError, "match_blocks: inconsistent array sizes");
         goto done;

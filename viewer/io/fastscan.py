@@ -10,7 +10,9 @@ without the GIL, reading the file itself with ``pread``): no copy of the file is
 
 from __future__ import annotations
 
+import itertools
 import os
+from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
@@ -19,6 +21,7 @@ import numpy as np
 from viewer.io.parse import EVENT_COLUMNS, parse_records
 from viewer.io.scan import SEQ_SHIFT, SYNTH_START, CuzkLines, EventBatch, RawBatch, find_records
 from viewer.io.scan import trust as trust_rows
+from viewer.io.source import MAX_CARRY
 
 try:
     from viewer.io import _cscan
@@ -73,17 +76,24 @@ def scan_range(
         return out
     threads = max(1, min(4, os.cpu_count() or 1))
     batches: list[EventBatch] = []
+    todo = iter(pieces)
     with ThreadPoolExecutor(threads, thread_name_prefix="cuzk-scan") as pool:
-        futures: list[Future] = [pool.submit(_cscan.scan_file, fd, a, b) for a, b in pieces]
+        # At most threads + 1 pieces in flight: results wait in memory only that long.
+        flight: deque[tuple[Future, int]] = deque()
         try:
-            for fut, (_, b) in zip(futures, pieces, strict=True):
+            for a, b in itertools.islice(todo, threads + 1):
+                flight.append((pool.submit(_cscan.scan_file, fd, a, b), b))
+            while flight:
+                fut, b = flight.popleft()
                 if cancel is not None and cancel():
                     break
                 batches.append(_to_batch(fut.result(), ords, jobs))
+                for a2, b2 in itertools.islice(todo, 1):
+                    flight.append((pool.submit(_cscan.scan_file, fd, a2, b2), b2))
                 if progress is not None:
                     progress(b)
         finally:
-            for fut in futures:
+            for fut, _ in flight:
                 fut.cancel()
     return batches
 
@@ -126,17 +136,25 @@ def _scan_range_python(
 
 
 def _python_chunks(fd: int, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
-    """(data, cut, file offset reached): ``data[:cut]`` holds whole lines."""
+    """(data, cut, file offset reached): ``data[:cut]`` holds whole lines, cut as
+    ``source.Source.chunks`` cuts them (a "line" over MAX_CARRY is taken as it is).  When
+    the file ends before ``hi`` (it shrank while we read) the partial last line is
+    dropped, as ``_cscan.scan_file`` drops it."""
     carry = b""
     while lo < hi:
         data = os.pread(fd, min(PY_CHUNK, hi - lo), lo)
         if not data:
-            break  # the file shrank under us
+            return  # the file shrank under us: its cut last line is not a line
         lo += len(data)
-        data = carry + data
-        cut = data.rfind(b"\n") + 1 if lo < hi else len(data)
-        yield data, cut, lo
-        carry = data[cut:]
+        if carry:
+            data = carry + data
+        cut = data.rfind(b"\n")
+        if cut < 0 and len(data) < MAX_CARRY and lo < hi:
+            carry = data
+            continue
+        end = cut + 1 if cut >= 0 and lo < hi else len(data)
+        yield data, end, lo
+        carry = data[end:]
     if carry:
         yield carry, len(carry), lo
 
