@@ -345,3 +345,22 @@ def test_end_progress_counts_to_end(tmp_path):
     seen = []
     open_log(path, end=900, progress=lambda done, total: seen.append((done, total)))
     assert seen and seen[-1] == (900, 900)
+
+
+def test_a_wild_partition_number_does_not_blow_up_the_pairing(tmp_path):
+    """One damaged partition=5000000 among ordinary lines: the pairing hashes instead of
+    building a (job x partition) table (that was ~1 GB here), and the calls are kept."""
+    import resource
+
+    from viewer.io import pairing
+
+    path = tmp_path / "run.log"
+    lines = simple_log(jobs=3)
+    write(path, lines)
+    want = open_log(path).sessions[0].partitions
+    write(path, [*lines, "TIMELINE,99,GPU_QUEUE,job-0,partition=5000000"])
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    got = open_log(path).sessions[0].partitions
+    assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
+    assert got[got["partition"] < 100].reset_index(drop=True).equals(want.reset_index(drop=True))
+    assert pairing._dense(np.array([0, 1, 2]), np.array([0, 1, 5000000])) is None

@@ -99,7 +99,8 @@ def _fill(
     return out
 
 
-DENSE_LIMIT = 1 << 24  # (job, partition) pairs: above this, hash instead of a dense table
+DENSE_SLACK = 1 << 16  # a dense (job, partition) table may have this many more cells than
+# there are events: a damaged partition=1000000 must not make it a gigabyte (hash instead)
 
 
 def _dense(job: np.ndarray, part: np.ndarray) -> np.ndarray | None:
@@ -109,7 +110,7 @@ def _dense(job: np.ndarray, part: np.ndarray) -> np.ndarray | None:
         return None
     width = int(part.max()) + 2
     size = (int(job.max()) + 1) * width
-    if int(part.min()) < -1 or int(job.min()) < 0 or size > DENSE_LIMIT:
+    if int(part.min()) < -1 or int(job.min()) < 0 or size > len(job) + DENSE_SLACK:
         return None
     return job.astype(np.int64) * width + (part.astype(np.int64) + 1)
 
