@@ -359,7 +359,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.setValue(int(100 * done / total) if total > 0 else 0)
 
     def _on_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
-        with _settled_heap():
+        with _settled_heap(collect=True):
             self._show_loaded(timeline, index, lanes, summary)
 
     def _show_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
@@ -404,7 +404,7 @@ class MainWindow(QtWidgets.QMainWindow):
     def replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
         """Swap in a newer read of the same log (follow mode) without the load path's
         side effects: no fit, no ``timeline_loaded``, no recent-files entry."""
-        with _settled_heap():
+        with _settled_heap(collect=False):  # every follow poll: no full collection
             self._replace_timeline(timeline, index, lanes)
 
     def _replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
@@ -619,14 +619,18 @@ class MainWindow(QtWidgets.QMainWindow):
 
 
 @contextlib.contextmanager
-def _settled_heap() -> Iterator[None]:
+def _settled_heap(collect: bool) -> Iterator[None]:
     """Around swapping in a timeline: the objects pinned for the previous one become
-    collectable again (its cycles must not leak), and afterwards everything alive is
-    pinned out of the collector's reach (``gc.freeze``).  A loaded week holds ~10^5
-    tracked objects, some of them 10^5-item object arrays: every full collection would
-    walk them all again (46 ms on the GUI thread for the 1.46 GB benchmark log)."""
+    collectable again, and afterwards everything alive is pinned out of the collector's
+    reach (``gc.freeze``).  A loaded week holds ~10^5 tracked objects, some of them
+    10^5-item object arrays: every full collection would walk them all again (46 ms on
+    the GUI thread for the 1.46 GB benchmark log).  ``collect``: one full collection
+    before pinning, so garbage cycles of the previous timeline are freed, not pinned
+    (once per opened log; follow mode's frequent swaps skip it)."""
     gc.unfreeze()
     try:
         yield
     finally:
+        if collect:
+            gc.collect()
         gc.freeze()
