@@ -211,19 +211,30 @@ def test_large_tables_fill_quickly_enough_to_stay_interactive(qtbot, window):
 
 def test_a_loaded_timeline_is_kept_out_of_the_collector_and_freed_after_the_next(qtbot, window):
     """After a load everything alive is pinned (``gc.freeze``: full collections stop
-    walking the big tables); opening another log frees the old one, even when it sits in
-    a reference cycle (only the collector can free that, and only if it is unpinned)."""
+    walking the big tables), and a new load unpins it.  Nothing of the window keeps the
+    previous timeline alive: once unpinned, even a copy caught in a reference cycle is
+    freed by a collection."""
     import gc
     import weakref
 
+    def load(name: str) -> None:
+        with qtbot.waitSignals([window.timeline_loaded, window.summary_ready], timeout=15000):
+            window.open_paths([SAMPLES / name])  # the summary may come with it
+
     gc.unfreeze()
-    open_and_wait(qtbot, window, SAMPLES / "phase8_pw10_5sectors.log")
+    load("phase8_pw10_5sectors.log")
+    assert gc.get_freeze_count() > 0
     first = window.timeline()
     first.cycle = first  # garbage only the collector can free
     gone = weakref.ref(first)
     del first
-    assert gc.get_freeze_count() > 0
-    with qtbot.waitSignals([window.timeline_loaded, window.summary_ready], timeout=15000):
-        window.open_paths([SAMPLES / "two_gpus.log"])  # the summary may come with it
+    load("two_gpus.log")
     assert window.timeline().source.name == "two_gpus.log"
+    frozen = gc.get_freeze_count()
+    window._queue.append(SAMPLES / "two_gpus.log")  # a load starting: unpins first
+    window._start_next()
+    assert gc.get_freeze_count() < frozen
+    qtbot.waitSignal(window.summary_ready, timeout=15000).wait()
+    gc.unfreeze()
+    gc.collect()
     assert gone() is None

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -322,6 +321,7 @@ class MainWindow(QtWidgets.QMainWindow):
             QtCore.QTimer.singleShot(FIRST_PAINT_WAIT_MS, self, self._on_first_paint)
             return
         path = self._queue.pop(0)
+        gc.unfreeze()  # what the last load pinned can be collected again (see _on_loaded)
         job = LoadJob(path, self.workers_per_gpu, self, with_summary=True)
         job.progress_changed.connect(self._on_progress)
         job.loaded.connect(self._on_loaded)
@@ -359,8 +359,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.setValue(int(100 * done / total) if total > 0 else 0)
 
     def _on_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
-        with _settled_heap(collect=True):
-            self._show_loaded(timeline, index, lanes, summary)
+        self._show_loaded(timeline, index, lanes, summary)
+        # Pin everything alive out of the collector's reach: a loaded week holds ~10^5
+        # tracked objects, some of them 10^5-item object arrays, and every full
+        # collection would walk them all again (46 ms on the GUI thread for the 1.46 GB
+        # benchmark log).  No collection here (it cost ~50 ms more of GUI stall): the
+        # previous timeline, if caught in a reference cycle, stays pinned until the next
+        # load unpins it; the collector frees it then.
+        gc.freeze()
 
     def _show_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
         self.banner.hide()
@@ -404,8 +410,8 @@ class MainWindow(QtWidgets.QMainWindow):
     def replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
         """Swap in a newer read of the same log (follow mode) without the load path's
         side effects: no fit, no ``timeline_loaded``, no recent-files entry."""
-        with _settled_heap(collect=False):  # every follow poll: no full collection
-            self._replace_timeline(timeline, index, lanes)
+        gc.unfreeze()  # follow mode swaps timelines every second: leave the collector be
+        self._replace_timeline(timeline, index, lanes)
 
     def _replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
         self._timeline = timeline
@@ -616,21 +622,3 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def _show_empty_hint(self) -> None:
         self.statusBar().showMessage("Drop a cuzk daemon log here, or use File > Open (Ctrl+O).", 0)
-
-
-@contextlib.contextmanager
-def _settled_heap(collect: bool) -> Iterator[None]:
-    """Around swapping in a timeline: the objects pinned for the previous one become
-    collectable again, and afterwards everything alive is pinned out of the collector's
-    reach (``gc.freeze``).  A loaded week holds ~10^5 tracked objects, some of them
-    10^5-item object arrays: every full collection would walk them all again (46 ms on
-    the GUI thread for the 1.46 GB benchmark log).  ``collect``: one full collection
-    before pinning, so garbage cycles of the previous timeline are freed, not pinned
-    (once per opened log; follow mode's frequent swaps skip it)."""
-    gc.unfreeze()
-    try:
-        yield
-    finally:
-        if collect:
-            gc.collect()
-        gc.freeze()
