@@ -261,3 +261,15 @@ def test_every_odd_line_at_once_matches_python():
     got = merged(fastscan.scan_buffer(data, 0, len(data), ords, c_jobs))
     assert ords.base == found
     assert_same(got, c_jobs, want, py_jobs)
+
+
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+def test_an_empty_range_scans_nothing(tmp_path, monkeypatch, scanner):
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(LINES) + "\n")
+    with open(path, "rb") as f:
+        ords = Ordinals(7)
+        got = fastscan.scan_range(f.fileno(), 50, 50, ords, {})
+    assert ords.base == 7 and sum(len(b.seq) for b in got) == 0

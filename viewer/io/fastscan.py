@@ -68,28 +68,25 @@ def scan_range(
     if not compiled():
         return _scan_range_python(fd, lo, hi, ords, jobs, progress, cancel)
     cuts = _piece_starts(fd, lo, hi)
-    pieces = list(zip(cuts, cuts[1:], strict=False))
-    if len(pieces) == 1:
-        out = [_to_batch(_cscan.scan_file(fd, lo, hi), ords, jobs)]
-        if progress is not None:
-            progress(hi)
-        return out
-    threads = max(1, min(4, os.cpu_count() or 1))
+    pieces = iter(zip(cuts, cuts[1:], strict=False))
+    threads = max(1, min(4, os.cpu_count() or 1, len(cuts) - 1))
     batches: list[EventBatch] = []
-    todo = iter(pieces)
     with ThreadPoolExecutor(threads, thread_name_prefix="cuzk-scan") as pool:
         # At most threads + 1 pieces in flight: results wait in memory only that long.
         flight: deque[tuple[Future, int]] = deque()
-        try:
-            for a, b in itertools.islice(todo, threads + 1):
+
+        def submit(count: int) -> None:
+            for a, b in itertools.islice(pieces, count):
                 flight.append((pool.submit(_cscan.scan_file, fd, a, b), b))
+
+        try:
+            submit(threads + 1)
             while flight:
                 fut, b = flight.popleft()
                 if cancel is not None and cancel():
                     break
                 batches.append(_to_batch(fut.result(), ords, jobs))
-                for a2, b2 in itertools.islice(todo, 1):
-                    flight.append((pool.submit(_cscan.scan_file, fd, a2, b2), b2))
+                submit(1)
                 if progress is not None:
                     progress(b)
         finally:

@@ -207,7 +207,8 @@ class _Scan:
         batches = [] if self.batch is None else [self.batch]
         batches += scan_range(fd, lo, hi, ords, self.jobs)
         self.base = ords.base
-        self.batch = _merge(batches)
+        if batches:  # an empty range scans no piece
+            self.batch = _merge(batches)
 
     def sessions(self, workers_per_gpu: int | None) -> list[Session] | None:
         """The sessions so far, or None when no event could be read."""
