@@ -106,7 +106,7 @@ def test_compiled_scan_matches_python_scan(ops, odd, at):
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = fastscan.scan_buffer(data, 0, len(data), ords, c_jobs)
+    got = fastscan.scan_chunks([(data, 0, len(data))], ords, c_jobs)
     assert ords.base == found
     assert_same(merged(got), c_jobs, want, py_jobs)
 
@@ -258,7 +258,7 @@ def test_every_odd_line_at_once_matches_python():
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = merged(fastscan.scan_buffer(data, 0, len(data), ords, c_jobs))
+    got = merged(fastscan.scan_chunks([(data, 0, len(data))], ords, c_jobs))
     assert ords.base == found
     assert_same(got, c_jobs, want, py_jobs)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -46,11 +46,22 @@ class Ordinals:
         self.base = base
 
 
-def scan_buffer(
-    buf: bytes, start: int, end: int, ords: Ordinals, jobs: dict[bytes, int]
+def scan_chunks(
+    chunks: Iterable[tuple[bytes, int, int]], ords: Ordinals, jobs: dict[bytes, int]
 ) -> list[EventBatch]:
-    """The events of the whole lines ``buf[start:end]`` (compiled scanner only)."""
-    return [_to_batch(_cscan.scan(buf, start, end), ords, jobs)]
+    """The events of ``(buffer, start, end)`` chunks of whole lines, in order."""
+    if compiled():
+        return [_to_batch(_cscan.scan(buf, start, end), ords, jobs) for buf, start, end in chunks]
+    raw = RawBatch(base=ords.base)
+    batches: list[EventBatch] = []
+    for buf, start, end in chunks:
+        find_records(buf, start, end, raw)
+        if len(raw.items) >= BATCH_RECORDS:
+            batches.append(parse_records(raw, jobs))
+            raw = RawBatch(base=raw.base + len(raw.items))
+    batches.append(parse_records(raw, jobs))
+    ords.base = raw.base + len(raw.items)
+    return batches
 
 
 def scan_range(
@@ -116,20 +127,15 @@ def _scan_range_python(
     progress: Callable[[int], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> list[EventBatch]:
-    raw = RawBatch(base=ords.base)
-    batches: list[EventBatch] = []
-    for data, cut, at in _python_chunks(fd, lo, hi):
-        if cancel is not None and cancel():
-            break
-        find_records(data, 0, cut, raw)
-        if len(raw.items) >= BATCH_RECORDS:
-            batches.append(parse_records(raw, jobs))
-            raw = RawBatch(base=raw.base + len(raw.items))
-        if progress is not None:
-            progress(at)
-    batches.append(parse_records(raw, jobs))
-    ords.base = raw.base + len(raw.items)
-    return batches
+    def chunks() -> Iterator[tuple[bytes, int, int]]:
+        for data, cut, at in _python_chunks(fd, lo, hi):
+            if cancel is not None and cancel():
+                return
+            yield data, 0, cut
+            if progress is not None:
+                progress(at)
+
+    return scan_chunks(chunks(), ords, jobs)
 
 
 def _python_chunks(fd: int, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:

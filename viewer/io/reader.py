@@ -10,33 +10,30 @@ import gc
 import os
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from os import PathLike
 from pathlib import Path
 
 import numpy as np
 
 from viewer.io.errors import LoadCancelled, LogError
-from viewer.io.fastscan import Ordinals, compiled, scan_buffer, scan_range
+from viewer.io.fastscan import Ordinals, scan_chunks, scan_range
 from viewer.io.pairing import pair_events
-from viewer.io.parse import EVENT_COLUMNS, parse_records
+from viewer.io.parse import EVENT_COLUMNS
 from viewer.io.scan import (
     ANSI_RE,
     MARK_DAEMON,
     MARK_WORKER,
     CuzkLines,
     EventBatch,
-    RawBatch,
-    find_records,
 )
 from viewer.io.sessions import session_of, split_sessions
-from viewer.io.source import Source, checked
+from viewer.io.source import Chunk, Source, checked
 from viewer.io.timing import attribute, build_blocks
 from viewer.model import Session, Timeline, build_session
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
-BATCH_RECORDS = 200_000  # lines parsed at once: bounds the transient Python objects
 WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
 
 
@@ -119,22 +116,17 @@ def _scan(
             raise LoadCancelled(f"{src.path}: loading cancelled")
         src.mark_read()
         return batches, head
-    batches: list[EventBatch] = []
-    raw = RawBatch()
-    head = b""
-    for buf, start, end in checked(src.chunks(), src, progress, cancel):
-        if not head:
-            head = buf[start : start + 4096]
-        if compiled():
-            batches += scan_buffer(buf, start, end, ords, jobs)
-            continue
-        find_records(buf, start, end, raw)
-        if len(raw.items) >= BATCH_RECORDS:
-            batches.append(parse_records(raw, jobs))
-            raw = RawBatch(base=raw.base + len(raw.items))
-    if not compiled():
-        batches.append(parse_records(raw, jobs))
-    return batches, head
+    first: list[bytes] = []
+
+    def chunks() -> Iterator[Chunk]:
+        for chunk in checked(src.chunks(), src, progress, cancel):
+            if not first:
+                buf, start, _ = chunk
+                first.append(buf[start : start + 4096])
+            yield chunk
+
+    batches = scan_chunks(chunks(), ords, jobs)
+    return batches, first[0] if first else b""
 
 
 def _not_a_log_reason(head: bytes) -> str:
