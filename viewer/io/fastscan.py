@@ -18,7 +18,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from viewer.io.parse import EVENT_COLUMNS, parse_records
+from viewer.io.parse import merge_cuzk, merge_exact, parse_records
 from viewer.io.scan import SEQ_SHIFT, SYNTH_START, CuzkLines, EventBatch, RawBatch, find_records
 from viewer.io.scan import trust as trust_rows
 from viewer.io.source import MAX_CARRY
@@ -209,39 +209,11 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
         (((base + before) << SEQ_SHIFT) - 1, kind, text) for before, kind, text in res["markers"]
     ]
     if not res["rejects"]:
-        return EventBatch(
-            **fast,
-            kinds=kinds,
-            skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
-            skipped_reason=[r for _, r in skipped],
-            cuzk=cuzk,
-            markers=markers,
-        )
+        return merge_exact(fast, kinds, skipped, cuzk, markers, None)
     ordinals, lines = zip(*res["rejects"], strict=True)
     rest_seq = (np.array(ordinals, dtype=np.int64) + base) << SEQ_SHIFT
     exact = parse_records(RawBatch(items=list(lines)), jobs, seq=rest_seq)
-    order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
-    cols = {
-        c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
-        for c in EVENT_COLUMNS
-    }
-    skipped = sorted(
-        skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
-    )
-    cz_order = np.argsort(np.concatenate([cuzk.seq, exact.cuzk.seq]), kind="stable")
-    return EventBatch(
-        **cols,
-        kinds=sorted(kinds + exact.kinds),
-        skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
-        skipped_reason=[r for _, r in skipped],
-        cuzk=CuzkLines(
-            *(
-                np.concatenate([getattr(cuzk, f), getattr(exact.cuzk, f)])[cz_order]
-                for f in ("seq", "kind", "a", "b")
-            )
-        ),
-        markers=markers,
-    )
+    return merge_exact(fast, kinds, skipped, merge_cuzk(cuzk, exact.cuzk), markers, exact)
 
 
 def _ms(packed: bytes) -> np.ndarray:

@@ -109,22 +109,48 @@ def _events(
     kinds = [
         (int(rows_seq[k]), int(job[k]), _kind(f.buf, fe.kind_at[:, acc[k]])) for k in with_kind
     ]
-    order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
-    cols = {
-        c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
-        for c in EVENT_COLUMNS
-    }
-    skipped = sorted(
-        [(int(s), "malformed_timeline") for s in rows_seq[bad].tolist()]
-        + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
-    )
+    skipped = [(int(s), "malformed_timeline") for s in rows_seq[bad].tolist()]
+    return merge_exact(fast, kinds, skipped, exact.cuzk, [], exact)
+
+
+def merge_exact(
+    fast: dict[str, np.ndarray],
+    kinds: list[tuple[int, int, str]],
+    skipped: list[tuple[int, str]],
+    cuzk: CuzkLines,
+    markers: list[tuple[int, int, bytes]],
+    exact: EventBatch | None,
+) -> EventBatch:
+    """One batch of the rows a fast path parsed (``fast``: ``EVENT_COLUMNS``, in file
+    order) and of the rows the exact path parsed (``exact``), merged in file order."""
+    if exact is not None:
+        order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
+        fast = {
+            c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
+            for c in EVENT_COLUMNS
+        }
+        kinds = sorted(kinds + exact.kinds)
+        skipped = sorted(
+            skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
+        )
     return EventBatch(
-        **cols,
-        kinds=sorted(kinds + exact.kinds),
+        **fast,
+        kinds=kinds,
         skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
         skipped_reason=[r for _, r in skipped],
-        cuzk=exact.cuzk,
-        markers=[],
+        cuzk=cuzk,
+        markers=markers,
+    )
+
+
+def merge_cuzk(a: CuzkLines, b: CuzkLines) -> CuzkLines:
+    """Two sets of CUZK_TIMING lines as one, in file order."""
+    order = np.argsort(np.concatenate([a.seq, b.seq]), kind="stable")
+    return CuzkLines(
+        np.concatenate([a.seq, b.seq])[order],
+        np.concatenate([a.kind, b.kind]).astype(np.int8)[order],
+        np.concatenate([a.a, b.a])[order],
+        np.concatenate([a.b, b.b])[order],
     )
 
 
@@ -153,10 +179,4 @@ def _cuzk(
             rest = [i for i in rej.tolist() if any(k in items[i] for k in CUZK_NEEDLES)]
     exact = parse_cuzk([items[i][CZ_SKIP:] for i in rest] + more[0], seq[rest].tolist() + more[1])
     keep = kind >= 0
-    order = np.argsort(np.concatenate([seq[cz[keep]], exact.seq]), kind="stable")
-    return CuzkLines(
-        np.concatenate([seq[cz[keep]], exact.seq])[order],
-        np.concatenate([kind[keep], exact.kind]).astype(np.int8)[order],
-        np.concatenate([a[keep], exact.a])[order],
-        np.concatenate([b[keep], exact.b])[order],
-    )
+    return merge_cuzk(CuzkLines(seq[cz[keep]], kind[keep], a[keep], b[keep]), exact)
