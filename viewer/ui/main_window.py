@@ -359,16 +359,6 @@ class MainWindow(QtWidgets.QMainWindow):
         self.progress.setValue(int(100 * done / total) if total > 0 else 0)
 
     def _on_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
-        self._show_loaded(timeline, index, lanes, summary)
-        # Pin everything alive out of the collector's reach: a loaded week holds ~10^5
-        # tracked objects, some of them 10^5-item object arrays, and every full
-        # collection would walk them all again (46 ms on the GUI thread for the 1.46 GB
-        # benchmark log).  No collection here (it cost ~50 ms more of GUI stall): the
-        # previous timeline, if caught in a reference cycle, stays pinned until the next
-        # load unpins it; the collector frees it then.
-        gc.freeze()
-
-    def _show_loaded(self, timeline: Timeline, index: int, lanes: dict, summary) -> None:
         self.banner.hide()
         self.statusBar().clearMessage()
         self._timeline = timeline
@@ -387,6 +377,13 @@ class MainWindow(QtWidgets.QMainWindow):
         if notes:
             self.statusBar().showMessage("; ".join(dict.fromkeys(notes)), 10000)
         self.timeline_loaded.emit(timeline)
+        # Pin everything alive out of the collector's reach: a loaded week holds ~10^5
+        # tracked objects, some of them 10^5-item object arrays, and every full
+        # collection would walk them all again (46 ms on the GUI thread for the 1.46 GB
+        # benchmark log).  No collection here (it cost ~50 ms more of GUI stall): the
+        # previous timeline, if caught in a reference cycle, stays pinned until the next
+        # load starts and unpins it; a collection can free it from then on.
+        gc.freeze()
 
     def _on_failed(self, message: str) -> None:
         self.banner.show_message(message)
@@ -411,9 +408,6 @@ class MainWindow(QtWidgets.QMainWindow):
         """Swap in a newer read of the same log (follow mode) without the load path's
         side effects: no fit, no ``timeline_loaded``, no recent-files entry."""
         gc.unfreeze()  # follow mode swaps timelines every second: leave the collector be
-        self._replace_timeline(timeline, index, lanes)
-
-    def _replace_timeline(self, timeline: Timeline, index: int, lanes: dict) -> None:
         self._timeline = timeline
         self._session_index = index
         self._fill_session_combo()
