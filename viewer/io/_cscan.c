@@ -91,10 +91,14 @@ static int jobs_grow(Jobs *t) {
     return 0;
 }
 
-/* Copy [p, p+n) to the text heap; the record (heap offset, n) goes to ``spans``. */
-static int keep_text(Vec *heap, Vec *spans, const char *p, size_t n) {
-    int64_t span[2] = {(int64_t)heap->len, (int64_t)n};
-    return vec_put(heap, p, n) || vec_put(spans, span, sizeof span);
+/* A record of int64s whose last two are (heap offset, length) of a copy of [p, p+n). */
+static int put_text_record(Vec *v, Vec *heap, const int64_t *head, int k, const char *p,
+                           size_t n) {
+    int64_t rec[4];
+    memcpy(rec, head, k * sizeof *rec);
+    rec[k] = (int64_t)heap->len;
+    rec[k + 1] = (int64_t)n;
+    return vec_put(heap, p, n) || vec_put(v, rec, (k + 2) * sizeof *rec);
 }
 
 /* The code of the job id [p, p+n): first appearance order; -1 on memory failure. */
@@ -108,7 +112,7 @@ static int32_t jobs_code(Jobs *t, Vec *heap, Vec *spans, const char *p, size_t n
         j = (j + 1) & (t->cap - 1);
     }
     t->key[j] = (int64_t)heap->len;
-    if (keep_text(heap, spans, p, n)) return -1;
+    if (put_text_record(spans, heap, &t->key[j], 0, p, n)) return -1;
     t->hash[j] = h, t->klen[j] = (int32_t)n, t->code[j] = (int32_t)t->used;
     return (int32_t)t->used++;
 }
@@ -252,16 +256,6 @@ typedef struct {
 
 enum { HAS_KIND = 1, MONO_WORD = 2 };
 enum { MAX_JOB = 64, MAX_KIND = 32 };
-
-/* A record of int64s whose last two are (heap offset, length) of a copy of [p, p+n). */
-static int put_text_record(Vec *v, Vec *heap, const int64_t *head, int k, const char *p,
-                           size_t n) {
-    int64_t rec[4];
-    memcpy(rec, head, k * sizeof *rec);
-    rec[k] = (int64_t)heap->len;
-    rec[k + 1] = (int64_t)n;
-    return vec_put(heap, p, n) || vec_put(v, rec, (k + 2) * sizeof *rec);
-}
 
 /* Parse a TIMELINE payload [p, e) in strict form; 1 if taken, 0 to hand it to Python,
  * -1 on memory failure. */
