@@ -69,7 +69,7 @@ def test_markdown_headline_and_table(capsys) -> None:
     assert text.startswith("# Phase 7 vs Phase 8: 51.0 -> 43.7 s/proof, 14.3 % faster\n")
     assert "| figure | Phase 7 | Phase 8 | delta | relative |" in text
     assert "| measured s/proof | 51.0 | 43.7 | -7.3 | -14.3 % |" in text
-    assert "| GPU efficiency (merged intervals) | 98.9 % | 88.9 % | -9.9 pp | -10.1 % |" in text
+    assert "| GPU efficiency (merged intervals) | 98.9 % | 88.9 % | -9.9 pp | -10.0 % |" in text
     assert "| kernel mean per partition (ms) | 3740 | 3740 | +0 | +0.0 % |" in text
     assert "**Phase 7 (cpu-prep):**" in text and "**Phase 8 (synthesis-bound):**" in text
 

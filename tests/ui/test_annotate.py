@@ -17,7 +17,7 @@ from viewer.ui.write_ups import install
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 WORKER0 = "GPU 0 · worker 0"
-COLD_GAP = (69568.0, 74058.0)  # sector 0 -> 1: second-to-last GPU_END of 0, first GPU_START of 1
+COLD_GAP = (71800.0, 76290.0)  # sector 0 -> 1: second-to-last GPU_END of 0, first GPU_START of 1
 
 
 @pytest.fixture

@@ -105,7 +105,7 @@ def test_selected_range_export_frames_it_and_restores_the_view(annotated) -> Non
     view = annotated.view
     before = view.x_range()
     svg = render_svg(view, rng=COLD_GAP, caption=True).decode("utf-8")
-    assert "range 69.568 s → 74.058 s" in svg
+    assert "range 71.800 s → 76.290 s" in svg
     assert view.x_range() == pytest.approx(before)
 
 

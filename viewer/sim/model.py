@@ -1,22 +1,23 @@
-"""Discrete-event model of the cuzk proving pipeline.
+"""Random durations for the cuzk proving pipeline, played forward by ``viewer.sim.engine``.
 
 A pool of ``pw`` partition workers synthesizes partitions on the CPU; each
-finished partition is pushed to one GPU work queue (oldest job first); ``gw``
-GPU workers per GPU take it, do CPU prep, wait for their GPU's kernel mutex,
-run the CUDA region, release it and finish with b_g2_msm and an epilogue.  All durations are drawn
-up front (``draw``) so that a caller can pin any of them before ``run``: that
-is how the reference sample hits exact published figures.  Times are integer
-milliseconds since the engine started.
+finished partition is pushed to one GPU work queue (oldest job's lowest partition
+first); ``gw`` GPU workers per GPU take it, do CPU prep, wait for their GPU's
+kernel mutex, run the CUDA region, release it and finish with b_g2_msm and an
+epilogue.  All durations are drawn up front (``draw``) so that a caller can pin
+any of them before ``run``: that is how the reference sample hits exact
+published figures, and how two runs from one seed differ by one knob only.
+Times are integer milliseconds since the engine started.
 """
 
 from __future__ import annotations
 
-import heapq
 import uuid
-from collections import deque
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from viewer.sim.engine import Shape, Tasks, play
 
 #: Proof kinds; porep-c2 is partitioned, the others are one GPU call per job.
 KINDS = ("porep-c2", "snap-update", "window-post", "winning-post")
@@ -54,7 +55,7 @@ class SimConfig:
     assemble_ms: float = 900.0  # extra epilogue of a job's last call (proof assembly)
     warmup_ms: float = 0.0  # extra kernel time of the first call on each GPU
     dispatch_ms: float = 4.0  # median, worker free or partition queued -> GPU_START
-    queue_cap: int | None = None  # synthesized partitions waiting for a GPU; None = pw
+    queue_cap: int | None = None  # synthesized partitions that may wait for a GPU; None: no bound
     interval_ms: float = 0.0  # between job arrivals
     start_ms: int = 40  # first arrival after the engine starts
 
@@ -94,6 +95,7 @@ class Draws:
     b_g2: np.ndarray
     epilogue: np.ndarray
     circuits: np.ndarray
+    hold: np.ndarray  # the mutex is released this long after the kernel ends
 
     @property
     def kernel(self) -> np.ndarray:
@@ -183,6 +185,7 @@ def draw(cfg: SimConfig) -> Draws:
         b_g2=_normal(rng, cfg.b_g2_ms * scale[:, 3], j, n),
         epilogue=_normal(rng, cfg.epilogue_ms, 0.3, n),
         circuits=scale[:, 4].astype(np.int64),
+        hold=np.ones(n, np.int64),
     )
     return d
 
@@ -195,126 +198,41 @@ def set_kernel(d: Draws, task: int, total: int) -> None:
     d.tail[task] = total - ntt - batch
 
 
+def shape_of(cfg: SimConfig) -> Shape:
+    """The pipeline ``cfg`` describes, as the engine takes it."""
+    return Shape(cfg.pw, cfg.gw, cfg.gpus, cfg.queue_cap, int(cfg.warmup_ms))
+
+
 def run(cfg: SimConfig, d: Draws) -> Schedule:
-    """Play the pipeline forward in time and return the schedule."""
-    n = len(d.job)
-    nparts = np.bincount(d.job, minlength=len(d.job_ids)).tolist()
-    job, synth, kernel = d.job.tolist(), d.synth.tolist(), d.kernel.tolist()
-    prelock = (d.prep + d.prelock_extra).tolist()
-    pickup, dispatch, qdelay = d.pickup.tolist(), d.dispatch.tolist(), d.qdelay.tolist()
-    arrival, assemble = d.arrival.tolist(), d.assemble.tolist()
-    post0 = (d.b_g2 + d.epilogue).tolist()
-    times = {k: [-1] * n for k in ("ss", "se", "q", "pk", "st", "aq", "rl", "en")}
-    worker_of = [-1] * n
-    post = [0] * n
-    nworkers = cfg.gw * cfg.gpus
-    idle_since = {w: 0 for w in range(nworkers)}
-    mutex_busy = [False] * cfg.gpus
-    warmed = [False] * cfg.gpus
-    warm = [0] * n
-    waiters: list[deque[int]] = [deque() for _ in range(cfg.gpus)]
-    # The GPU queue serves the oldest job first, so proofs complete in order.
-    queue: list[tuple[int, int, int]] = []
-    dispatched = [0] * len(d.job_ids)
-    limit = cfg.pw + (cfg.pw if cfg.queue_cap is None else cfg.queue_cap)
-    state = {"pool": cfg.pw, "next": 0, "inflight": 0, "wake": -1}
-    heap: list[tuple[int, int, int, int]] = []
-    seq = 0
-
-    def push(t: int, kind: int, arg: int) -> None:
-        nonlocal seq
-        seq += 1
-        heapq.heappush(heap, (t, seq, kind, arg))
-
-    def try_synth(t: int) -> None:
-        while state["pool"] and state["next"] < n and state["inflight"] < limit:
-            i = state["next"]
-            a = arrival[job[i]]
-            if a > t:
-                if state["wake"] != a:
-                    state["wake"] = a
-                    push(a, WAKE, -1)
-                return
-            state["next"] += 1
-            state["pool"] -= 1
-            state["inflight"] += 1
-            times["ss"][i] = t
-            times["se"][i] = t + synth[i]
-            push(t + synth[i], SYNTH_END, i)
-
-    def try_dispatch(t: int) -> None:
-        while queue and idle_since:
-            w = min(idle_since, key=lambda k: (idle_since[k], k))
-            del idle_since[w]
-            i = heapq.heappop(queue)[2]
-            state["inflight"] -= 1
-            j = job[i]
-            dispatched[j] += 1
-            post[i] = post0[i] + (assemble[j] if dispatched[j] == nparts[j] else 0)
-            worker_of[i] = w
-            times["pk"][i] = t + min(pickup[i], dispatch[i])
-            times["st"][i] = t + dispatch[i]
-            push(t + dispatch[i] + prelock[i], LOCK, i)
-            try_synth(t)
-
-    def acquire(i: int, t: int) -> None:
-        g = worker_of[i] // cfg.gw
-        if not warmed[g]:
-            # The first kernel on a GPU pays for CUDA context set-up and the SRS upload.
-            warmed[g] = True
-            warm[i] = int(cfg.warmup_ms)
-        mutex_busy[g] = True
-        times["aq"][i] = t
-        rel = t + kernel[i] + warm[i] + 1
-        times["rl"][i] = rel
-        times["en"][i] = rel + post[i]
-        push(rel, RELEASE, g)
-        push(rel + post[i], END, i)
-
-    try_synth(0)
-    while heap:
-        t, _, kind, i = heapq.heappop(heap)
-        if kind == SYNTH_END:
-            times["q"][i] = t + qdelay[i]
-            push(t + qdelay[i], QUEUED, i)
-            state["pool"] += 1
-            try_synth(t)
-        elif kind == QUEUED:
-            heapq.heappush(queue, (job[i], t, i))
-            try_dispatch(t)
-        elif kind == LOCK:
-            g = worker_of[i] // cfg.gw
-            if mutex_busy[g]:
-                waiters[g].append(i)
-            else:
-                acquire(i, t)
-        elif kind == RELEASE:
-            mutex_busy[i] = False
-            if waiters[i]:
-                acquire(waiters[i].popleft(), t)
-        elif kind == END:
-            idle_since[worker_of[i]] = t
-            try_dispatch(t)
-        else:
-            try_synth(t)
-    arr = {k: np.asarray(v, np.int64) for k, v in times.items()}
+    """Play the pipeline forward in time (``viewer.sim.engine``) and return the schedule."""
+    tasks = Tasks(
+        job=d.job,
+        arrival=d.arrival,
+        assemble=d.assemble,
+        synth=d.synth,
+        qdelay=d.qdelay,
+        pickup=d.pickup,
+        dispatch=d.dispatch,
+        prelock=d.prep + d.prelock_extra,
+        kernel=d.kernel,
+        hold=d.hold,
+        post=d.hold + d.b_g2 + d.epilogue,
+    )
+    p = play(shape_of(cfg), tasks)
     return Schedule(
         config=cfg,
         draws=d,
-        synth_start=arr["ss"],
-        synth_end=arr["se"],
-        queued=arr["q"],
-        pickup=arr["pk"],
-        start=arr["st"],
-        acquire=arr["aq"],
-        release=arr["rl"],
-        end=arr["en"],
-        worker=np.asarray(worker_of, np.int64),
-        ntt=d.ntt + np.asarray(warm, np.int64),
+        synth_start=p.synth_start,
+        synth_end=p.synth_end,
+        queued=p.queued,
+        pickup=p.pickup,
+        start=p.start,
+        acquire=p.acquire,
+        release=p.release,
+        end=p.end,
+        worker=p.worker,
+        ntt=d.ntt + p.warm,
     )
-
-
-SYNTH_END, QUEUED, LOCK, RELEASE, END, WAKE = range(6)
 
 
 def simulate(cfg: SimConfig) -> Schedule:

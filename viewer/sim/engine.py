@@ -1,0 +1,195 @@
+"""The pipeline played forward: the one engine of the simulator and of the replay.
+
+Given every task's durations (a task = one GPU call: a partition, or a whole
+monolithic job) and the pipeline's shape, ``play`` says when everything
+happens.  The rules are those of domain.md "Replay", which follow upstream's
+engine:
+
+- ``pw`` synthesis slots take tasks in task order (job, then partition) as soon
+  as the task's job has arrived; a finished synthesis is queued ``qdelay`` later.
+- The queue holds at most ``queue_cap`` tasks (None: unbounded).  A finished
+  task that finds it full keeps its synthesis slot until there is room, which a
+  log shows as a SYNTH_END -> queue delay.  A slot is free again once its task
+  is queued.
+- A free GPU worker takes the lowest task of the queue (the oldest job's lowest
+  partition); among free workers the one idle longest goes first.  All workers
+  of all GPUs share the queue; worker ``w`` belongs to GPU ``w // gw``.
+- The call starts ``dispatch`` after that (its GPU_PICKUP ``pickup`` after,
+  never later than the start), runs ``prelock`` of CPU prep, then waits for its
+  GPU's kernel mutex (first come, first served), runs the ``kernel``, holds the
+  mutex ``hold`` longer and ends ``post`` after the kernel (``post`` includes
+  ``hold``).  A job's last dispatched call also runs its job's ``assemble``.
+  The first kernel on each GPU takes ``warmup`` longer.
+
+Times are integer milliseconds.  ``viewer.sim.model.run`` feeds it durations
+drawn at random; ``viewer.whatif.replay`` feeds it the durations a log measured.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+SYNTH_END, QUEUED, LOCK, RELEASE, END, WAKE = range(6)
+
+
+@dataclass(frozen=True)
+class Shape:
+    """The pipeline: synthesis slots, GPU workers per GPU, GPUs, the queue's bound."""
+
+    pw: int
+    gw: int
+    gpus: int
+    queue_cap: int | None = None  # None: unbounded
+    warmup_ms: int = 0  # extra kernel time of the first call on each GPU
+
+
+@dataclass(frozen=True)
+class Tasks:
+    """Every task's durations (ms, int64 arrays), tasks in dispatch-priority order."""
+
+    job: np.ndarray  # per task: its job, jobs numbered in arrival order
+    arrival: np.ndarray  # per job
+    assemble: np.ndarray  # per job: extra post of its last dispatched call
+    synth: np.ndarray
+    qdelay: np.ndarray  # SYNTH_END -> queued, when the queue has room
+    pickup: np.ndarray  # taken -> GPU_PICKUP
+    dispatch: np.ndarray  # taken -> GPU_START
+    prelock: np.ndarray  # GPU_START -> at the kernel mutex
+    kernel: np.ndarray
+    hold: np.ndarray  # kernel end -> mutex released
+    post: np.ndarray  # kernel end -> GPU_END (assemble not included)
+
+
+@dataclass(frozen=True)
+class Played:
+    """When everything happened, one row per task (int64 ms)."""
+
+    synth_start: np.ndarray
+    synth_end: np.ndarray
+    queued: np.ndarray
+    pickup: np.ndarray
+    start: np.ndarray
+    acquire: np.ndarray
+    kernel_end: np.ndarray
+    release: np.ndarray
+    end: np.ndarray
+    worker: np.ndarray
+    warm: np.ndarray  # warm-up added to the task's kernel
+
+
+def play(shape: Shape, t: Tasks) -> Played:
+    """Play ``t`` through a pipeline of ``shape`` (see the module docstring)."""
+    if min(shape.pw, shape.gw, shape.gpus) < 1:
+        raise ValueError("pw, gw and gpus must be at least 1")
+    if shape.queue_cap is not None and shape.queue_cap < 1:
+        raise ValueError("the queue must hold at least one task")
+    n = len(t.job)
+    job = t.job.tolist()
+    arrival = t.arrival.tolist()
+    synth, qdelay = t.synth.tolist(), t.qdelay.tolist()
+    pickup, dispatch, prelock = t.pickup.tolist(), t.dispatch.tolist(), t.prelock.tolist()
+    kernel, hold, post0 = t.kernel.tolist(), t.hold.tolist(), t.post.tolist()
+    assemble = t.assemble.tolist()
+    left = np.bincount(t.job, minlength=len(arrival)).tolist()  # calls not yet dispatched
+    gw, cap, warmup = shape.gw, shape.queue_cap, int(shape.warmup_ms)
+    ss, se, qd, pk, st, aq, ke, rl, en = ([-1] * n for _ in range(9))
+    worker_of, warm = [-1] * n, [0] * n
+    idle: dict[int, tuple[int, int]] = {w: (0, w) for w in range(gw * shape.gpus)}
+    mutex_busy = [False] * shape.gpus
+    warmed = [False] * shape.gpus
+    waiters: list[deque[int]] = [deque() for _ in range(shape.gpus)]
+    queue: list[int] = []  # task indices: the lowest is the oldest job's lowest partition
+    blocked: deque[int] = deque()  # synthesized, waiting for room in the queue
+    heap: list[tuple[int, int, int, int]] = []
+    seq = 0
+    pool, nxt, wake = shape.pw, 0, -1
+
+    def push(when: int, kind: int, arg: int) -> None:
+        nonlocal seq
+        seq += 1
+        heapq.heappush(heap, (when, seq, kind, arg))
+
+    def try_synth(now: int) -> None:
+        nonlocal pool, nxt, wake
+        while pool and nxt < n:
+            i = nxt
+            a = arrival[job[i]]
+            if a > now:
+                if wake != a:
+                    wake = a
+                    push(a, WAKE, -1)
+                return
+            nxt += 1
+            pool -= 1
+            ss[i] = now
+            se[i] = now + synth[i]
+            push(now + synth[i], SYNTH_END, i)
+
+    def enqueue(i: int, now: int) -> None:
+        nonlocal pool
+        qd[i] = now
+        heapq.heappush(queue, i)
+        pool += 1
+
+    def try_dispatch(now: int) -> None:
+        while queue and idle:
+            w = min(idle, key=idle.__getitem__)
+            del idle[w]
+            i = heapq.heappop(queue)
+            j = job[i]
+            left[j] -= 1
+            worker_of[i] = w
+            pk[i] = now + min(pickup[i], dispatch[i])
+            st[i] = now + dispatch[i]
+            push(now + dispatch[i] + prelock[i], LOCK, i)
+            if blocked:
+                enqueue(blocked.popleft(), now)
+            if left[j] == 0:
+                post0[i] += assemble[j]
+        try_synth(now)
+
+    def acquire(i: int, now: int, g: int) -> None:
+        if not warmed[g]:
+            warmed[g] = True  # the first kernel on a GPU pays for context set-up
+            warm[i] = warmup
+        mutex_busy[g] = True
+        aq[i] = now
+        ke[i] = now + kernel[i] + warm[i]
+        rl[i] = ke[i] + hold[i]
+        en[i] = ke[i] + post0[i]
+        push(rl[i], RELEASE, g)
+        push(en[i], END, i)
+
+    try_synth(0)
+    while heap:
+        now, _, kind, i = heapq.heappop(heap)
+        if kind == SYNTH_END:
+            push(now + qdelay[i], QUEUED, i)
+        elif kind == QUEUED:
+            if cap is None or len(queue) < cap:
+                enqueue(i, now)
+                try_dispatch(now)
+            else:
+                blocked.append(i)
+        elif kind == LOCK:
+            g = worker_of[i] // gw
+            if mutex_busy[g]:
+                waiters[g].append(i)
+            else:
+                acquire(i, now, g)
+        elif kind == RELEASE:
+            mutex_busy[i] = False
+            if waiters[i]:
+                acquire(waiters[i].popleft(), now, i)
+        elif kind == END:
+            w = worker_of[i]
+            idle[w] = (now, w)
+            try_dispatch(now)
+        else:
+            try_synth(now)
+    cols = (ss, se, qd, pk, st, aq, ke, rl, en, worker_of, warm)
+    return Played(*(np.asarray(c, dtype=np.int64) for c in cols))
