@@ -40,6 +40,15 @@ PARTITION_COLUMNS: dict[str, str] = {
     "ntt_msm_h_ms": "float64",
     "batch_add_ms": "float64",
     "tail_msm_ms": "float64",
+    # The other CUZK_TIMING figures of the call (see domain.md), NaN when absent.
+    "prep_msm_ms": "float64",
+    "pre_lock_cpu_ms": "float64",  # GPU_START -> at the kernel mutex (CPU prep)
+    "mutex_wait_ms": "float64",
+    "barrier_wait_ms": "float64",
+    "mutex_held_ms": "float64",
+    "total_start_fn_ms": "float64",
+    "b_g2_msm_ms": "float64",
+    "num_circuits": "float64",
     "gpu_open": "bool",  # GPU_START seen, GPU_END never seen
     "synth_open": "bool",  # SYNTH_START seen, SYNTH_END never seen
 }
