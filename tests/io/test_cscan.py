@@ -18,7 +18,7 @@ from test_damage import apply, damage
 from viewer.io import fastscan, open_log
 from viewer.io.fastscan import Ordinals
 from viewer.io.parse import EVENT_COLUMNS, parse_records
-from viewer.io.scan import RawBatch, find_records
+from viewer.io.scan import CUZK_FORMS, RawBatch, find_records
 
 pytestmark = pytest.mark.skipif(not fastscan.compiled(), reason="compiled scanner not built")
 
@@ -35,6 +35,16 @@ ODD = [
     "CUZK_TIMING: mutex_held_ms=1 total_start_fn_ms=2 TIMELINE,4,GPU_PICKUP,d,partition=0,worker=0",
     "CUZK_TIMING: b_g2_msm_ms=3 num_circuits=10",
     "CUZK_TIMING: num_circuits=10",
+    "CUZK_TIMING: b_g2_msm_ms=3",
+    "CUZK_TIMING: b_g2_msm_ms=3 num_circuits=1234567890123",
+    "CUZK_TIMING: gpu_tid=1 mutex_held_ms=4 total_start_fn_ms=9",
+    "CUZK_TIMING: mutex_held_ms=4 total_start_fn_ms=9 ",
+    "CUZK_TIMING: prep_msm_ms=",
+    "CUZK_TIMING: prep_msm_msx=5",
+    "CUZK_TIMING: gpu_tid=0 barrier_wait_ms=0\r",
+    "CUZK_TIMING: async_dealloc_ms=12",
+    "CUZK_TIMING: split_vectors_ms=40 setup_to_split_ms=3",
+    "CUZK_TIMING: d_a_cache allocated 4096 MiB on gpu 1",
     "CUZK_TIMING: gpu_tid=3 ntt_msm_h_ms=1234567890123",
     "xCUZK_TIMING: tail_msm_ms=1 gpu_total_ms=2",
     "TIMING: batch_add_ms=3",
@@ -168,6 +178,11 @@ def test_a_read_error_names_the_file(tmp_path, monkeypatch):
     monkeypatch.setattr(fastscan._cscan, "scan_file", broken)
     with pytest.raises(LogError, match=r"run\.log: cannot be read \(Input/output error\)"):
         open_log(path)
+
+
+def test_both_scanners_read_the_same_cuzk_forms():
+    """One table of the CUZK_TIMING forms: the C scanner's is the Python one."""
+    assert fastscan._cscan.CUZK_FORMS == CUZK_FORMS
 
 
 def test_the_compiled_scanner_is_built_where_a_compiler_is():

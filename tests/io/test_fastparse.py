@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -11,8 +9,23 @@ from io_logs import cuzk_block, simple_log
 from test_damage import apply, damage
 
 from viewer.io.parse import CZ_SKIP, TL_SKIP, parse_records
-from viewer.io.scan import SCAN_RE, SEQ_SHIFT, RawBatch, find_records, parse_cuzk, parse_exact
+from viewer.io.scan import (
+    CUZK_FORMS,
+    SCAN_RE,
+    SEQ_SHIFT,
+    RawBatch,
+    find_records,
+    parse_cuzk,
+    parse_exact,
+)
 
+#: CUZK_TIMING lines upstream writes that carry none of a call's figures.
+UPSTREAM_IGNORED = [
+    "CUZK_TIMING: async_dealloc_ms=12",
+    "CUZK_TIMING: split_vectors_ms=40 setup_to_split_ms=3",
+    "CUZK_TIMING: set pool release threshold to MAX on gpu 0",
+    "CUZK_TIMING: d_a_cache allocated 4096 MiB on gpu 1",
+]
 LINES = simple_log(jobs=2, parts=3)
 LINES[8:8] = cuzk_block(5, 7)
 EXTRA = [
@@ -31,6 +44,13 @@ EXTRA = [
     "CUZK_TIMING: gpu_tid=1 tail_msm_ms=3 gpu_total_ms=9 ",
     "CUZK_TIMING: gpu_tid=x batch_add_ms=3",
     "CUZK_TIMING: prep_msm_ms=7 \x1b[0mbatch_add_ms=2",
+    "CUZK_TIMING: prep_msm_ms=1234567890123",
+    "CUZK_TIMING: gpu_tid=0 barrier_wait_ms=1 extra",
+    "CUZK_TIMING: mutex_held_ms=5",
+    "CUZK_TIMING: mutex_held_ms=5 total_start_fn_ms=6\t",
+    "CUZK_TIMING: b_g2_msm_ms=3 num_circuits=x",
+    "CUZK_TIMING: gpu_tid=2 b_g2_msm_ms=3  num_circuits=1",
+    *UPSTREAM_IGNORED,
 ]
 
 
@@ -83,23 +103,14 @@ def test_daemon_lines_all_take_the_fast_path():
     is_tl = np.array([it.startswith(b"TIMELINE,") for it in raw.items])
     assert fp.parse_events(f, np.flatnonzero(is_tl), TL_SKIP).ok.all()
     kind, _, _ = fp.parse_cuzk(f, np.flatnonzero(~is_tl), CZ_SKIP)
-    assert sorted(kind[kind >= 0].tolist()) == [0, 1, 2, 3]
+    assert sorted(kind[kind >= 0].tolist()) == list(range(len(CUZK_FORMS)))
 
 
-OLD_SCAN = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
-
-
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(damage, max_size=6))
-def test_scan_skips_only_cuzk_lines_the_exact_path_drops(ops):
-    data = apply(ops)
-    kept = SCAN_RE.findall(data)
-    dropped = [m for m in OLD_SCAN.findall(data) if m not in kept]
-    assert len(OLD_SCAN.findall(data)) - len(kept) == len(dropped)
-    for text in dropped:
-        assert text.startswith(b"TIMING:") and b"TIMELINE," not in text
-        assert len(parse_cuzk([text[CZ_SKIP:]], [0]).seq) == 0
-    assert dropped or b"prep_msm_ms=1695\n" not in data
+def test_every_cuzk_timing_line_is_found():
+    """Every CUZK_TIMING line reaches the parser (none is skipped by the scan)."""
+    data = apply([]) + ("\n".join(EXTRA) + "\n").encode()
+    found = [m for m in SCAN_RE.findall(data) if m.startswith(b"TIMING:")]
+    assert len(found) == sum(line.startswith(b"CUZK_TIMING:") for line in data.split(b"\n"))
 
 
 def test_job_hash_collisions_fall_back_to_exact_codes(monkeypatch):

@@ -334,11 +334,21 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     return 1;
 }
 
+/* The CUZK_TIMING forms of one GPU call: scan.CUZK_FORMS, in its order (a line's code is
+ * its position; the module exports the table as CUZK_FORMS and a test holds them equal). */
+static const char *const CUZK_FIRST[] = {"pre_lock_cpu_ms", "ntt_msm_h_ms",    "batch_add_ms",
+                                         "tail_msm_ms",     "prep_msm_ms",     "barrier_wait_ms",
+                                         "mutex_held_ms",   "b_g2_msm_ms"};
+static const char *const CUZK_SECOND[] = {"mutex_wait_ms", NULL, NULL, "gpu_total_ms",
+                                          NULL,            NULL, "total_start_fn_ms",
+                                          "num_circuits"};
+enum { N_CUZK = 8, MAX_MS_DIGITS = 12 };
+
 /* "KEY=digits" at p ending at a space or e; the end of the digits or NULL. */
 static const char *key_value(const char *p, const char *e, const char *key, int64_t *v) {
     size_t n = strlen(key);
-    if (!starts_with(p, e, key, n)) return NULL;
-    return digits(p + n, e, 12, v);
+    if (!starts_with(p, e, key, n) || p + n >= e || p[n] != '=') return NULL;
+    return digits(p + n + 1, e, MAX_MS_DIGITS, v);
 }
 
 /* Parse a CUZK_TIMING text [p, e) (after "TIMING:") in strict form: 1 taken, 0 not. */
@@ -352,15 +362,13 @@ static int parse_cz(const char *p, const char *e, int64_t ord, CzCols *c) {
         if (!q || q >= e || *q != ' ') return 0;
         p = q + 1;
     }
-    static const char *const FIRST[] = {"pre_lock_cpu_ms=", "ntt_msm_h_ms=", "batch_add_ms=",
-                                        "tail_msm_ms="};
-    static const char *const SECOND[] = {"mutex_wait_ms=", NULL, NULL, "gpu_total_ms="};
-    for (int k = 0; k < 4; k++) {
-        q = key_value(p, e, FIRST[k], &a);
+    for (int k = 0; k < N_CUZK; k++) {
+        if (p >= e || *p != CUZK_FIRST[k][0]) continue;
+        q = key_value(p, e, CUZK_FIRST[k], &a);
         if (!q) continue;
-        if (SECOND[k]) {
+        if (CUZK_SECOND[k]) {
             if (q >= e || *q != ' ') return 0;
-            q = key_value(q + 1, e, SECOND[k], &b);
+            q = key_value(q + 1, e, CUZK_SECOND[k], &b);
             if (!q) return 0;
         }
         if (q != e) return 0;
@@ -369,32 +377,6 @@ static int parse_cz(const char *p, const char *e, int64_t ord, CzCols *c) {
         PUT(&c->a, int64_t, a);
         PUT(&c->b, int64_t, b);
         return 1;
-    }
-    return 0;
-}
-
-/* The CUZK_TIMING forms the attribution does not use, which scan.SCAN_RE never matches:
- * " KEY=digits[ KEY2=digits]" then an optional CR and the line end. */
-static int skipped_form(const char *p, const char *eol) {
-    static const char *const FORMS[][2] = {{" prep_msm_ms=", NULL},
-                                           {" gpu_tid=", " barrier_wait_ms="},
-                                           {" mutex_held_ms=", " total_start_fn_ms="},
-                                           {" b_g2_msm_ms=", " num_circuits="}};
-    const char *e = (eol > p && eol[-1] == '\r') ? eol - 1 : eol;
-    for (int k = 0; k < 4; k++) {
-        const char *q = p;
-        for (int j = 0; j < 2 && FORMS[k][j]; j++) {
-            size_t n = strlen(FORMS[k][j]);
-            if (!q || !starts_with(q, e, FORMS[k][j], n)) {
-                q = NULL;
-                break;
-            }
-            q += n;
-            const char *s = q;
-            while (q < e && *q >= '0' && *q <= '9') q++;
-            if (q == s) q = NULL;
-        }
-        if (q == e) return 1;
     }
     return 0;
 }
@@ -415,14 +397,12 @@ static int has_byte_outside(const char *p, const char *e) {
     return 0;
 }
 
-static const char *const CUZK_KEYS[] = {"pre_lock_cpu_ms", "ntt_msm_h_ms", "batch_add_ms",
-                                        "tail_msm_ms", "\x1b"};
-
+/* Whether [p, e) holds one of our keys, or an escape that may hide one (parse.CUZK_NEEDLES). */
 static int has_cuzk_key(const char *p, const char *e) {
-    for (int k = 0; k < 5; k++) {
-        if (memmem(p, e - p, CUZK_KEYS[k], strlen(CUZK_KEYS[k]))) return 1;
+    for (int k = 0; k < N_CUZK; k++) {
+        if (memmem(p, e - p, CUZK_FIRST[k], strlen(CUZK_FIRST[k]))) return 1;
     }
-    return 0;
+    return memchr(p, 0x1b, e - p) != NULL;
 }
 
 /* ------------------------------------------------------------------ the scan */
@@ -491,12 +471,10 @@ static int scan_region(Out *o, const char *lo, const char *end) {
             continue;
         }
         int is_tl = starts_with(q, end, "TIMELINE,", 9);
-        if (!is_tl) {
-            int cz = q - lo >= 5 && !memcmp(q - 5, "CUZK_", 5) && starts_with(q, end, "TIMING:", 7);
-            if (!cz || skipped_form(q + 7, line_end(q, end))) {
-                p = q + 1;
-                continue;
-            }
+        if (!is_tl && !(q - lo >= 5 && !memcmp(q - 5, "CUZK_", 5) &&
+                        starts_with(q, end, "TIMING:", 7))) {
+            p = q + 1;
+            continue;
         }
         const char *eol = line_end(q, end);
         last_match = q;
@@ -800,10 +778,29 @@ static struct PyModuleDef MODULE = {
     PyModuleDef_HEAD_INIT, "_cscan", "The compiled line scanner of viewer.io (optional).", -1,
     METHODS, NULL, NULL, NULL, NULL};
 
+/* CUZK_FORMS as scan.CUZK_FORMS spells it: ((first, second or None), ...). */
+static PyObject *cuzk_forms(void) {
+    PyObject *forms = PyTuple_New(N_CUZK);
+    for (int k = 0; forms && k < N_CUZK; k++) {
+        PyObject *form = CUZK_SECOND[k] ? Py_BuildValue("(yy)", CUZK_FIRST[k], CUZK_SECOND[k])
+                                        : Py_BuildValue("(yO)", CUZK_FIRST[k], Py_None);
+        if (!form) {
+            Py_CLEAR(forms);
+            break;
+        }
+        PyTuple_SET_ITEM(forms, k, form);
+    }
+    return forms;
+}
+
 PyMODINIT_FUNC PyInit__cscan(void) {
 #ifdef HAVE_AVX2_PATH
     __builtin_cpu_init();
     use_avx2 = __builtin_cpu_supports("avx2");
 #endif
-    return PyModule_Create(&MODULE);
+    PyObject *module = PyModule_Create(&MODULE);
+    PyObject *forms = module ? cuzk_forms() : NULL;
+    if (!forms || PyModule_AddObjectRef(module, "CUZK_FORMS", forms) < 0) Py_CLEAR(module);
+    Py_XDECREF(forms);
+    return module;
 }

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from viewer.io.scan import CUZK_FORMS, MAX_MS_DIGITS
+
 COMMA, SPACE, CR, NL = 44, 32, 13, 10
 PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
 #: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
@@ -248,21 +250,12 @@ def _job_codes(
     return job, [win[i, : size[i]].tobytes() for i in first.tolist()]
 
 
-#: CUZK_TIMING forms the daemon writes: (key, second key or None, code in ``scan``).
-CUZK_FORMS = (
-    (b"pre_lock_cpu_ms=", b"mutex_wait_ms=", 0),
-    (b"ntt_msm_h_ms=", None, 1),
-    (b"batch_add_ms=", None, 2),
-    (b"tail_msm_ms=", b"gpu_total_ms=", 3),
-)
-CUZK_KEYS = (b"pre_lock_cpu_ms", b"ntt_msm_h_ms", b"batch_add_ms", b"tail_msm_ms")
-
-
 def parse_cuzk(f: Flat, rows: np.ndarray, skip: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(kind, a, b) of CUZK_TIMING rows ``rows`` of ``f`` (text from ``skip`` bytes in).
 
-    Accepted: `` [gpu_tid=N ]KEY=N[ KEY2=N]`` with single spaces, as the daemon writes.
-    ``kind`` is the ``scan.CUZK_*`` code, or -1 for a row this path does not accept.
+    Accepted: `` [gpu_tid=N ]KEY=N[ KEY2=N]`` of ``scan.CUZK_FORMS`` with single spaces, as
+    the daemon writes.  ``kind`` is the form's code, or -1 for a row this path does not
+    accept.
     """
     u = f.u
     s, e = f.start[rows] + skip, f.end[rows]
@@ -277,15 +270,17 @@ def parse_cuzk(f: Flat, rows: np.ndarray, skip: int) -> tuple[np.ndarray, np.nda
     a = np.full(n, np.nan)
     b = np.full(n, np.nan)
     first = u[key_s]
-    for key, second, code in CUZK_FORMS:
+    for code, (key, second) in enumerate(CUZK_FORMS):
+        key += b"="
         want = 1 + tid + (second is not None)
         sel = np.flatnonzero(ok & (spaces == want) & (first == key[0]))
         hit = starts(u, key_s[sel], key_e[sel], key)
-        good, val = digits(u, key_s[sel] + len(key), key_e[sel], 12)
+        good, val = digits(u, key_s[sel] + len(key), key_e[sel], MAX_MS_DIGITS)
         hit &= good
         if second is not None:
+            second += b"="
             hit &= starts(u, two_s[sel], two_e[sel], second)
-            good, val2 = digits(u, two_s[sel] + len(second), two_e[sel], 12)
+            good, val2 = digits(u, two_s[sel] + len(second), two_e[sel], MAX_MS_DIGITS)
             hit &= good
             b[sel[hit]] = val2[hit]
         kind[sel[hit]] = code

@@ -11,6 +11,7 @@ import numpy as np
 
 from viewer.io import fastparse as fp
 from viewer.io.scan import (
+    CUZK_KEYS,
     CZ,
     SEQ_SHIFT,
     SYNTH_START,
@@ -158,7 +159,7 @@ def _kind(buf: bytes, at: np.ndarray) -> str:
     return buf[int(at[0]) : int(at[1])].decode("ascii", "replace")
 
 
-CUZK_NEEDLES = (*fp.CUZK_KEYS, b"\x1b")
+CUZK_NEEDLES = (*CUZK_KEYS, b"\x1b")
 
 
 def _cuzk(

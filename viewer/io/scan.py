@@ -51,17 +51,45 @@ DETAIL_RE = re.compile(
 )
 INT_KEYS = (b"worker", b"partition", b"synth_ms", b"gpu_ms")
 
-#: CUZK_TIMING lines the attribution needs, by code; other CUZK lines are ignored.
-CUZK_ACQUIRE, CUZK_NTT, CUZK_BATCH, CUZK_TAIL = range(4)
-CUZK_MALFORMED = -2  # one of our keys, damaged
-CUZK_RE = re.compile(
-    rb"^[ \t]*(?:gpu_tid=\d+[ \t]+)?(?:"
-    rb"(pre_lock_cpu_ms)=(\d{1,12})[ \t]+mutex_wait_ms=(\d{1,12})"
-    rb"|(ntt_msm_h_ms)=(\d{1,12})|(batch_add_ms)=(\d{1,12})"
-    rb"|(tail_msm_ms)=(\d{1,12})[ \t]+gpu_total_ms=(\d{1,12}))[ \t\r]*$"
-    rb"|^(.*(?:pre_lock_cpu_ms|ntt_msm_h_ms|batch_add_ms|tail_msm_ms).*)$|^.*$",
-    re.M,
+#: The CUZK_TIMING lines of one GPU call, in the form the daemon writes them after
+#: ``CUZK_TIMING: [gpu_tid=N ]``: (first key, second key or None); a line's code is its
+#: position here.  The one table of these forms: ``CUZK_RE``, ``fastparse.parse_cuzk`` and
+#: the compiled scanner (``_cscan.CUZK_FORMS``, tested equal) follow it.  Other
+#: CUZK_TIMING lines (async_dealloc_ms, split_vectors_ms, ...) are ignored.
+CUZK_FORMS: tuple[tuple[bytes, bytes | None], ...] = (
+    (b"pre_lock_cpu_ms", b"mutex_wait_ms"),  # the mutex is acquired: opens a block
+    (b"ntt_msm_h_ms", None),
+    (b"batch_add_ms", None),
+    (b"tail_msm_ms", b"gpu_total_ms"),  # the kernel region ends
+    (b"prep_msm_ms", None),  # CPU prep thread: before its block's acquire line
+    (b"barrier_wait_ms", None),
+    (b"mutex_held_ms", b"total_start_fn_ms"),  # before the release
+    (b"b_g2_msm_ms", b"num_circuits"),  # after the release
 )
+(
+    CUZK_ACQUIRE, CUZK_NTT, CUZK_BATCH, CUZK_TAIL, CUZK_PREP, CUZK_BARRIER, CUZK_HELD, CUZK_BG2,
+) = range(len(CUZK_FORMS))  # fmt: skip
+CUZK_KEYS = tuple(first for first, _ in CUZK_FORMS)
+CUZK_MALFORMED = -2  # one of our keys, damaged
+MAX_MS_DIGITS = 12  # a figure of more digits is damaged
+
+
+def _cuzk_re() -> re.Pattern[bytes]:
+    """One alternative of three groups (key, value, second value) per form, then a line
+    holding one of our keys in any other shape (damaged), then any other line."""
+    num = rb"(\d{1,%d})" % MAX_MS_DIGITS
+    forms = [
+        b"(" + first + b")=" + num + (rb"[ \t]+" + second + b"=" + num if second else b"()")
+        for first, second in CUZK_FORMS
+    ]
+    return re.compile(
+        rb"^[ \t]*(?:gpu_tid=\d+[ \t]+)?(?:" + b"|".join(forms) + rb")[ \t\r]*$"
+        rb"|^(.*(?:" + b"|".join(CUZK_KEYS) + rb").*)$|^.*$",
+        re.M,
+    )
+
+
+CUZK_RE = _cuzk_re()
 
 
 @dataclass
@@ -69,43 +97,35 @@ class CuzkLines:
     """The CUZK_TIMING lines that matter, as columns (file order)."""
 
     seq: np.ndarray  # int64 byte position
-    kind: np.ndarray  # int8 CUZK_*
-    a: np.ndarray  # float64: pre_lock_cpu_ms / ntt / batch_add / tail_msm
-    b: np.ndarray  # float64: mutex_wait_ms / gpu_total_ms (NaN otherwise)
+    kind: np.ndarray  # int8: the line's position in CUZK_FORMS, or CUZK_MALFORMED
+    a: np.ndarray  # float64: the value of the first key
+    b: np.ndarray  # float64: the value of the second key (NaN when the form has none)
 
 
 def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
-    """Keep the acquire / ntt / batch_add / tail lines; count damaged ones."""
+    """Keep the lines of ``CUZK_FORMS``; damaged ones are kept as ``CUZK_MALFORMED``."""
     if not texts:
         return CuzkLines(np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0), np.empty(0))
     joined = b"\n".join(texts)
     if b"\x1b" in joined:
         joined = ANSI_RE.sub(b"", joined)
-    cols = list(zip(*CUZK_RE.findall(joined), strict=True))
+    cols = [np.array(c) for c in zip(*CUZK_RE.findall(joined), strict=True)]
     kinds = np.full(len(texts), -1, dtype=np.int8)
     a, b = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
-    for code, (name, first, second) in enumerate(
-        ((0, 1, 2), (3, 4, None), (5, 6, None), (7, 8, 9))
-    ):
-        sel = np.array(cols[name]) != b""
+    for code in range(len(CUZK_FORMS)):
+        name, first, second = cols[3 * code : 3 * code + 3]
+        sel = name != b""
         kinds[sel] = code
-        a[sel] = _to_float(cols[first])[sel]
-        if second is not None:
-            b[sel] = _to_float(cols[second])[sel]
-    kinds[np.array(cols[10]) != b""] = CUZK_MALFORMED
+        a[sel] = _to_float(first[sel])
+        b[sel] = _to_float(second[sel])
+    kinds[cols[-1] != b""] = CUZK_MALFORMED
     keep = kinds != -1
     seq = np.array(positions, dtype=np.int64)
     return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
 
 
-#: One regex for both kinds of lines: the literal prefix keeps the C search fast.  Half of
-#: the CUZK_TIMING lines are ones the attribution does not use, in the exact form the
-#: daemon writes them (``parse_cuzk`` would drop them): the negative lookahead skips those.
-SCAN_RE = re.compile(
-    rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:(?! (?:prep_msm_ms=\d+|gpu_tid=\d+ barrier_wait_ms=\d+"
-    rb"|mutex_held_ms=\d+ total_start_fn_ms=\d+|b_g2_msm_ms=\d+ num_circuits=\d+)\r?(?:\n|\Z)))"
-    rb"[^\n]*"
-)
+#: One regex for both kinds of lines: the literal prefix keeps the C search fast.
+SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
 #: ``seq`` of a line = its match ordinal << SEQ_SHIFT (+ byte offset inside a glued line).
 SEQ_SHIFT = 20
 IN_LINE = 1 << 19  # byte offsets inside a line are capped here

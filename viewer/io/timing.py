@@ -1,8 +1,9 @@
-"""Attribute CUZK_TIMING blocks (true CUDA kernel times) to GPU calls.
+"""Attribute CUZK_TIMING blocks (every figure of a GPU call) to GPU calls.
 
 The "mutex acquired" line (``pre_lock_cpu_ms=X mutex_wait_ms=Y``) opens a block; the
-kernel region starts X + Y ms after its call's GPU_START.  The mutex serializes kernel
-regions per GPU, so on one GPU the k-th block belongs to the k-th call to reach the
+kernel region starts X + Y ms after its call's GPU_START.  The call's other lines belong
+to the block by when the daemon writes them (see ``build_blocks``).  The mutex serializes
+kernel regions per GPU, so on one GPU the k-th block belongs to the k-th call to reach the
 lock: the oldest call still open (GPU_START seen, GPU_END not yet) at the block's place
 in the file and not yet given a block.  With several GPUs the lines do not say which
 GPU wrote them; we pick the call whose kernel start best fits the file position and
@@ -20,16 +21,34 @@ import pandas as pd
 from viewer.io import fastscan
 from viewer.io.scan import (
     CUZK_ACQUIRE,
+    CUZK_BARRIER,
     CUZK_BATCH,
+    CUZK_BG2,
+    CUZK_FORMS,
+    CUZK_HELD,
     CUZK_MALFORMED,
     CUZK_NTT,
+    CUZK_PREP,
     CUZK_TAIL,
     CuzkLines,
 )
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
 AMBIGUOUS_MS = 50.0
-METRICS = {CUZK_NTT: "ntt_msm_h_ms", CUZK_BATCH: "batch_add_ms", CUZK_TAIL: "tail_msm_ms"}
+#: CUZK line code -> the partition columns of its first and second value.
+COLUMNS: dict[int, tuple[str, str | None]] = {
+    CUZK_ACQUIRE: ("pre_lock_cpu_ms", "mutex_wait_ms"),
+    CUZK_PREP: ("prep_msm_ms", None),
+    CUZK_NTT: ("ntt_msm_h_ms", None),
+    CUZK_BARRIER: ("barrier_wait_ms", None),
+    CUZK_BATCH: ("batch_add_ms", None),
+    CUZK_TAIL: ("tail_msm_ms", "kernel_ms"),
+    CUZK_HELD: ("mutex_held_ms", "total_start_fn_ms"),
+    CUZK_BG2: ("b_g2_msm_ms", "num_circuits"),
+}
+assert sorted(COLUMNS) == list(range(len(CUZK_FORMS)))
+#: Every column a block fills.
+VALUES = tuple(name for pair in COLUMNS.values() for name in pair if name)
 
 
 @dataclass
@@ -38,40 +57,59 @@ class Blocks:
 
     seq: np.ndarray  # byte position of the acquire line
     lock_ms: np.ndarray  # pre_lock_cpu_ms + mutex_wait_ms
-    values: dict[str, np.ndarray]  # kernel_ms, ntt_msm_h_ms, batch_add_ms, tail_msm_ms
+    values: dict[str, np.ndarray]  # VALUES
 
 
 def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
-    """Group metric lines under their acquire line.
+    """Group a call's lines under its acquire line, by when the daemon writes them.
 
-    One GPU: a metric line belongs to the latest acquire before it (regions are
-    serialized).  Several GPUs: blocks interleave, so the k-th line of each metric goes
-    to the oldest acquire before it that lacks that metric (FIFO).
+    - Lines of the mutex region (ntt, barrier, batch, tail, mutex_held): one GPU, the
+      latest acquire before the line (regions are serialized); several GPUs, blocks
+      interleave, so the k-th line of each kind goes to the oldest acquire before it that
+      lacks that kind (FIFO).  One GPU, ``mutex_held_ms`` goes to the block of the latest
+      tail line before it: it is written at the release, which the next acquire line may
+      precede in the same millisecond (our simulator writes it so).
+    - ``prep_msm_ms`` (the CPU prep thread, before its call takes the lock): the oldest
+      block opening after the line that has no prep yet.
+    - ``b_g2_msm_ms`` (after the release, often after the next block's acquire): the oldest
+      block opened before the line that lacks b_g2 (FIFO), whatever the GPUs.
     """
     skipped: Counter[str] = Counter()
     skipped["malformed_cuzk_timing"] += int((lines.kind == CUZK_MALFORMED).sum())
     acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
     acq_seq = lines.seq[acq]
     n = len(acq)
-    values = {name: np.full(n, np.nan) for name in ("kernel_ms", *METRICS.values())}
-    for code, name in METRICS.items():
-        sel = np.flatnonzero(lines.kind == code)
-        owner = _owners(acq_seq, lines.seq[sel], single_gpu)
-        ok = owner >= 0
-        skipped["orphan_cuzk_timing"] += int((~ok).sum())
-        values[name][owner[ok]] = lines.a[sel][ok]
-        if code == CUZK_TAIL:
-            values["kernel_ms"][owner[ok]] = lines.b[sel][ok]
-    blocks = Blocks(acq_seq, lines.a[acq] + lines.b[acq], values)
+    values = {name: np.full(n, np.nan) for name in VALUES}
+    tails = (np.empty(0, np.int64), np.empty(0, np.int64))  # (seq, block) of tail lines
+    for code, (first, second) in COLUMNS.items():  # CUZK_TAIL before CUZK_HELD
+        if code == CUZK_ACQUIRE:
+            owner, sel = np.arange(n), acq
+        else:
+            sel = np.flatnonzero(lines.kind == code)
+            seq = lines.seq[sel]
+            if code == CUZK_PREP:
+                owner = _next_owners(acq_seq, seq)
+            elif code == CUZK_HELD and single_gpu:
+                owner = _latest(*tails, seq)
+            else:
+                owner = _owners(acq_seq, seq, single_gpu and code != CUZK_BG2)
+            ok = owner >= 0
+            if code == CUZK_TAIL:
+                tails = (seq[ok], owner[ok])
+            skipped["orphan_cuzk_timing"] += int((~ok).sum())
+            owner, sel = owner[ok], sel[ok]
+        values[first][owner] = lines.a[sel]
+        if second is not None:
+            values[second][owner] = lines.b[sel]
+    blocks = Blocks(acq_seq, values["pre_lock_cpu_ms"] + values["mutex_wait_ms"], values)
     return blocks, +skipped
 
 
 def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarray:
-    """Index of the block each metric line belongs to; -1 for orphans and repeats."""
+    """Index of the block each line written after its acquire belongs to; -1 for orphans
+    and repeats."""
     if single_gpu:
-        owner = np.searchsorted(acq_seq, seq, side="right") - 1
-        repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
-        return np.where(repeat, -1, owner)
+        return _latest(acq_seq, np.arange(len(acq_seq)), seq)
     # FIFO: the i-th line takes the oldest block not yet given this metric if that block
     # opened before it.  With a_i blocks opened before line i, the blocks taken after
     # line i are x_i = min(x_{i-1} + 1, a_i), x_{-1} = 0, whose closed form is below.
@@ -82,15 +120,33 @@ def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarra
     return np.where(taken > before, before, -1)
 
 
+def _latest(marks: np.ndarray, block: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """The ``block`` of the latest of the sorted ``marks`` before each line; -1 for lines
+    before every mark and for repeats (a block already taken by an earlier line)."""
+    at = np.searchsorted(marks, seq, side="right") - 1
+    owner = np.where(at >= 0, block[np.maximum(at, 0)] if len(block) else -1, -1)
+    repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
+    return np.where(repeat, -1, owner)
+
+
+def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
+    """Index of the block each line written before its acquire belongs to (-1: none): the
+    i-th line takes the oldest block opening after it that no earlier line took.  With b_i
+    blocks opened before line i, it takes x_i = max(x_{i-1} + 1, b_i), x_{-1} = -1, whose
+    closed form is x_i = i + max_{j <= i} (b_j - j)."""
+    i = np.arange(len(seq))
+    if not len(seq):
+        return i
+    taken = i + np.maximum.accumulate(np.searchsorted(acq_seq, seq, side="right") - i)
+    return np.where(taken < len(acq_seq), taken, -1)
+
+
 def attribute(
     calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
 ) -> tuple[dict[str, np.ndarray], Counter[str], list[str]]:
     """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu)."""
     n = len(calls)
-    out = {
-        k: np.full(n, np.nan)
-        for k in ("kernel_start", "kernel_ms", "ntt_msm_h_ms", "batch_add_ms", "tail_msm_ms")
-    }
+    out = {k: np.full(n, np.nan) for k in ("kernel_start", *VALUES)}
     skipped: Counter[str] = Counter()
     notes: list[str] = []
     owner, gpus_seen, ambiguous = _match(calls, blocks, event_seq, event_offset)

@@ -1,0 +1,212 @@
+"""Every figure of a GPU call from its CUZK_TIMING lines, attributed as the daemon writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hypothesis import given
+from hypothesis import strategies as st
+from io_logs import partition_lines
+
+from viewer.io import open_log
+from viewer.io.scan import CuzkLines
+from viewer.io.timing import VALUES, _next_owners, _owners, build_blocks
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+#: The figures a call gets from its CUZK_TIMING lines (all but kernel_start).
+FIGURES = list(VALUES)
+
+
+def lines(*rows: tuple[int, int, float, float]) -> CuzkLines:
+    """CuzkLines from (seq, kind, a, b) rows."""
+    seq, kind, a, b = zip(*rows, strict=True)
+    return CuzkLines(np.array(seq), np.array(kind, np.int8), np.array(a), np.array(b))
+
+
+def test_two_workers_interleaved_on_one_gpu():
+    """gw=2 as the daemon writes it: B's prep before A's region ends, A's b_g2 after B's
+    acquire, B's mutex_held before C's acquire.  Codes: 0 acquire, 1 ntt, 2 batch, 3 tail,
+    4 prep, 5 barrier, 6 mutex_held, 7 b_g2."""
+    nan = np.nan
+    got, skipped = build_blocks(
+        lines(
+            (1, 4, 10, nan),  # prep A
+            (2, 0, 11, 1),  # acquire A
+            (3, 4, 20, nan),  # prep B, during A's region
+            (4, 1, 100, nan),
+            (5, 5, 0, nan),
+            (6, 2, 101, nan),
+            (7, 3, 102, 303),
+            (8, 6, 304, 400),  # mutex_held A
+            (9, 0, 22, 280),  # acquire B
+            (10, 7, 50, 1),  # b_g2 A, after B's acquire
+            (11, 4, 30, nan),  # prep C
+            (12, 1, 110, nan),
+            (13, 5, 1, nan),
+            (14, 2, 111, nan),
+            (15, 3, 112, 323),
+            (16, 6, 324, 700),  # mutex_held B
+            (17, 0, 33, 300),  # acquire C
+            (18, 7, 60, 2),  # b_g2 B
+            (19, 3, 122, 343),  # C's region: tail only
+            (20, 0, 44, 0),  # acquire D: its prep and everything else lost
+            (21, 7, 70, 3),  # b_g2 C
+        ),
+        single_gpu=True,
+    )
+    v = pd.DataFrame(got.values)
+    assert v["prep_msm_ms"].tolist()[:3] == [10, 20, 30] and np.isnan(v["prep_msm_ms"][3])
+    assert v["pre_lock_cpu_ms"].tolist() == [11, 22, 33, 44]
+    assert v["mutex_wait_ms"].tolist() == [1, 280, 300, 0]
+    assert got.lock_ms.tolist() == [12, 302, 333, 44]
+    assert v["kernel_ms"].tolist()[:3] == [303, 323, 343]
+    assert v["barrier_wait_ms"].tolist()[:2] == [0, 1]
+    assert v["mutex_held_ms"].tolist()[:2] == [304, 324] and v["mutex_held_ms"][2:].isna().all()
+    assert v["total_start_fn_ms"].tolist()[:2] == [400, 700]
+    assert v["b_g2_msm_ms"].tolist()[:3] == [50, 60, 70] and np.isnan(v["b_g2_msm_ms"][3])
+    assert v["num_circuits"].tolist()[:3] == [1, 2, 3]
+    assert skipped == {}
+
+
+def test_mutex_held_after_the_next_acquire_in_the_same_millisecond():
+    """The release and the next acquire happen in one millisecond: the simulator writes
+    the next acquire line first.  mutex_held follows its own block's tail line."""
+    got, skipped = build_blocks(
+        lines((1, 0, 1, 0), (2, 3, 5, 100), (3, 0, 2, 99), (4, 6, 101, 150), (5, 3, 6, 90)),
+        single_gpu=True,
+    )
+    assert got.values["mutex_held_ms"][0] == 101 and np.isnan(got.values["mutex_held_ms"][1])
+    assert skipped == {}
+
+
+def test_orphans_are_counted():
+    """A prep with no block after it, a b_g2 or mutex_held before any block."""
+    got, skipped = build_blocks(
+        lines((1, 7, 5, 1), (2, 6, 9, 9), (3, 0, 1, 0), (4, 3, 5, 100), (5, 4, 7, 0)),
+        single_gpu=True,
+    )
+    assert skipped == {"orphan_cuzk_timing": 3}
+    assert np.isnan(got.values["prep_msm_ms"]).all() and np.isnan(got.values["b_g2_msm_ms"]).all()
+
+
+def owners_loop(acq: list[int], seq: list[int], before: bool) -> list[int]:
+    """The rules ``_owners`` (several GPUs) and ``_next_owners`` implement, one line at a
+    time: FIFO over the blocks opened before a line (``before``) or after it."""
+    taken: set[int] = set()
+    out = []
+    for s in seq:
+        free = [k for k in range(len(acq)) if k not in taken]
+        if before:  # the oldest block not given this kind yet, if it opened before the line
+            k = free[0] if free and acq[free[0]] < s else -1
+        else:  # the oldest block opening after the line that no earlier line took
+            k = min((k for k in free if acq[k] > s), default=-1)
+        if k >= 0:
+            taken.add(k)
+        out.append(k)
+    return out
+
+
+@given(st.lists(st.tuples(st.booleans(), st.integers(0, 3)), max_size=40))
+def test_closed_forms_follow_the_rules(marks):
+    """Blocks and lines in file order (True: a block's acquire line)."""
+    acq = [i for i, (is_block, _) in enumerate(marks) if is_block]
+    seq = [i for i, (is_block, _) in enumerate(marks) if not is_block]
+    a, s = np.array(acq, np.int64), np.array(seq, np.int64)
+    assert _owners(a, s, single_gpu=False).tolist() == owners_loop(acq, seq, before=True)
+    assert _next_owners(a, s).tolist() == owners_loop(acq, seq, before=False)
+
+
+def schedule_figures(made) -> pd.DataFrame:
+    """What the simulator wrote for every call, by (job_id, partition)."""
+    s = made[0]
+    d = s.draws
+    return pd.DataFrame(
+        {
+            "job_id": [d.job_ids[j] for j in d.job.tolist()],
+            "partition": d.part,
+            "prep_msm_ms": d.prep,
+            "pre_lock_cpu_ms": s.prelock,
+            "mutex_wait_ms": s.wait,
+            "ntt_msm_h_ms": s.ntt,
+            "barrier_wait_ms": d.barrier,
+            "batch_add_ms": d.batch,
+            "tail_msm_ms": d.tail,
+            "kernel_ms": s.kernel,
+            "mutex_held_ms": s.release - s.acquire,
+            "total_start_fn_ms": s.release - s.start,
+            "b_g2_msm_ms": d.b_g2,
+            "num_circuits": d.circuits,
+        }
+    ).set_index(["job_id", "partition"])
+
+
+def done_calls(name: str) -> pd.DataFrame:
+    """The completed calls of a one-session sample log, by (job_id, partition)."""
+    (s,) = open_log(SAMPLES / name).sessions
+    assert s.skipped == {}
+    parts = s.partitions.assign(job_id=s.job_ids()).set_index(["job_id", "partition"])
+    done = parts[~parts["gpu_open"]]
+    assert len(done) == len(parts) > 0 and done[FIGURES].notna().all().all()
+    return done
+
+
+def test_every_figure_of_every_call_of_the_phase8_run():
+    """The simulator writes all eight lines of every call (gw=2, blocks interleaved): every
+    completed call gets every figure, and each is the one written for that call."""
+    from viewer.sim import samples
+
+    done = done_calls("phase8_pw10_5sectors.log")
+    want = schedule_figures(samples.phase8()).loc[done.index, FIGURES].astype(np.float64)
+    pd.testing.assert_frame_equal(done[FIGURES], want, check_index_type=False)
+    assert (done["mutex_held_ms"] == done["kernel_ms"] + 1).all()
+    assert (done["prep_msm_ms"] <= done["pre_lock_cpu_ms"]).all()
+    np.testing.assert_array_equal(
+        done["kernel_start"], done["gpu_start"] + done["pre_lock_cpu_ms"] + done["mutex_wait_ms"]
+    )
+
+
+def test_mixed_proof_kinds_swap_only_b_g2_figures():
+    """A short proof's b_g2 line can come before that of the longer call released just
+    before it: the FIFO rule then swaps the two b_g2 figures (their total stays exact);
+    every other figure is the call's own."""
+    from viewer.sim import samples
+
+    done = done_calls("monolithic_mixed.log")
+    want = schedule_figures(samples.monolithic_mixed()).loc[done.index].astype(np.float64)
+    after = ["b_g2_msm_ms", "num_circuits"]
+    own = [f for f in FIGURES if f not in after]
+    pd.testing.assert_frame_equal(done[own], want[own], check_index_type=False)
+    np.testing.assert_array_equal(done[after].sum(), want[after].sum())
+
+
+def test_every_figure_on_two_gpus_with_exact_totals():
+    """Several GPUs: blocks are matched by best effort, but every call gets every figure
+    and the totals over the log are exact."""
+    from viewer.sim import samples
+
+    (s,) = open_log(SAMPLES / "two_gpus.log").sessions
+    parts = s.partitions
+    assert parts[FIGURES].notna().all().all() and s.skipped == {}
+    want = schedule_figures(samples.two_gpus())
+    np.testing.assert_array_equal(parts[FIGURES].sum(), want[FIGURES].sum())
+    assert (parts["mutex_held_ms"] == parts["kernel_ms"] + 1).all()  # in-region lines
+
+
+def test_a_log_without_the_new_lines_reads_as_before(tmp_path):
+    """Only the acquire and kernel lines (an older daemon): the other figures are NaN."""
+    a = partition_lines("j", 0, 100, 0)
+    block = [
+        "CUZK_TIMING: pre_lock_cpu_ms=5 mutex_wait_ms=7",
+        "CUZK_TIMING: gpu_tid=0 ntt_msm_h_ms=3117",
+        "CUZK_TIMING: gpu_tid=0 batch_add_ms=640",
+        "CUZK_TIMING: gpu_tid=0 tail_msm_ms=125 gpu_total_ms=3746",
+    ]
+    path = tmp_path / "old.log"
+    path.write_text("\n".join([*a[:5], *block, a[5]]) + "\n")
+    (s,) = open_log(path).sessions
+    row = s.partitions.iloc[0]
+    assert (row.kernel_ms, row.kernel_start, row.pre_lock_cpu_ms) == (3746, 203 + 12, 5)
+    for name in ("prep_msm_ms", "barrier_wait_ms", "mutex_held_ms", "b_g2_msm_ms"):
+        assert np.isnan(row[name]), name
