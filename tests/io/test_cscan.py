@@ -17,7 +17,7 @@ from test_damage import apply, damage
 
 from viewer.io import fastscan, open_log
 from viewer.io.fastscan import Ordinals
-from viewer.io.parse import EVENT_COLUMNS, parse_records
+from viewer.io.parse import EVENT_COLUMNS, merge_batches, parse_records
 from viewer.io.scan import CUZK_FORMS, RawBatch, find_records
 
 pytestmark = pytest.mark.skipif(not fastscan.compiled(), reason="compiled scanner not built")
@@ -101,9 +101,7 @@ def assert_same(a, a_jobs, b, b_jobs) -> None:
 
 
 def merged(batches):
-    from viewer.io.follow import _merge
-
-    return _merge(batches)
+    return merge_batches(batches)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -21,13 +21,11 @@ from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
 
-import numpy as np
-
 from viewer.io import reader
 from viewer.io.errors import LogError
 from viewer.io.fastscan import Ordinals, scan_range
-from viewer.io.parse import EVENT_COLUMNS
-from viewer.io.scan import TL, CuzkLines, EventBatch
+from viewer.io.parse import merge_batches
+from viewer.io.scan import TL, EventBatch
 from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC
 from viewer.model import Session, Timeline
 
@@ -208,35 +206,12 @@ class _Scan:
         batches += scan_range(fd, lo, hi, ords, self.jobs)
         self.base = ords.base
         if batches:  # an empty range scans no piece
-            self.batch = _merge(batches)
+            self.batch = merge_batches(batches)
 
     def sessions(self, workers_per_gpu: int | None) -> list[Session] | None:
         """The sessions so far, or None when no event could be read."""
         b = self.batch
         if b is None or not len(b.seq):
             return None
-        ev = {f: getattr(b, f) for f in EVENT_COLUMNS}
         job_ids = [j.decode("utf-8", "replace") for j in self.jobs]
-        kinds = {job_ids[j]: k for _, j, k in b.kinds}
-        return reader._sessions(ev, [b], b.markers, job_ids, kinds, workers_per_gpu)
-
-
-def _merge(batches: list[EventBatch]) -> EventBatch:
-    """One batch holding ``batches`` in order (columns concatenated, lists joined)."""
-    if len(batches) == 1:
-        return batches[0]
-    out: dict[str, object] = {}
-    for f in dataclasses.fields(EventBatch):
-        parts = [getattr(b, f.name) for b in batches]
-        if isinstance(parts[0], np.ndarray):
-            out[f.name] = np.concatenate(parts)
-        elif isinstance(parts[0], CuzkLines):
-            out[f.name] = CuzkLines(
-                *(
-                    np.concatenate([getattr(p, g.name) for p in parts])
-                    for g in dataclasses.fields(CuzkLines)
-                )
-            )
-        else:
-            out[f.name] = [x for p in parts for x in p]
-    return EventBatch(**out)
+        return reader._sessions(b, job_ids, workers_per_gpu)

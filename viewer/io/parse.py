@@ -7,6 +7,8 @@ define the behaviour, and the two results are merged back in file order.
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from viewer.io import fastparse as fp
@@ -19,6 +21,7 @@ from viewer.io.scan import (
     CuzkLines,
     EventBatch,
     RawBatch,
+    empty_batch,
     parse_cuzk,
     parse_exact,
     trust,
@@ -153,6 +156,34 @@ def merge_cuzk(a: CuzkLines, b: CuzkLines) -> CuzkLines:
         np.concatenate([a.a, b.a])[order],
         np.concatenate([a.b, b.b])[order],
     )
+
+
+def merge_batches(batches: list[EventBatch]) -> EventBatch:
+    """One batch holding ``batches`` in order.  The batches are emptied as their columns
+    are joined: the peak holds one column twice, not all of them."""
+    if len(batches) <= 1:
+        return batches[0] if batches else empty_batch()
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(EventBatch):
+        parts = [getattr(b, f.name) for b in batches]
+        if isinstance(parts[0], CuzkLines):
+            out[f.name] = CuzkLines(**{g.name: _join(parts, g.name) for g in CUZK_FIELDS})
+        elif isinstance(parts[0], np.ndarray):
+            out[f.name] = _join(batches, f.name)
+        else:
+            out[f.name] = [x for p in parts for x in p]
+    return EventBatch(**out)
+
+
+CUZK_FIELDS = dataclasses.fields(CuzkLines)
+
+
+def _join(holders: list, name: str) -> np.ndarray:
+    """The arrays ``holder.name`` concatenated; each holder keeps an empty view of it."""
+    joined = np.concatenate([getattr(h, name) for h in holders])
+    for h in holders:
+        setattr(h, name, joined[:0])
+    return joined
 
 
 def _kind(buf: bytes, at: np.ndarray) -> str:

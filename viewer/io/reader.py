@@ -19,7 +19,7 @@ import numpy as np
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.fastscan import Ordinals, scan_chunks, scan_range
 from viewer.io.pairing import pair_events
-from viewer.io.parse import EVENT_COLUMNS
+from viewer.io.parse import EVENT_COLUMNS, merge_batches
 from viewer.io.scan import (
     ANSI_RE,
     MARK_DAEMON,
@@ -55,18 +55,16 @@ def open_log(
     path = Path(path)
     jobs: dict[bytes, int] = {}
     batches, head, truncated, consumed = _read(path, jobs, progress, cancel, end)
-    found = sum(len(b.seq) + len(b.skipped_seq) for b in batches)
+    batch = merge_batches(batches)
+    found = len(batch.seq) + len(batch.skipped_seq)
     if not found:
         raise LogError(f"{path}: {_not_a_log_reason(head)}")
-    ev = {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_COLUMNS}
-    if not len(ev["seq"]):
-        reasons = Counter(r for b in batches for r in b.skipped_reason)
+    if not len(batch.seq):
+        reasons = Counter(batch.skipped_reason)
         listed = ", ".join(f"{k}: {v}" for k, v in reasons.most_common())
         raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
     job_ids = [j.decode("utf-8", "replace") for j in jobs]
-    kinds = {job_ids[j]: k for b in batches for _, j, k in b.kinds}
-    markers = [m for b in batches for m in b.markers]
-    sessions = _sessions(ev, batches, markers, job_ids, kinds, workers_per_gpu)
+    sessions = _sessions(batch, job_ids, workers_per_gpu)
     if truncated and sessions:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
     timeline = Timeline(source=path, sessions=sessions, skipped={})
@@ -77,7 +75,8 @@ def open_log(
 def read_events(path: str | PathLike[str]) -> dict[str, np.ndarray]:
     """The parsed TIMELINE columns of ``path`` in file order, before sessions and pairing."""
     batches, *_ = _read(Path(path), {}, None, None)
-    return {f: np.concatenate([getattr(b, f) for b in batches]) for f in EVENT_COLUMNS}
+    batch = merge_batches(batches)
+    return {f: getattr(batch, f) for f in EVENT_COLUMNS}
 
 
 def _read(
@@ -137,23 +136,18 @@ def _not_a_log_reason(head: bytes) -> str:
     return f"no TIMELINE lines found; {EXPECTED}"
 
 
-def _sessions(
-    ev: dict[str, np.ndarray],
-    batches: list[EventBatch],
-    markers: list[tuple[int, int, bytes]],
-    job_ids: list[str],
-    kinds: dict[str, str],
-    workers_per_gpu: int | None,
-) -> list[Session]:
+def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None) -> list[Session]:
+    """The sessions of everything read (``batch``: the whole file's lines, merged)."""
+    ev = {f: getattr(batch, f) for f in EVENT_COLUMNS}
+    kinds = {job_ids[j]: k for _, j, k in batch.kinds}
+    markers = batch.markers
     daemon_starts = np.array([s for s, k, _ in markers if k == MARK_DAEMON], dtype=np.int64)
     sid = split_sessions(ev["seq"], ev["offset"], daemon_starts)
     n_sessions = int(sid[-1]) + 1
 
-    skipped_seq = np.concatenate([b.skipped_seq for b in batches])
-    skipped_reason = [r for b in batches for r in b.skipped_reason]
-    skipped_sid = session_of(skipped_seq, ev["seq"], sid, daemon_starts)
+    skipped_sid = session_of(batch.skipped_seq, ev["seq"], sid, daemon_starts)
     skipped = [Counter() for _ in range(n_sessions)]
-    for s, r in zip(skipped_sid, skipped_reason, strict=True):
+    for s, r in zip(skipped_sid, batch.skipped_reason, strict=True):
         skipped[s][r] += 1
 
     worker_lines = [(s, t) for s, k, t in markers if k == MARK_WORKER]
@@ -170,9 +164,7 @@ def _sessions(
         if m:
             mapping[s][int(m[1])] = int(m[2])
 
-    cz = CuzkLines(
-        *(np.concatenate([getattr(b.cuzk, f) for b in batches]) for f in ("seq", "kind", "a", "b"))
-    )
+    cz = batch.cuzk
     c_sid = session_of(cz.seq, ev["seq"], sid, daemon_starts)
     c_bounds = np.searchsorted(c_sid, np.arange(n_sessions + 1))
 

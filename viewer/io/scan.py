@@ -201,7 +201,7 @@ def parse_exact(payloads: list[bytes], positions: list[int], jobs: dict[bytes, i
         raise AssertionError(f"LINE_RE returned {len(rows)} rows for {n} payloads")
     cuzk = parse_cuzk([], [])
     if not n:
-        return _empty_batch(cuzk, [])
+        return empty_batch()
     offs, evs, jids, details, rest = zip(*rows, strict=True)
     off_raw = np.array(offs)
     good = off_raw != b""
@@ -285,11 +285,11 @@ def trust(
     return mono, bad
 
 
-def _empty_batch(cuzk: CuzkLines, markers: list[tuple[int, int, bytes]]) -> EventBatch:
+def empty_batch() -> EventBatch:
     i64, i32 = np.empty(0, np.int64), np.empty(0, np.int32)
     return EventBatch(
         i64, i64, np.empty(0, np.int8), i32, i32, i32, np.empty(0), np.empty(0),
-        np.empty(0, bool), [], i64, [], cuzk, markers,
+        np.empty(0, bool), [], i64, [], parse_cuzk([], []), [],
     )  # fmt: skip
 
 
