@@ -72,6 +72,13 @@ ODD = [
     "TIMELINE,103,SYNTH_START,j,monolithic,kind=x",
     "TIMELINE,104,GPU_END,j,",
     "TIMELINE,105,GPU_END,j,,worker=1,partition=0",
+    "TIMELINE,106,GPU_START,j,worker=4294967296,partition=0",
+    "TIMELINE,107,GPU_START,j,worker=1,partition=2147483648",
+    "TIMELINE,108,GPU_START,j,partition=2147483647,worker=2147483647",
+    "TIMELINE,109,GPU_START,j,worker=0000000001,partition=0",
+    "TIMELINE,12345678901234567,GPU_END,j,partition=0,worker=0",
+    "TIMELINE,110,GPU_END,j,worker=0,partition=0,gpu_ms=12345678901234",
+    "CUZK_TIMING: gpu_tid=99999999999 ntt_msm_h_ms=5",
 ]
 LINES = simple_log(jobs=2, parts=3)
 LINES[4:4] = cuzk_block(5, 7)

@@ -51,6 +51,9 @@ EXTRA = [
     "CUZK_TIMING: b_g2_msm_ms=3 num_circuits=x",
     "CUZK_TIMING: gpu_tid=2 b_g2_msm_ms=3  num_circuits=1",
     *UPSTREAM_IGNORED,
+    "TIMELINE,14,GPU_START,j,worker=4294967296,partition=0",
+    "TIMELINE,15,GPU_START,j,worker=2147483647,partition=2147483648",
+    "TIMELINE,1234567890123456,GPU_START,j,worker=0,partition=0",
 ]
 
 

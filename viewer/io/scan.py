@@ -37,10 +37,14 @@ EVENTS = {
 SYNTH_START, SYNTH_END, QUEUED, GPU_PICKUP, GPU_START, GPU_END = range(6)
 NEEDS_WORKER = (GPU_PICKUP, GPU_START, GPU_END)
 
+MAX_OFFSET_DIGITS = 15  # int64 offsets, exact as float64 times (below 2^53)
+MAX_MS_DIGITS = 12  # a figure of more digits is damaged
 ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # offset, event, job, detail | anything else (kept to keep rows aligned with payloads)
 LINE_RE = re.compile(
-    rb"^(?:(\d{1,15}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*))?[\r]?|(.*))$", re.M
+    rb"^(?:(\d{1,%d}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*))?[\r]?|(.*))$"
+    % MAX_OFFSET_DIGITS,
+    re.M,
 )
 # The detail orders the daemon writes; anything else falls to ``_parse_detail_slow``.
 DETAIL_RE = re.compile(
@@ -49,7 +53,10 @@ DETAIL_RE = re.compile(
     rb"(?:kind=([!-+\--~]+)(?:,|$))?(monolithic$)?(.*)$",
     re.M,
 )
-INT_KEYS = (b"worker", b"partition", b"synth_ms", b"gpu_ms")
+#: Detail keys with a number, and the largest value each column holds: worker and
+#: partition are int32 columns (a larger number would wrap), ms values are float64
+#: (exact to 2^53; the regexes take at most MAX_MS_DIGITS digits).
+INT_KEYS = {b"worker": 2**31 - 1, b"partition": 2**31 - 1, b"synth_ms": None, b"gpu_ms": None}
 
 #: The CUZK_TIMING lines of one GPU call, in the form the daemon writes them after
 #: ``CUZK_TIMING: [gpu_tid=N ]``: (first key, second key or None); a line's code is its
@@ -71,7 +78,6 @@ CUZK_FORMS: tuple[tuple[bytes, bytes | None], ...] = (
 ) = range(len(CUZK_FORMS))  # fmt: skip
 CUZK_KEYS = tuple(first for first, _ in CUZK_FORMS)
 CUZK_MALFORMED = -2  # one of our keys, damaged
-MAX_MS_DIGITS = 12  # a figure of more digits is damaged
 
 
 def _cuzk_re() -> re.Pattern[bytes]:
@@ -311,8 +317,9 @@ def _line_reason(text: bytes) -> str:
     if any(c < 9 or 13 < c < 32 or c > 126 for c in text if c != 0x1B):
         return "binary"
     parts = text.split(b",")
-    if len(parts) >= 3 and parts[1] and parts[1].isupper() and not parts[0].isdigit():
-        return "bad_number"
+    if len(parts) >= 3 and parts[1] and parts[1].isupper():
+        if not parts[0].isdigit() or len(parts[0]) > MAX_OFFSET_DIGITS:
+            return "bad_number"
     return "malformed_timeline"
 
 
@@ -328,9 +335,12 @@ def _parse_detail_slow(detail: bytes) -> dict[bytes, int | float | bytes | bool]
         if not eq or not key:
             return "malformed_timeline"
         if key in INT_KEYS:
-            if not value.isdigit() or len(value) > 12:
+            most = INT_KEYS[key]
+            if not value.isdigit() or len(value) > MAX_MS_DIGITS:
                 return "bad_number"
             out[key] = int(value)
+            if most is not None and out[key] > most:
+                return "bad_number"
         elif key == b"kind":
             out[key] = value
     return out
