@@ -39,4 +39,16 @@ def test_numbers_over_int32_are_bad_numbers(scanner):
     assert set(s.workers["worker"]) == {0, 2**31 - 1}
 
 
+def test_gpu_end_before_its_start_is_dropped():
+    """A GPU_END whose offset is below its call's GPU_START would make the call's time
+    negative: it is dropped and counted, and the call stays open (as after a crash)."""
+    (s,) = open_log(DATA / "gpu_end_before_start.log").sessions
+    assert s.skipped == {"gpu_end_before_start": 1} and s.events == 11
+    row = s.partitions.set_index("partition").loc[1]
+    assert row.gpu_open and np.isnan(row.gpu_end) and np.isnan(row.gpu_ms)
+    ended = s.partitions.dropna(subset=["gpu_end"])
+    assert (ended["gpu_end"] >= ended["gpu_start"]).all() and len(ended) == 1
+    assert s.end_ms == 605  # the dropped line's offset is no event of the session
+
+
 # ------------------------------------------------------------------ not regular files

@@ -1,7 +1,9 @@
 """Pair the TIMELINE events of one session into GPU calls, vectorized.
 
 One call per (job, partition); monolithic jobs use partition -1.  Each event type
-fills one column; the first occurrence wins and repeats count as duplicates.
+fills one column; the first occurrence wins and repeats count as duplicates.  A GPU_END
+whose offset lies before its call's GPU_START is dropped (``gpu_end_before_start``): the
+call stays open, as after a crash, rather than run for a negative time.
 """
 
 from __future__ import annotations
@@ -65,6 +67,11 @@ def pair_events(ev: dict[str, np.ndarray]) -> Paired:
     }
     off = ev["offset"][idx].astype(np.float64)
     ev_k = event[idx]
+    start = _fill(n, codes, ev_k == GPU_START, off, np.nan)
+    backwards = (ev_k == GPU_END) & (off < start[codes])
+    if backwards.any():
+        skipped["gpu_end_before_start"] += int(backwards.sum())
+        idx, codes, off, ev_k = (x[~backwards] for x in (idx, codes, off, ev_k))
     for code, name in TIME_COLUMNS.items():
         col = np.full(n, np.nan)
         sel = ev_k == code
