@@ -41,10 +41,12 @@ def pipeline(
     post: float = 400,
     synth: float = 35_000,
     timing: bool = True,
+    prep_figures: bool = True,
     start_ms: float = 0.0,
 ) -> Session:
     """A one-GPU pipeline: job j's partitions are queued at ``ready[j]``; each call preps on
-    the CPU, waits for the per-GPU kernel mutex, runs its kernel, then its epilogue."""
+    the CPU, waits for the per-GPU kernel mutex, runs its kernel, then its epilogue.
+    ``timing``: CUZK_TIMING figures; ``prep_figures``: among them, the prep and mutex wait."""
     rows = []
     worker_free = [start_ms] * workers
     mutex_free = start_ms
@@ -57,6 +59,8 @@ def pipeline(
             end = mutex_free + post
             worker_free[w] = end
             row = call(f"job{j}", p, start, end, w, queued=r, synth_start=r - synth, synth_end=r)
+            if timing and prep_figures:
+                row.update(pre_lock_cpu_ms=prep, mutex_wait_ms=k0 - start - prep)
             if timing:
                 row.update(
                     kernel_start=k0,

@@ -7,16 +7,17 @@ from viewer.analysis import cold_start_regions, transitions
 def warm_pipeline():
     """Two workers, three 2-partition jobs; job b starts while a's last call still runs.
 
-    a->b is starved (b was queued after worker 0 became free at 100): a cold start;
-    b->c is not (c was queued long before worker 1 became free).
+    a->b is starved (b was queued after worker 0 became free at 100) and b began synthesis
+    (at 50) before the session's first GPU_END (100): a cold start; b->c is not starved
+    (c was queued long before worker 1 became free).
     """
     return session(
-        call("a", 0, 0, 100, 0, queued=0),
-        call("a", 1, 60, 200, 1, queued=0),
-        call("b", 0, 150, 260, 0, queued=140),
-        call("b", 1, 210, 330, 1, queued=140),
-        call("c", 0, 280, 380, 0, queued=150),
-        call("c", 1, 335, 420, 1, queued=150),
+        call("a", 0, 0, 100, 0, queued=0, synth_start=-900),
+        call("a", 1, 60, 200, 1, queued=0, synth_start=-900),
+        call("b", 0, 150, 260, 0, queued=140, synth_start=50),
+        call("b", 1, 210, 330, 1, queued=140, synth_start=50),
+        call("c", 0, 280, 380, 0, queued=150, synth_start=60),
+        call("c", 1, 335, 420, 1, queued=150, synth_start=60),
         start_ms=-1000,
         end_ms=500,
     )
@@ -52,6 +53,28 @@ def test_all_starved_is_no_cold_start() -> None:
     assert t["cold_start"].tolist() == [False, False]
     regions = cold_start_regions(s)
     assert regions["label"].tolist() == ["cold start"]
+
+
+def test_starved_after_the_first_gpu_end_is_real_starvation_not_cold_start() -> None:
+    """domain.md: a starved transition is a cold start only when its next job began
+    synthesis before the session's first GPU_END; a synthesis-bound run whose later
+    transitions happen to be fed in time has no cold transitions (the old rule called
+    every leading starved transition cold)."""
+    s = session(
+        call("a", 0, 0, 100, 0, queued=0, synth_start=-900),
+        call("b", 0, 200, 300, 0, queued=150, synth_start=120),
+        call("c", 0, 400, 500, 0, queued=350, synth_start=150),
+        call("d", 0, 510, 600, 0, queued=380, synth_start=160),
+    )
+    t = transitions(s)
+    assert t["starved"].tolist() == [True, True, False]
+    assert t["cold_start"].tolist() == [False, False, False]
+    early = session(
+        call("a", 0, 0, 100, 0, queued=0, synth_start=-900),
+        call("b", 0, 200, 300, 0, queued=150, synth_start=99),
+        call("c", 0, 400, 500, 0, queued=350, synth_start=101),
+    )
+    assert transitions(early)["cold_start"].tolist() == [True, False]
 
 
 def test_range_keeps_transitions_whose_next_job_starts_inside() -> None:

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from tests.analysis.builders import call, pipeline, session
 from viewer.analysis import summarize, verdict
 
@@ -25,15 +27,31 @@ def test_every_transition_starved_is_synthesis_bound_not_cold_start() -> None:
 
 
 def test_cold_start_then_warm_is_gpu_bound() -> None:
-    sm = summarize(pipeline([35_000, 80_000, 80_010, 80_020, 80_030]))
+    # Job 1 began synthesis (75 000 - 35 000) before the first GPU_END (~40 800): cold.
+    sm = summarize(pipeline([35_000, 75_000, 75_010, 75_020, 75_030]))
     assert sm.transitions["cold_start"].tolist() == [True, False, False, False]
     assert sm.verdict.kind == "gpu-bound"
     assert any("incl. starved sector 0->1" in e for e in sm.verdict.evidence)
 
 
-def test_cpu_prep_bound_single_worker() -> None:
-    # Phase 9-like: short kernels, long CPU prep and epilogue, one worker per GPU.
+def test_one_worker_with_phase9_kernels_is_worker_bound() -> None:
+    # Phase 9-like: short kernels, long CPU prep and epilogue, one worker per GPU: the
+    # GPU worker floor (1.9 + 1.824 + 0.5 s per call x 10) binds, not the kernels.
     s = pipeline([35_000 + 10 * j for j in range(5)], workers=1, kernel=1824, prep=1900, post=500)
+    sm = summarize(s)
+    assert sm.floors.bound == "worker" and sm.floors.worker_s == pytest.approx(42.24)
+    v = sm.verdict
+    assert v.kind == "worker-bound"
+    assert v.sentence.startswith("GPU-worker-bound: the GPU worker floor, 42.2 s/proof")
+    assert "CUDA kernels fill only 43 %" in v.sentence
+    assert "Next is the kernel floor, 18.2 s/proof (56.8 % behind)" in v.sentence
+
+
+def test_cpu_work_inside_calls_without_prep_figures() -> None:
+    # The calls' CPU share is unknown (no pre_lock_cpu_ms): no worker floor to name, and
+    # the GPU is never idle, so the time goes inside the calls.
+    ready = [35_000 + 10 * j for j in range(5)]
+    s = pipeline(ready, workers=1, kernel=1824, prep=1900, post=500, prep_figures=False)
     v = verdict(s)
     assert v.kind == "cpu-prep"
     assert "CUDA kernels fill only 43 %" in v.sentence
@@ -60,6 +78,24 @@ def test_dispatch_gaps() -> None:
 
 
 def test_starved_gaps_with_a_warm_transition_is_synthesis_bound() -> None:
+    # Two of four transitions starved (not most: the pipeline does warm up), and all the
+    # idle time is spent waiting for synthesis.
+    rows = [call("j0", 0, 0, 1000, 0, queued=0, kernel_ms=1000, kernel_start=0)]
+    rows += [
+        call(f"j{i}", 0, i * 2000, i * 2000 + 1000, 0, queued=i * 2000 - 10, kernel_ms=1000)
+        for i in (1, 2)
+    ]
+    rows += [
+        call("j3", 0, 5000, 6000, 0, queued=0, kernel_ms=1000),
+        call("j4", 0, 6000, 7000, 0, queued=0, kernel_ms=1000),
+    ]
+    sm = summarize(session(*rows))
+    assert sm.transitions["starved"].tolist() == [True, True, False, False]
+    assert sm.verdict.kind == "synthesis-bound"
+    assert "waiting for synthesized partitions" in sm.verdict.sentence
+
+
+def test_most_transitions_starved_never_warms_up() -> None:
     rows = [call("j0", 0, 0, 1000, 0, queued=0, kernel_ms=1000, kernel_start=0)]
     rows += [
         call(f"j{i}", 0, i * 2000, i * 2000 + 1000, 0, queued=i * 2000 - 10, kernel_ms=1000)
@@ -68,7 +104,8 @@ def test_starved_gaps_with_a_warm_transition_is_synthesis_bound() -> None:
     rows.append(call("j4", 0, 7000, 8000, 0, queued=0, kernel_ms=1000))
     v = verdict(session(*rows))
     assert v.kind == "synthesis-bound"
-    assert "waiting for synthesized partitions" in v.sentence
+    assert "never warmed up" in v.sentence
+    assert "3 of 4 transitions starved: the pipeline never warmed up" in v.evidence
 
 
 def test_gpu_ms_source_says_it_cannot_rule_out_cpu_work() -> None:

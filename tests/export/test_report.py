@@ -11,7 +11,7 @@ from viewer.model import Timeline
 
 
 def warm_timeline() -> Timeline:
-    return Timeline(Path("run.log"), [pipeline([35_000, 80_000, 80_010, 80_020, 80_030])])
+    return Timeline(Path("run.log"), [pipeline([35_000, 75_000, 75_010, 75_020, 75_030])])
 
 
 def test_json_schema_and_types() -> None:
@@ -26,8 +26,8 @@ def test_json_schema_and_types() -> None:
     assert g["idle_gaps"] == [
         {
             "start_ms": 74560.0,
-            "end_ms": 80000.0,
-            "ms": 5440.0,
+            "end_ms": 75000.0,
+            "ms": 440.0,
             "cross_sector": True,
             "starved": True,
         }
@@ -36,8 +36,8 @@ def test_json_schema_and_types() -> None:
     assert s["transitions"][0] == {
         "from": "job0",
         "to": "job1",
-        "time_ms": 80000.0,
-        "gap_ms": 5440.0,
+        "time_ms": 75000.0,
+        "gap_ms": 440.0,
         "overlap_ms": 0.0,
         "starved": True,
         "cold_start": True,
@@ -65,7 +65,7 @@ def test_markdown_has_the_reference_shape() -> None:
     assert "| metric | value |" in md
     assert "| mean CUDA kernel time per partition | 3746 ms |" in md
     assert "| serial CUDA time per sector (10 partitions) | 37.5 s |" in md
-    assert "| sector 0->1 | 5440 ms (cold start) | 0 ms |" in md
+    assert "| sector 0->1 | 440 ms (cold start) | 0 ms |" in md
     assert "| sector 1->2 | 0 ms | 3746 ms |" in md
     assert "**Verdict (gpu-bound):** GPU-bound" in md
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -17,7 +18,7 @@ from viewer.ui.write_ups import install
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 WORKER0 = "GPU 0 · worker 0"
-COLD_GAP = (71800.0, 76290.0)  # sector 0 -> 1: second-to-last GPU_END of 0, first GPU_START of 1
+COLD_GAP = (71252.0, 75742.0)  # sector 0 -> 1: second-to-last GPU_END of 0, first GPU_START of 1
 
 
 @pytest.fixture
@@ -167,14 +168,83 @@ def test_sidecar_round_trip_through_the_window(qtbot, window, log) -> None:
     assert not window.banner.isVisible()
 
 
-def test_corrupt_sidecar_is_reported(qtbot, window, log) -> None:
+def test_corrupt_sidecar_is_reported_and_kept(qtbot, window, log) -> None:
     sidecar = sidecar_path(log)
     sidecar.write_text("{ not json", encoding="utf-8")
     open_log(qtbot, window, log)
     assert window.banner.isVisible()
-    assert "unusable" in window.banner.label.text()
+    assert "cannot be used" in window.banner.label.text()
+    assert str(sidecar) in window.banner.label.text()
     assert len(window.write_ups.controller.annotations) == 0
-    assert list(log.parent.glob(sidecar.name + ".corrupt-*"))
+    assert sidecar.read_text() == "{ not json"
+    assert not list(log.parent.glob(sidecar.name + ".corrupt-*"))
+
+
+def _copy(log: Path, name: str) -> Path:
+    other = log.with_name(name)
+    shutil.copyfile(log, other)
+    return other
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"[" * 100_000, b'{"schema": "cuzk-timeline-annotations/1", "annotations": [1e400]}'],
+    ids=["deep JSON", "1e400"],
+)
+def test_annotations_belong_to_the_log_on_screen(qtbot, window, log, content) -> None:
+    ctl = window.write_ups.controller
+    open_log(qtbot, window, log)
+    ctl.add("note", 70000.0, text="on log A")
+    b = _copy(log, "b.log")
+    b_sidecar = sidecar_path(b)
+    b_sidecar.write_bytes(content)
+    open_log(qtbot, window, b)
+    assert str(b_sidecar) in window.banner.label.text() and window.banner.isVisible()
+    assert ctl.log_path == b and len(ctl.annotations) == 0 and ctl.drawn() == []
+
+    asked = []
+    ctl.ask_replace = lambda path, problem: asked.append((path, problem)) or False
+    ctl.add("note", 71000.0, text="on log B")
+    ctl.flush()
+    ctl.add("note", 72000.0, text="on log B again")
+    ctl.flush()
+    assert [p for p, _ in asked] == [b_sidecar]  # asked once, and the user kept the file
+    assert b_sidecar.read_bytes() == content
+    assert "not saved" in window.banner.label.text()
+    a_notes = json.loads(sidecar_path(log).read_text())["annotations"]
+    assert [n["text"] for n in a_notes] == ["on log A"]  # nothing of B in A's sidecar
+
+    ctl.ask_replace = lambda path, problem: True
+    open_log(qtbot, window, log)  # leaving B: the user is asked again, and replaces it now
+    assert [a.text for a in ctl.annotations] == ["on log A"]
+    notes = json.loads(b_sidecar.read_text())["annotations"]
+    assert [n["text"] for n in notes] == ["on log B", "on log B again"]
+    assert [p.read_bytes() for p in b.parent.glob(b_sidecar.name + ".corrupt-*")] == [content]
+
+
+def test_a_million_annotations_are_refused_with_the_limit(qtbot, window, log) -> None:
+    from viewer.annotations import MAX_SIDECAR_BYTES, SCHEMA
+
+    note = json.dumps({"id": "a1", "kind": "note", "t0_ms": 70000.0})
+    sidecar = sidecar_path(log)
+    sidecar.write_text(
+        f'{{"schema": "{SCHEMA}", "log": {{"name": "{log.name}"}}, '
+        f'"annotations": [{",".join([note] * 1_000_000)}]}}'
+    )
+    open_log(qtbot, window, log)
+    assert f"at most {MAX_SIDECAR_BYTES >> 20} MB" in window.banner.label.text()
+    assert len(window.write_ups.controller.annotations) == 0
+
+
+def test_a_log_name_that_is_not_utf8(qtbot, window, log) -> None:
+    bad = _copy(log, os.fsdecode(b"bad\xff.log"))
+    open_log(qtbot, window, bad)
+    assert not window.banner.isVisible()
+    ctl = window.write_ups.controller
+    ctl.add("note", 70000.0, text="saved beside a badly named log")
+    ctl.flush()
+    assert json.loads(sidecar_path(bad).read_text())["annotations"][0]["text"].startswith("saved")
+    assert window.write_ups.export_table("gaps_panel", bad.with_suffix(".csv")) is not None
 
 
 def test_tables_export_as_csv_and_markdown(qtbot, window, log, tmp_path) -> None:

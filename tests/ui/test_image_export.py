@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from tests.hostile.files import drained_fifo
 from tests.ui.test_annotate import COLD_GAP, WORKER0, log, open_log, window  # noqa: F401
 from tests.ui.test_timeline_view import lane_y
 from viewer.ui.annotate import Ink
@@ -105,7 +107,7 @@ def test_selected_range_export_frames_it_and_restores_the_view(annotated) -> Non
     view = annotated.view
     before = view.x_range()
     svg = render_svg(view, rng=COLD_GAP, caption=True).decode("utf-8")
-    assert "range 71.800 s → 76.290 s" in svg
+    assert "range 71.252 s → 75.742 s" in svg
     assert view.x_range() == pytest.approx(before)
 
 
@@ -133,3 +135,57 @@ def test_offscreen_view_sizes_and_dark_palette(qtbot, log) -> None:  # noqa: F81
     assert view.theme.dark
     assert caption is not None and "37.4 s/proof" in caption.text()
     view.close()
+
+
+def _save_paths(window, monkeypatch):
+    """Every way the window saves a file, each as a function of the path to save to."""
+    ups = window.write_ups
+
+    def report(path):
+        monkeypatch.setattr(
+            QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), "")
+        )
+        window.export_report_markdown()
+
+    return {
+        "png": lambda p: ups.export_image(p.with_suffix(".png")),
+        "svg": lambda p: ups.export_image(p.with_suffix(".svg")),
+        "csv": lambda p: ups.export_table("gaps_panel", p.with_suffix(".csv")),
+        "table markdown": lambda p: ups.export_table("jobs_panel", p.with_suffix(".md")),
+        "report markdown": lambda p: report(p.with_suffix(".md")),
+        "trace": lambda p: ups.export_trace(p.with_suffix(".json")),
+    }
+
+
+SAVES = ("png", "svg", "csv", "table markdown", "report markdown", "trace")
+
+
+@pytest.mark.parametrize("save", SAVES)
+def test_window_saves_never_write_over_the_log(
+    qtbot, window, log, tmp_path, monkeypatch, save  # noqa: F811
+) -> None:
+    open_log(qtbot, window, log)
+    before = log.read_bytes()
+    link = tmp_path / "alias"
+    _save_paths(window, monkeypatch)[save](link)  # a name of its own, the log's inode
+    written = [p for p in tmp_path.iterdir() if p.name.startswith("alias")]
+    assert len(written) == 1 and written[0].stat().st_size > 0  # a normal save works
+    written[0].unlink()
+    os.link(log, written[0])
+    _save_paths(window, monkeypatch)[save](link)
+    assert log.read_bytes() == before
+    assert window.banner.isVisible()
+    assert f"refusing to write over the input {log}" in window.banner.label.text()
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+@pytest.mark.parametrize("save", SAVES)
+def test_window_saves_refuse_a_fifo(qtbot, window, log, tmp_path, monkeypatch, save) -> None:  # noqa: F811
+    open_log(qtbot, window, log)
+    saves = _save_paths(window, monkeypatch)
+    saves[save](tmp_path / "probe")
+    target = next(p for p in tmp_path.iterdir() if p.name.startswith("probe"))
+    target.unlink()
+    with drained_fifo(target) as received:
+        saves[save](tmp_path / "probe")
+    assert received == [] and "FIFO" in window.banner.label.text()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from viewer.analysis.floors import Floors, floors
 from viewer.analysis.gaps import idle_gaps
 from viewer.analysis.gpus import GpuStats, gpu_stats
 from viewer.analysis.intervals import Range, check_range
@@ -29,6 +30,7 @@ class SessionSummary:
     kernel: KernelStats
     throughput: Throughput
     jobs: pd.DataFrame
+    floors: Floors
     verdict: Verdict
 
     @property
@@ -57,6 +59,7 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
     cold = cold_start_regions(session)
     kernel = kernel_stats(session, rng)
     tp = throughput(session, rng, kernel)
+    fl = floors(session, rng, kernel, tp)
     return SessionSummary(
         session=session,
         rng=rng,
@@ -67,7 +70,8 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         kernel=kernel,
         throughput=tp,
         jobs=job_table(session, rng),
-        verdict=decide(gpus, gaps, trans, cold, kernel, tp),
+        floors=fl,
+        verdict=decide(gpus, gaps, trans, cold, kernel, tp, fl),
     )
 
 

@@ -82,8 +82,7 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
     overlap = np.maximum(0.0, last_end.reindex(from_job).to_numpy() - time)
     starved = nxt["ready"].to_numpy() > nxt["free"].to_numpy()
-    leading = np.cumprod(starved).astype(bool)
-    cold = leading & ~starved.all()
+    cold = starved & _synthesized_while_filling(session, nxt["job"].to_numpy())
     ids = session.jobs["job_id"].to_numpy()
     to_job = nxt["job"].to_numpy()
     return pd.DataFrame(
@@ -103,6 +102,16 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     )
 
 
+def _synthesized_while_filling(session: Session, jobs: np.ndarray) -> np.ndarray:
+    """True for the jobs whose first SYNTH_START came before the session's first GPU_END:
+    synthesized while the pipeline was still filling, with no finished work to overlap."""
+    p = session.partitions
+    first_end = np.fmin.reduce(p["gpu_end"].to_numpy(dtype=np.float64), initial=np.inf)
+    first_synth = np.full(len(session.jobs), np.inf)
+    np.fmin.at(first_synth, p["job"].to_numpy(), p["synth_start"].to_numpy(dtype=np.float64))
+    return first_synth[jobs] < first_end
+
+
 def transitions(session: Session, rng: Range = None) -> pd.DataFrame:
     """Job N -> N+1 transitions whose next job's first GPU_START lies in ``rng``.
 
@@ -110,7 +119,8 @@ def transitions(session: Session, rng: Range = None) -> pd.DataFrame:
     before it (0 if none of N had ended); ``overlap_ms`` = max(0, last GPU_END
     of N minus that start); ``starved`` when N+1's first call was queued after
     the worker that took it (``worker``) became free; ``cold_start`` for the
-    leading starved transitions, provided a later one is not starved.
+    starved ones whose next job began synthesis before the session's first GPU_END
+    (domain.md: a later starved transition is real starvation).
     """
     rng = check_range(rng)
     t = _all_transitions(session)

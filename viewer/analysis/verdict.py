@@ -1,11 +1,12 @@
-"""The verdict: is the run GPU-bound, and if not, what does the GPU wait for?
+"""The verdict: which floor binds the run, what relieving it can gain, and what the GPU waits for.
 
-Reasoning as the Phase 8 analysis did: compare the kernel floor (theoretical
-s/proof) with the measured s/proof.  Close to 1 (>= ``GPU_BOUND_RATIO``) the
-GPU never waits.  Below, the idle time outside the cold start says why:
-mostly starved gaps (or every transition starved) -> synthesis-bound; mostly
-dispatch gaps -> dispatch; hardly any idle although kernels fill little of
-the GPU calls -> CPU pre/post-processing inside the calls.
+The floors (``viewer.analysis.floors``) say which change helps: the highest one
+binds, and the runner-up's margin is the most relieving it can gain.  When the
+binding floor explains the measured s/proof (>= ``EXPLAINED`` of it) the verdict
+names it.  Below that the run loses time beyond every floor, and the idle time
+outside the cold start says why: mostly starved gaps (or most transitions
+starved) -> synthesis-bound; mostly dispatch gaps -> dispatch; hardly any idle
+although kernels fill little of the GPU calls -> CPU pre/post-processing.
 """
 
 from __future__ import annotations
@@ -15,13 +16,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
 
-GPU_BOUND_RATIO = 0.9
+EXPLAINED = 0.9  # the binding floor is at least this share of the measured s/proof
 BUSY_EFFICIENCY = 0.95  # GPU calls cover at least this much: no real idle between calls
-KINDS = ("gpu-bound", "synthesis-bound", "dispatch", "cpu-prep", "insufficient-data")
+#: Verdict kind when each floor binds and explains the run.
+BOUND_KIND = {
+    "kernel": "gpu-bound",
+    "worker": "worker-bound",
+    "synthesis": "synthesis-bound",
+    "arrival": "arrival-bound",
+}
+KINDS = (*BOUND_KIND.values(), "dispatch", "cpu-prep", "insufficient-data")
 
 
 @dataclass(frozen=True)
@@ -65,6 +74,7 @@ def _evidence(
     transitions: pd.DataFrame,
     kernel: KernelStats,
     tp: Throughput,
+    floors: Floors,
 ) -> tuple[str, ...]:
     out = []
     active = [g for g in gpus if np.isfinite(g.efficiency)]
@@ -87,7 +97,10 @@ def _evidence(
         cold += f" (incl. starved {steps})"
     out.append(cold)
     if _never_warm(transitions):
-        out.append(f"all {len(transitions)} transitions starved: the pipeline never warmed up")
+        starved = int(transitions["starved"].sum())
+        out.append(
+            f"{starved} of {len(transitions)} transitions starved: the pipeline never warmed up"
+        )
     if len(gaps):
         starved = gaps.loc[gaps["starved"], "ms"].sum()
         out.append(
@@ -96,11 +109,25 @@ def _evidence(
         )
     bound = " (GPU call time: an upper bound, no CUZK_TIMING lines)" if kernel.upper_bound else ""
     out.append(f"mean kernel {kernel.mean_ms:.0f} ms per partition{bound}")
+    out.append(floors_line(floors))
     out.append(
         f"{_n(tp.jobs_completed, 'job')} completed, "
         f"{tp.partitions_per_proof} partitions per proof, {_n(tp.gpus, 'GPU')}"
     )
     return tuple(out)
+
+
+def floors_line(f: Floors) -> str:
+    """The four floors in one line, the binding one marked."""
+    parts = []
+    for name, v in f.values().items():
+        mark = " (binding)" if name == f.bound else ""
+        parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{v:.1f} s'}{mark}")
+    arrivals = f"{_n(f.jobs, 'job')}, {f.inferred_arrivals} arrivals inferred"
+    return (
+        f"floors (s/proof): {', '.join(parts)}; {f.pw} syntheses at once at most, "
+        f"{_n(f.workers, 'GPU worker')}, {arrivals}"
+    )
 
 
 def decide(
@@ -110,14 +137,15 @@ def decide(
     cold: pd.DataFrame,
     kernel: KernelStats,
     tp: Throughput,
+    floors: Floors,
 ) -> Verdict:
     """The verdict from figures already computed for one range."""
-    evidence = _evidence(gpus, gaps, transitions, kernel, tp)
+    evidence = _evidence(gpus, gaps, transitions, kernel, tp, floors)
     if kernel.partitions == 0 or tp.measured_s_per_proof is None or tp.ratio is None:
         why = (
             "no kernel or GPU-call times"
             if kernel.partitions == 0
-            else f"{tp.jobs_completed} job(s) completed, two are needed to measure s/proof"
+            else f"{_n(tp.jobs_completed, 'job')} completed, two are needed to measure s/proof"
         )
         return Verdict("insufficient-data", f"Not enough data for a verdict: {why}.", evidence)
 
@@ -130,33 +158,38 @@ def decide(
     else:
         floor_txt = f"the {floor:.1f} s of serial {what}"
     eff = _efficiency(gpus)
-    all_starved = _never_warm(transitions)
-    if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not all_starved:
+    never_warm = _never_warm(transitions)
+    if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not never_warm:
         return Verdict(
             "gpu-bound",
             f"GPU-bound as far as this log tells: GPU calls cover {eff * 100:.1f} % of the time "
             f"at {measured:.1f} s/proof, but without CUZK_TIMING lines the CPU work inside the "
-            "calls cannot be told from kernel time, so CPU pre/post-processing is not ruled out.",
+            "calls cannot be told from kernel time, so CPU pre/post-processing is not ruled out."
+            + _runner_up(floors),
             evidence,
         )
-    if ratio >= GPU_BOUND_RATIO and not kernel.upper_bound:
-        rel = "equals" if abs(ratio - 1) <= 0.03 else "is close to" if ratio < 1 else "is under"
+    bound = floors.bound
+    values = floors.values()
+    share = values[bound] / measured if bound else 0.0
+    if bound and share >= EXPLAINED and not (never_warm and bound != "synthesis"):
         return Verdict(
-            "gpu-bound",
-            f"GPU-bound: measured {measured:.1f} s/proof {rel} {floor_txt} (ratio {ratio:.2f}); "
-            "only faster kernels or more GPUs help, more synthesis concurrency cannot.",
+            BOUND_KIND[bound],
+            _bound_sentence(bound, floors, measured, ratio, floor_txt, kernel, gpus)
+            + _runner_up(floors),
             evidence,
         )
 
     head = f"measured {measured:.1f} s/proof against {floor_txt} (ratio {ratio:.2f})"
+    if bound:
+        head += f", {share * 100:.0f} % of the highest floor ({LABEL[bound]}, {values[bound]:.1f} s)"
     warm = _warm_idle(gaps, cold)
     starved_ms = float(warm.loc[warm["starved"], "ms"].sum()) if len(warm) else 0.0
     dispatch_ms = float(warm["ms"].sum()) - starved_ms if len(warm) else 0.0
     idle = eff < BUSY_EFFICIENCY
-    if all_starved or (idle and starved_ms >= dispatch_ms):
+    if never_warm or (idle and starved_ms >= dispatch_ms):
         why = (
-            "every sector transition was starved, the pipeline never warmed up"
-            if all_starved
+            "most sector transitions were starved, the pipeline never warmed up"
+            if never_warm
             else f"the GPU sat idle {_s(starved_ms)} waiting for synthesized partitions"
         )
         return Verdict(
@@ -173,23 +206,83 @@ def decide(
             "not in synthesis.",
             evidence,
         )
-    busy = sum(g.busy_ms for g in gpus)
-    fill = kernel.total_ms / busy * 100 if busy > 0 else float("nan")
     return Verdict(
         "cpu-prep",
         f"CPU pre/post-processing-bound: {head}; GPU calls cover "
-        f"{eff * 100:.0f} % of the time but CUDA kernels fill only {fill:.0f} % "
+        f"{eff * 100:.0f} % of the time but CUDA kernels fill only {_fill(kernel, gpus):.0f} % "
         "of it, so CPU work inside the calls holds the GPU back (more GPU workers per GPU or "
         "faster prep helps).",
         evidence,
     )
 
 
-def _never_warm(transitions: pd.DataFrame) -> bool:
-    """Every transition starved and none of them a cold start (judged on the whole session:
-    a range holding only the cold transitions of a run that warms up later is not this)."""
+def _fill(kernel: KernelStats, gpus: list[GpuStats]) -> float:
+    """Kernel time as a share of the time GPU calls were open, in %."""
+    busy = sum(g.busy_ms for g in gpus)
+    return kernel.total_ms / busy * 100 if busy > 0 else float("nan")
+
+
+def _bound_sentence(
+    bound: str,
+    f: Floors,
+    measured: float,
+    ratio: float,
+    floor_txt: str,
+    kernel: KernelStats,
+    gpus: list[GpuStats],
+) -> str:
+    """What binds, as the share of the measured s/proof it explains, and what helps."""
+    value = f.values()[bound]
+    share = f"{value / measured * 100:.0f} %"
+    m = f.means_ms
+    if bound == "kernel":
+        rel = "equals" if abs(ratio - 1) <= 0.03 else "is close to" if ratio < 1 else "is under"
+        return (
+            f"GPU-bound: measured {measured:.1f} s/proof {rel} {floor_txt} (ratio {ratio:.2f}), "
+            f"the binding floor; {REMEDY['kernel']} help, more synthesis concurrency cannot."
+        )
+    if bound == "worker":
+        per_call = (
+            f"prep {_s(m['prep'])} + kernel {_s(m['kernel'])} + post {_s(m['post'])} per call"
+            if not f.upper_bound
+            else f"{_s(m['call'])} per GPU call"
+        )
+        return (
+            f"GPU-worker-bound: the GPU worker floor, {value:.1f} s/proof ({per_call}, "
+            f"{f.partitions_per_proof} calls per proof on {_n(f.workers, 'worker')}), is "
+            f"{share} of the measured {measured:.1f} s/proof; CUDA kernels fill only "
+            f"{_fill(kernel, gpus):.0f} % of the GPU calls, so {REMEDY['worker']} helps, "
+            "faster kernels alone barely."
+        )
+    if bound == "synthesis":
+        return (
+            f"Synthesis-bound: the synthesis floor, {value:.1f} s/proof (mean synthesis "
+            f"{_s(m['synth'])} x {f.partitions_per_proof} partitions / {f.pw} running at once), "
+            f"is {share} of the measured {measured:.1f} s/proof; {REMEDY['synthesis']} helps, "
+            "faster kernels do not."
+        )
     return (
-        len(transitions) > 0
-        and bool(transitions["starved"].all())
-        and not bool(transitions["cold_start"].any())
+        f"Not saturated: jobs arrived every {value:.1f} s ({_n(f.jobs, 'job')}, the arrival "
+        f"floor), {share} of the measured {measured:.1f} s/proof; nothing in the pipeline "
+        "helps, more work would."
     )
+
+
+def _runner_up(f: Floors) -> str:
+    """The runner-up floor and its margin: the most relieving the binding floor can gain."""
+    if f.runner_up is None or f.bound is None or not np.isfinite(f.margin):
+        return ""
+    second = f.values()[f.runner_up]
+    return (
+        f" Next is the {LABEL[f.runner_up]} floor, {second:.1f} s/proof "
+        f"({f.margin * 100:.1f} % behind), so relieving the {LABEL[f.bound]} floor alone "
+        f"gains at most {f.margin * 100:.1f} %; beyond that, it takes {REMEDY[f.runner_up]} "
+        "as well."
+    )
+
+
+def _never_warm(transitions: pd.DataFrame) -> bool:
+    """Most transitions starved outside the cold start: the pipeline never warms up (a range
+    holding only cold transitions of a run that warms up later is not this)."""
+    warm_starved = transitions["starved"] & ~transitions["cold_start"]
+    return len(transitions) > 0 and int(warm_starved.sum()) * 2 > len(transitions)

@@ -3,8 +3,9 @@
 The simulation is jittered like any other; a few of its drawn durations are
 then pinned, in time order, so that each published figure comes out exact:
 
-- sector 1's request arrives late (its synthesis starts late): the 0->1 gap,
-  a starved cold start;
+- sector 1's request arrives late, though before the first GPU_END (the pipeline
+  is still filling), and its synthesis is a little slower: the 0->1 gap, a
+  starved cold start;
 - the dispatch overhead of the first call of sectors 2, 3, 4: their gaps;
 - the proof-assembly epilogue of each sector's last call: the overlaps, and
   for sector 4 the measured s/proof;
@@ -28,36 +29,45 @@ GAPS_MS = (4490, 21, 244, 45)
 OVERLAPS_MS = (761, 4048, 4834, 3916)
 KERNEL_MEAN_MS = 3746
 MEASURED_MS = 149_600  # sector 4 done - sector 0 done = 4 x 37.4 s
-ASSEMBLE_TARGET_MS = 900  # what the last sector's epilogue should come out near
+ASSEMBLE_TARGET_MS = 900
+ARRIVAL_LEAD_MS = 400  # sector 1 arrives this long before the run's first GPU_END  # what the last sector's epilogue should come out near
 
 
 class FitError(RuntimeError):
     """The pinned schedule cannot reach the published figures (bad seed or config)."""
 
 
-def phase8_config(seed: int = 6) -> SimConfig:
+def phase8_config(seed: int = 10) -> SimConfig:
     """The published run: one GPU, gw=2, pw=10, 5 porep-c2 sectors, a mean partition
     synthesis of ~36.5 s as published (so its synthesis floor is 36.5 s/proof)."""
-    return SimConfig(sectors=5, pw=10, gw=2, gpus=1, seed=seed, synth_ms=36700.0, warmup_ms=1400.0)
+    return SimConfig(sectors=5, pw=10, gw=2, gpus=1, seed=seed, synth_ms=36500.0, warmup_ms=1400.0)
 
 
 def _fit(
     cfg: SimConfig,
     d: Draws,
-    knob: np.ndarray,
-    index: int,
+    nudge: Callable[[int], None],
     measure: Callable[[Schedule], int],
     target: int,
 ) -> Schedule:
-    """Move ``knob[index]`` until ``measure`` hits ``target`` (slope 1, so a few steps)."""
+    """``nudge`` a drawn duration until ``measure`` hits ``target`` (slope 1, so a few steps)."""
     err = 0
     for _ in range(12):
         s = run(cfg, d)
         err = target - measure(s)
         if err == 0:
             return s
-        knob[index] += err
+        nudge(err)
     raise FitError(f"could not fit {target}: stuck at {target - err}")
+
+
+def _at(knob: np.ndarray, index: int | np.ndarray) -> Callable[[int], None]:
+    """A nudge that moves ``knob[index]``."""
+
+    def nudge(err: int) -> None:
+        knob[index] += err
+
+    return nudge
 
 
 def _first_call(s: Schedule, job: int) -> int:
@@ -99,15 +109,20 @@ def solve(cfg: SimConfig | None = None) -> Schedule:
                 return transitions(calls_of(s))[k].overlap_ms
 
             if k == 0:
-                s = _fit(cfg, d, d.arrival, 1, gap, GAPS_MS[0])
+                # Sector 1 is submitted late, just before sector 0's first call ends (so
+                # the pipeline is still filling: a cold start), and synthesizes a little
+                # slower while sector 0's calls load the CPU: its first partition is
+                # queued after a worker went idle.
+                d.arrival[1] = int(s.end.min()) - ARRIVAL_LEAD_MS
+                s = _fit(cfg, d, _at(d.synth, d.job == 1), gap, GAPS_MS[0])
             else:
-                s = _fit(cfg, d, d.dispatch, _first_call(s, k + 1), gap, GAPS_MS[k])
-            s = _fit(cfg, d, d.assemble, k, overlap, OVERLAPS_MS[k])
+                s = _fit(cfg, d, _at(d.dispatch, _first_call(s, k + 1)), gap, GAPS_MS[k])
+            s = _fit(cfg, d, _at(d.assemble, k), overlap, OVERLAPS_MS[k])
 
         def measured(s: Schedule) -> int:
             return _done(s, 4) - _done(s, 0)
 
-        s = _fit(cfg, d, d.assemble, 4, measured, MEASURED_MS)
+        s = _fit(cfg, d, _at(d.assemble, 4), measured, MEASURED_MS)
         miss = int(d.assemble[4]) - ASSEMBLE_TARGET_MS
         if abs(miss) <= 150:
             check(s)
@@ -142,4 +157,10 @@ def check(s: Schedule) -> Figures:
     # Pinned durations must stay plausible, or the sample would be a forgery.
     if s.draws.assemble.min() < 100 or s.draws.assemble.max() > 2500:
         raise FitError(f"proof-assembly epilogues out of range: {s.draws.assemble}")
+    cfg = s.config
+    slowest = cfg.synth_ms * (1 + 3 * 1.5 * cfg.jitter)  # what ``draw`` can give
+    if s.draws.synth.max() > slowest:
+        raise FitError(f"a synthesis of {s.draws.synth.max()} ms is beyond the drawn range")
+    if s.synth_start[s.draws.job == 1].min() >= s.end.min():
+        raise FitError("sector 1 must start synthesis before the first GPU_END (a cold start)")
     return f

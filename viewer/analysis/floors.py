@@ -1,0 +1,255 @@
+"""The pipeline as four floors: which change would help (domain.md, "The pipeline as four floors").
+
+In steady state a run's s/proof cannot be lower than any of
+
+- kernel:    mean kernel x P / G                  (faster kernels or more GPUs help)
+- worker:    mean (prep + kernel + post) x P / W  (more GPU workers per GPU help)
+- synthesis: mean synth x P / pw                  (more or faster synthesis helps)
+- arrival:   (last arrival - first) / (jobs - 1)  (the run was not saturated)
+
+with P partitions per proof, G GPUs, W = gw x G GPU workers and pw the most
+syntheses seen at once.  The highest floor binds; the runner-up's margin is
+the most that relieving the binding floor can gain.  In a range, a duration
+counts when its interval touches the range (the kernel floor is the range's
+theoretical s/proof), and the arrivals are those inside it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.cache import per_session
+from viewer.analysis.intervals import Range, check_range, clip
+from viewer.analysis.jobs import Throughput, throughput
+from viewer.analysis.kernels import KernelStats, kernel_stats
+from viewer.analysis.stages import stages
+from viewer.model import Session
+
+FLOORS = ("kernel", "worker", "synthesis", "arrival")
+#: A job whose first SYNTH_START follows another job's event this closely was waiting for
+#: the slot that event freed: it arrived no later than the job before it.
+ARRIVAL_SLACK_MS = 50.0
+#: What relieving each floor takes (the verdict's words).
+REMEDY = {
+    "kernel": "faster kernels or more GPUs",
+    "worker": "more GPU workers per GPU (or less CPU prep and post-processing per call)",
+    "synthesis": "more synthesis concurrency or faster synthesis",
+    "arrival": "more work: the run was not saturated, nothing in the pipeline",
+}
+LABEL = {"kernel": "kernel", "worker": "GPU worker", "synthesis": "synthesis", "arrival": "arrival"}
+
+
+@dataclass(frozen=True)
+class Floors:
+    """The four floors of a session or range, in s/proof (NaN when the log cannot tell)."""
+
+    kernel_s: float
+    worker_s: float
+    synthesis_s: float
+    arrival_s: float
+    partitions_per_proof: int
+    gpus: int
+    workers: int  # GPU workers, all GPUs (gw x G)
+    pw: int  # the most syntheses seen running at once (synthesis slots held)
+    jobs: int  # jobs with a known arrival
+    inferred_arrivals: int  # of those, arrivals taken from the job before (slot waits)
+    means_ms: dict[str, float] = field(default_factory=dict)  # synth, prep, kernel, post
+    upper_bound: bool = False  # kernel (and worker) read off GPU calls: no CUZK_TIMING
+
+    def values(self) -> dict[str, float]:
+        """Floor name -> s/proof, in ``FLOORS`` order."""
+        return dict(zip(FLOORS, (self.kernel_s, self.worker_s, self.synthesis_s, self.arrival_s)))
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """The known floors, highest first (ties keep ``FLOORS`` order)."""
+        known = [(k, v) for k, v in self.values().items() if math.isfinite(v)]
+        return sorted(known, key=lambda kv: -kv[1])
+
+    @property
+    def bound(self) -> str | None:
+        """The binding floor: the highest."""
+        r = self.ranked()
+        return r[0][0] if r else None
+
+    @property
+    def runner_up(self) -> str | None:
+        r = self.ranked()
+        return r[1][0] if len(r) > 1 else None
+
+    @property
+    def margin_s(self) -> float:
+        """Binding minus runner-up floor: the most that relieving the binding floor gains."""
+        r = self.ranked()
+        return r[0][1] - r[1][1] if len(r) > 1 else float("nan")
+
+    @property
+    def margin(self) -> float:
+        """``margin_s`` as a fraction of the binding floor."""
+        r = self.ranked()
+        return self.margin_s / r[0][1] if len(r) > 1 and r[0][1] > 0 else float("nan")
+
+
+@per_session
+def arrivals(session: Session) -> pd.DataFrame:
+    """Per job (rows = jobs): ``first_synth`` (its first SYNTH_START), ``arrival`` and
+    ``inferred`` (True when the arrival was taken from the job before).
+
+    The log has no submit event.  A job arrived at its first SYNTH_START unless a
+    TIMELINE event of another job (SYNTH_END, queue, GPU_PICKUP, GPU_START, GPU_END)
+    came within ``ARRIVAL_SLACK_MS`` before it: that event freed the slot the job was
+    waiting for, so it arrived no later than the job before it (in first SYNTH_START
+    order), whose arrival it takes.  Jobs never seen synthesizing have NaN.
+    """
+    p = session.partitions
+    n = len(session.jobs)
+    job = p["job"].to_numpy()
+    first = np.full(n, np.inf)
+    np.fmin.at(first, job, p["synth_start"].to_numpy(dtype=np.float64))
+    first[np.isinf(first)] = np.nan
+    cols = ("synth_end", "queued", "pickup", "gpu_start", "gpu_end")
+    times = p[list(cols)].to_numpy(dtype=np.float64).ravel()
+    owner = np.repeat(job, len(cols))
+    keep = np.isfinite(times)
+    times, owner = times[keep], owner[keep]
+    order = np.argsort(times, kind="stable")
+    times, owner = times[order], owner[order]
+    seen = np.flatnonzero(np.isfinite(first))
+    seen = seen[np.argsort(first[seen], kind="stable")]
+    lo = np.searchsorted(times, first[seen] - ARRIVAL_SLACK_MS, side="left")
+    hi = np.searchsorted(times, first[seen], side="right")
+    own = _own_events_between(times, owner, seen, first[seen] - ARRIVAL_SLACK_MS, first[seen])
+    waited = (hi - lo) > own
+    waited[:1] = False  # the first job waited for nothing earlier
+    # Each job takes the arrival of the last job at or before it that did not wait.
+    anchor = np.maximum.accumulate(np.where(waited, 0, np.arange(len(seen))))
+    arrival = np.full(n, np.nan)
+    arrival[seen] = first[seen][anchor]
+    inferred = np.zeros(n, dtype=bool)
+    inferred[seen] = waited
+    return pd.DataFrame({"first_synth": first, "arrival": arrival, "inferred": inferred})
+
+
+def _own_events_between(
+    times: np.ndarray, owner: np.ndarray, jobs: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> np.ndarray:
+    """How many of each job's own events fall in [lo, hi] (they free no slot for it)."""
+    if not len(times):
+        return np.zeros(len(jobs), dtype=np.int64)
+    uniq, rank = np.unique(times, return_inverse=True)
+    width = len(uniq) + 1
+    key = np.sort(owner.astype(np.int64) * width + rank)
+    first = jobs.astype(np.int64) * width + np.searchsorted(uniq, lo, side="left")
+    last = jobs.astype(np.int64) * width + np.searchsorted(uniq, hi, side="right") - 1
+    return np.searchsorted(key, last, side="right") - np.searchsorted(key, first, side="left")
+
+
+def slots_seen(session: Session, rng: Range = None) -> int:
+    """The most synthesis slots held at once: SYNTH_START until the partition is queued
+    (a full queue keeps a finished partition in its slot), in ``rng``."""
+    p = session.partitions
+    s = stages(session)
+    start = p["synth_start"].to_numpy(dtype=np.float64)
+    end = np.fmax(p["synth_end"].to_numpy(dtype=np.float64), s["ready"].to_numpy())
+    end = np.where(np.isfinite(end), end, session.end_ms)  # still synthesizing
+    ok = np.isfinite(start)
+    a, b = clip(start[ok], end[ok], check_range(rng))
+    keep = b > a
+    return max_overlap(a[keep], b[keep])
+
+
+def max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
+    """The most half-open intervals [start, end) covering one instant."""
+    if not len(starts):
+        return 0
+    t = np.concatenate([starts, ends])
+    step = np.concatenate([np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64)])
+    order = np.lexsort((step, t))  # at one instant, ends (-1) before starts
+    return int(np.cumsum(step[order]).max())
+
+
+def floors(
+    session: Session,
+    rng: Range = None,
+    kernel: KernelStats | None = None,
+    tp: Throughput | None = None,
+) -> Floors:
+    """The four floors of ``session`` in ``rng`` (``kernel`` / ``tp``: the same range's
+    ``kernel_stats`` / ``throughput`` when already computed)."""
+    rng = check_range(rng)
+    kernel = kernel_stats(session, rng) if kernel is None else kernel
+    tp = throughput(session, rng, kernel) if tp is None else tp
+    p = session.partitions
+    s = stages(session)
+    per_proof, gpus = tp.partitions_per_proof, tp.gpus
+
+    start, end = p["gpu_start"].to_numpy(), p["gpu_end"].to_numpy()
+    calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
+    workers = int(pd.unique(p["worker"].to_numpy()[calls & (p["worker"].to_numpy() >= 0)]).size)
+    timing = not kernel.upper_bound
+    if timing:
+        per_call = (s["prep_ms"] + s["kernel_ms"] + s["post_ms"]).to_numpy()
+    else:
+        per_call = s["call_ms"].to_numpy()
+    per_call = per_call[calls & np.isfinite(per_call)]
+    worker_s = _per_proof(per_call, per_proof, workers)
+
+    s0, s1 = p["synth_start"].to_numpy(), p["synth_end"].to_numpy()
+    synth = s["synth_ms"].to_numpy()
+    synth = synth[np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)]
+    pw = slots_seen(session, rng)
+    synthesis_s = _per_proof(synth, per_proof, pw)
+
+    arr = arrivals(session)
+    a = arr["arrival"].to_numpy()
+    inside = np.isfinite(a)
+    if rng is not None:
+        first = arr["first_synth"].to_numpy()
+        inside &= (first >= rng[0]) & (first <= rng[1])
+    known = np.sort(a[inside])
+    arrival_s = (
+        float((known[-1] - known[0]) / (len(known) - 1) / 1000.0) if len(known) > 1 else math.nan
+    )
+    kernel_s = tp.theoretical_s_per_proof
+    means = {
+        "synth": _mean(synth),
+        "prep": _mean(s["prep_ms"].to_numpy()[calls]) if timing else math.nan,
+        "kernel": float(kernel.mean_ms),
+        "post": _mean(s["post_ms"].to_numpy()[calls]) if timing else math.nan,
+        "call": _mean(s["call_ms"].to_numpy()[calls]),
+    }
+    return Floors(
+        kernel_s=float(kernel_s),
+        worker_s=worker_s,
+        synthesis_s=synthesis_s,
+        arrival_s=arrival_s,
+        partitions_per_proof=int(per_proof),
+        gpus=int(gpus),
+        workers=workers,
+        pw=pw,
+        jobs=int(len(known)),
+        inferred_arrivals=int(arr["inferred"].to_numpy()[inside].sum()),
+        means_ms=means,
+        upper_bound=not timing,
+    )
+
+
+def _touching(start: np.ndarray, end: np.ndarray, rng: Range) -> np.ndarray:
+    if rng is None:
+        return np.ones(len(start), dtype=bool)
+    return (end >= rng[0]) & (start <= rng[1])
+
+
+def _mean(values: np.ndarray) -> float:
+    v = values[np.isfinite(values)]
+    return float(v.mean()) if len(v) else math.nan
+
+
+def _per_proof(per_partition_ms: np.ndarray, per_proof: int, parallel: int) -> float:
+    """mean x P / parallel, in s (NaN when nothing is known)."""
+    if not len(per_partition_ms) or parallel < 1 or per_proof < 1:
+        return math.nan
+    return float(per_partition_ms.mean() * per_proof / parallel / 1000.0)

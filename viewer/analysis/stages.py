@@ -1,0 +1,101 @@
+"""The life of every GPU call in stages: the one place per-partition durations are derived.
+
+A partition is synthesized (SYNTH_START -> SYNTH_END), queued (the queue event,
+``ready``), taken by a free GPU worker, started after a dispatch latency
+(GPU_START), runs CPU prep (``pre_lock_cpu_ms``), waits for its GPU's kernel
+mutex, runs the CUDA kernels and ends after its post-processing (b_g2_msm and
+the epilogue: GPU_END minus the end of the kernel region).  The lanes, panels,
+report, exports and the replay all read these columns; none derives them again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.cache import per_session
+from viewer.model import Session
+
+#: Column -> meaning, in the order of a partition's life (all float64 ms, NaN = unknown).
+STAGE_COLUMNS: dict[str, str] = {
+    "synth_ms": "SYNTH_START -> SYNTH_END (the reported synth_ms when an end is missing)",
+    "queue_delay_ms": "SYNTH_END -> queue event (backpressure: the queue was full)",
+    "ready": "when the partition could be picked up: its queue event, else its SYNTH_END",
+    "wait_end": "GPU_PICKUP, else GPU_START; the session's end while it still waits",
+    "queue_wait_ms": "ready -> GPU_PICKUP (or GPU_START): time spent queued",
+    "worker_free": "the GPU_END of the worker's previous call (NaN for its first call)",
+    "taken": "when the worker took it: the later of ready and worker_free",
+    "dispatch_ms": "taken -> GPU_START: dispatch latency",
+    "pickup_ms": "taken -> GPU_PICKUP",
+    "prep_ms": "GPU_START -> at the kernel mutex: CPU prep (pre_lock_cpu_ms)",
+    "mutex_wait_ms": "waiting for the GPU's kernel mutex",
+    "kernel_ms": "the CUDA region (gpu_total_ms)",
+    "kernel_end": "end of the CUDA region",
+    "post_ms": "end of the CUDA region -> GPU_END: b_g2_msm and the epilogue",
+    "call_ms": "GPU_START -> GPU_END",
+}
+
+
+@per_session
+def stages(session: Session) -> pd.DataFrame:
+    """``STAGE_COLUMNS`` for every row of ``session.partitions`` (same order and index)."""
+    p = session.partitions
+    col = {c: p[c].to_numpy(dtype=np.float64) for c in _NEEDED}
+    synth = col["synth_end"] - col["synth_start"]
+    synth = np.where(np.isfinite(synth), synth, col["synth_ms"])
+    ready = np.where(np.isfinite(col["queued"]), col["queued"], col["synth_end"])
+    wait_end = np.where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
+    waiting = ~np.isfinite(wait_end) & np.isfinite(ready)
+    wait_end = np.where(waiting, np.maximum(session.end_ms, ready), wait_end)
+    free = _worker_free(p["worker"].to_numpy(), col["gpu_start"], col["gpu_end"])
+    taken = np.fmax(ready, free)
+    taken = np.where(np.isfinite(free), taken, np.nan)
+    kernel_end = col["kernel_start"] + col["kernel_ms"]
+    return pd.DataFrame(
+        {
+            "synth_ms": synth,
+            "queue_delay_ms": col["queued"] - col["synth_end"],
+            "ready": ready,
+            "wait_end": wait_end,
+            "queue_wait_ms": np.where(waiting, np.nan, wait_end - ready),
+            "worker_free": free,
+            "taken": taken,
+            "dispatch_ms": col["gpu_start"] - taken,
+            "pickup_ms": col["pickup"] - taken,
+            "prep_ms": col["pre_lock_cpu_ms"],
+            "mutex_wait_ms": col["mutex_wait_ms"],
+            "kernel_ms": col["kernel_ms"],
+            "kernel_end": kernel_end,
+            "post_ms": col["gpu_end"] - kernel_end,
+            "call_ms": col["gpu_end"] - col["gpu_start"],
+        },
+        index=p.index,
+    )
+
+
+_NEEDED = (
+    "synth_start",
+    "synth_end",
+    "synth_ms",
+    "queued",
+    "pickup",
+    "gpu_start",
+    "gpu_end",
+    "kernel_start",
+    "kernel_ms",
+    "pre_lock_cpu_ms",
+    "mutex_wait_ms",
+)
+
+
+def _worker_free(worker: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The end of each started call's previous call on the same worker (NaN for none).
+
+    An open previous call (no GPU_END) leaves it NaN: the worker's free time is unknown.
+    """
+    free = np.full(len(worker), np.nan)
+    started = np.flatnonzero(np.isfinite(start) & (worker >= 0))
+    order = started[np.lexsort((start[started], worker[started]))]
+    same = worker[order][1:] == worker[order][:-1]
+    free[order[1:][same]] = end[order[:-1][same]]
+    return free
