@@ -62,7 +62,8 @@ class Floors:
 
     def values(self) -> dict[str, float]:
         """Floor name -> s/proof, in ``FLOORS`` order."""
-        return dict(zip(FLOORS, (self.kernel_s, self.worker_s, self.synthesis_s, self.arrival_s)))
+        values = (self.kernel_s, self.worker_s, self.synthesis_s, self.arrival_s)
+        return dict(zip(FLOORS, values, strict=True))
 
     def ranked(self) -> list[tuple[str, float]]:
         """The known floors, highest first (ties keep ``FLOORS`` order)."""

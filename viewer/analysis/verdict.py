@@ -181,7 +181,8 @@ def decide(
 
     head = f"measured {measured:.1f} s/proof against {floor_txt} (ratio {ratio:.2f})"
     if bound:
-        head += f", {share * 100:.0f} % of the highest floor ({LABEL[bound]}, {values[bound]:.1f} s)"
+        head += f", {share * 100:.0f} % of the highest floor "
+        head += f"({LABEL[bound]}, {values[bound]:.1f} s)"
     warm = _warm_idle(gaps, cold)
     starved_ms = float(warm.loc[warm["starved"], "ms"].sum()) if len(warm) else 0.0
     dispatch_ms = float(warm["ms"].sum()) - starved_ms if len(warm) else 0.0
