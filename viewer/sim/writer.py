@@ -217,11 +217,16 @@ def write(s: Schedule, path: str | Path, o: WriteOptions) -> int:
     A second thread does the disk writes (they release the GIL), so generating
     the next chunk overlaps writing the last one.
     """
-    keys, texts = important_lines(s, o)
     path = Path(path)
     opener = gzip.open if path.suffix == ".gz" else open
     with opener(path, "wb") as f:
-        return _write_threaded(f, physical_lines(keys, texts, o))
+        return write_stream(s, f, o)
+
+
+def write_stream(s: Schedule, f: BinaryIO, o: WriteOptions) -> int:
+    """Write the log to the open binary file ``f``; returns bytes written."""
+    keys, texts = important_lines(s, o)
+    return _write_threaded(f, physical_lines(keys, texts, o))
 
 
 def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
@@ -255,4 +260,4 @@ def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
     return total
 
 
-__all__ = ["WriteOptions", "important_lines", "physical_lines", "render", "write"]
+__all__ = ["WriteOptions", "important_lines", "physical_lines", "render", "write", "write_stream"]
