@@ -30,7 +30,7 @@ OVERLAPS_MS = (761, 4048, 4834, 3916)
 KERNEL_MEAN_MS = 3746
 MEASURED_MS = 149_600  # sector 4 done - sector 0 done = 4 x 37.4 s
 ASSEMBLE_TARGET_MS = 900  # what the last sector's epilogue should come out near
-ARRIVAL_LEAD_MS = 400  # sector 1 arrives this long before the run's first GPU_END
+ARRIVAL_LEAD_MS = 300  # sector 1 arrives this long before the run's first GPU_END
 
 
 class FitError(RuntimeError):
