@@ -1,13 +1,16 @@
 from __future__ import annotations
 
+import csv
 import io
+import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from tests.analysis.builders import pipeline
+from tests.analysis.builders import call, pipeline, session
 from viewer.analysis import idle_gaps, job_table, transitions
+from viewer.export.format import CSV_FORMULA_START
 from viewer.export.tables import TABLES, table_csv, table_frame, table_markdown
 from viewer.model import Timeline
 
@@ -61,3 +64,55 @@ def test_empty_table_keeps_its_columns() -> None:
     g = table_frame(tl, "gaps")
     assert len(g) == 0 and "gap_ms" in g.columns
     assert table_markdown(g).count("\n") == 2
+
+
+#: Job ids a log can carry that a spreadsheet would run or a Markdown viewer would render.
+HOSTILE_IDS = (
+    "=1+2",
+    "+SUM(A1:A9)",
+    "-2+3",
+    "@cmd",
+    "\tHYPERLINK",
+    "\r=1",
+    "<script>alert(1)</script>",
+    "<img src=x onerror=alert(1)>",
+    "a|b",
+    "**bold** [x](javascript:alert(1)) `code`",
+)
+
+
+def _hostile_timeline() -> Timeline:
+    rows = [call(job, 0, 1000.0 * i, 1000.0 * i + 500, i % 2) for i, job in enumerate(HOSTILE_IDS)]
+    return Timeline(Path("run.log"), [session(*rows)])
+
+
+def _formula_like(cell: str) -> bool:
+    if not cell.startswith(CSV_FORMULA_START):
+        return False
+    try:
+        float(cell)  # a negative number is a number, not a formula
+    except ValueError:
+        return True
+    return False
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_csv_never_starts_a_text_cell_like_a_formula(name: str) -> None:
+    text = table_csv(table_frame(_hostile_timeline(), name))
+    cells = [c for row in csv.reader(io.StringIO(text, newline="")) for c in row]
+    assert not [c for c in cells if _formula_like(c)]
+    if name == "jobs":
+        assert {"'=1+2", "'-2+3", "'@cmd", "'\tHYPERLINK", "'\r=1"} <= set(cells)
+
+
+@pytest.mark.parametrize("name", TABLES)
+def test_markdown_carries_no_html_and_no_markup_from_job_ids(name: str) -> None:
+    md = table_markdown(table_frame(_hostile_timeline(), name))
+    assert "<" not in md and ">" not in md.replace("->", "")
+    assert "**" not in md and "](" not in md.replace("\\](", "")
+    assert "`" not in md.replace("\\`", "")
+    rows = md.splitlines()
+    pipes = {len(re.findall(r"(?<!\\)\|", row)) for row in rows}
+    assert len(pipes) == 1  # no id splits a cell
+    if name == "jobs":
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "a\\|b" in md

@@ -4,6 +4,8 @@ image captions: one definition of how a figure is written."""
 from __future__ import annotations
 
 import math
+import os
+import re
 from collections.abc import Sequence
 
 import numpy as np
@@ -62,3 +64,49 @@ def text_table(head: Row, rows: Sequence[Row]) -> str:
     lines = [fmt.format(*head), fmt.format(*("-" * w for w in widths))]
     lines += [fmt.format(*r) for r in rows]
     return "\n".join(line.rstrip() for line in lines)
+
+
+# ---- text from outside (file names, job ids) in a document ----------------------------------
+
+
+def _printable(text: str) -> str:
+    """``text`` with every lone surrogate shown as an escape: undecodable bytes of a file
+    name (``os.fsdecode``) as ``\\xff``, any other as ``\\udXXX``."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def display_path(path: object) -> str:
+    """A file name as a person can read it and any encoder can write it: bytes that are not
+    UTF-8 (a name from ``os.fsdecode(b"bad\\xff.log")``) are shown as ``\\xff``."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, bytes):
+        return path.decode("utf-8", "backslashreplace")
+    return _printable(str(path))
+
+
+#: Characters that make Markdown markup (emphasis, code, links, tables, raw HTML).
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]|~])")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;"}
+
+
+def markdown_text(value: object) -> str:
+    """``value`` as literal text inside Markdown (a table cell or a heading): no raw HTML,
+    no emphasis, links or code, no line break, no ``|`` that would split a cell."""
+    text = display_path(value)
+    text = re.sub(r"[\r\n\t\v\f]+", " ", text)
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    return re.sub(r"[&<>]", lambda m: _HTML[m.group()], text)
+
+
+#: A spreadsheet reads a cell starting with one of these as a formula (CSV injection).
+CSV_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value: str) -> str:
+    """A text cell for CSV that a spreadsheet shows as text, never runs as a formula:
+    a leading ``= + - @``, tab or CR gets a ``'`` in front (OWASP's advice)."""
+    return "'" + value if value.startswith(CSV_FORMULA_START) else value

@@ -15,7 +15,7 @@ import pandas as pd
 from viewer.analysis import idle_gaps, job_table, transitions
 from viewer.analysis.intervals import Range, check_range, overlap_ms
 from viewer.analysis.kernels import kernel_intervals
-from viewer.export.format import markdown_table
+from viewer.export.format import csv_cell, markdown_table, markdown_text
 from viewer.model import Session, Timeline
 
 TABLES = ("transitions", "gaps", "jobs", "kernel")
@@ -101,8 +101,12 @@ def table_frame(
 
 
 def table_csv(frame: pd.DataFrame) -> str:
-    """CSV text (times in ms, NaN as an empty cell)."""
-    return frame.to_csv(index=False, lineterminator="\n")
+    """RFC 4180 CSV text (times in ms, NaN as an empty cell).  Text cells (job ids come
+    from the log) go through ``csv_cell``, so a spreadsheet never runs one as a formula;
+    rows end in CRLF, so a cell holding a CR or LF is quoted and never splits its row."""
+    text = frame.select_dtypes(include=["object", "string"]).columns
+    safe = {c: [csv_cell(v) if isinstance(v, str) else v for v in frame[c]] for c in text}
+    return frame.assign(**safe).to_csv(index=False, lineterminator="\r\n")
 
 
 def _cell(x: object) -> str:
@@ -112,7 +116,7 @@ def _cell(x: object) -> str:
         return "yes" if x else "no"
     if isinstance(x, float | np.floating):
         return f"{x:.0f}" if float(x).is_integer() else f"{x:.3f}".rstrip("0")
-    return str(x).replace("|", "\\|")
+    return markdown_text(x)
 
 
 def table_markdown(frame: pd.DataFrame) -> str:
