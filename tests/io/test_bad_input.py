@@ -3,10 +3,12 @@ scanners with the same result, and what cannot be read is counted or refused by 
 
 from __future__ import annotations
 
+import gzip
 from pathlib import Path
 
 import numpy as np
 import pytest
+from io_logs import partition_lines, simple_log, write
 
 from viewer.io import fastscan, open_log
 
@@ -49,6 +51,103 @@ def test_gpu_end_before_its_start_is_dropped():
     ended = s.partitions.dropna(subset=["gpu_end"])
     assert (ended["gpu_end"] >= ended["gpu_start"]).all() and len(ended) == 1
     assert s.end_ms == 605  # the dropped line's offset is no event of the session
+
+
+def test_a_gz_cut_inside_a_number_does_not_read_the_cut_number():
+    """The stream stops at "gpu_ms=12" of "gpu_ms=1234": that line is skipped, not read."""
+    (s,) = open_log(DATA / "gz_cut_inside_a_number.log.gz").sessions
+    assert s.skipped == {"cut_line": 1} and s.events == 11
+    assert any("cut short" in n for n in s.notes)
+    row = s.partitions.set_index("partition").loc[1]
+    assert row.gpu_open and np.isnan(row.gpu_ms)
+
+
+def test_a_gz_cut_at_a_line_end_loses_nothing(tmp_path):
+    blob = gzip.compress(("\n".join(simple_log()) + "\n").encode())
+    path = tmp_path / "run.log.gz"
+    path.write_bytes(blob[:-4])  # the trailer (size) cut off: the lines are whole
+    (s,) = open_log(path).sessions
+    assert s.events == 36 and s.skipped == {}
+    assert any("cut short" in n for n in s.notes)
+
+
+def oversized(filler: int) -> tuple[bytes, list[str]]:
+    """A log with one "line" of ``filler`` junk bytes holding a TIMELINE record, no newline
+    until the record's end, then ordinary lines."""
+    before = partition_lines("job-a", 0, 100, 0)
+    after = partition_lines("job-a", 1, 700, 1)
+    junk = b"x" * filler + b" TIMELINE,650,GPU_END,job-a,worker=0,partition=0,gpu_ms=1234"
+    data = (
+        ("\n".join(before[:5]) + "\n").encode() + junk + ("\n" + "\n".join(after) + "\n").encode()
+    )
+    return data, before
+
+
+@pytest.mark.parametrize("compression", ["plain", "gz"])
+def test_a_line_over_max_line_is_skipped_whole(tmp_path, monkeypatch, scanner, compression):
+    """A line longer than MAX_LINE was cut at the limit, and the record inside it read
+    with a cut number: the whole line is skipped now, and counted once."""
+    from viewer.io import source
+
+    monkeypatch.setattr(source, "MAX_LINE", 1000)
+    monkeypatch.setattr(source, "CHUNK_BYTES", 97)
+    monkeypatch.setattr(fastscan, "PY_CHUNK", 97)
+    for filler in (900, 960, 3000):  # the line is 961, 1021, 3061 bytes long
+        data, _ = oversized(filler)
+        path = tmp_path / f"long.log{'.gz' if compression == 'gz' else ''}"
+        path.write_bytes(gzip.compress(data) if compression == "gz" else data)
+        (s,) = open_log(path).sessions
+        row = s.partitions.set_index("partition").loc[0]
+        if filler == 900:  # shorter than MAX_LINE: the record glued to the junk is read
+            assert s.skipped == {} and s.events == 12 and row.gpu_ms == 1234
+        else:
+            assert s.skipped == {"oversized_line": 1} and s.events == 11, filler
+            assert row.gpu_open and np.isnan(row.gpu_ms)
+
+
+def test_a_line_of_exactly_max_line_bytes_is_skipped(tmp_path, monkeypatch, scanner):
+    from viewer.io import source
+
+    monkeypatch.setattr(source, "MAX_LINE", 200)
+    line = b"TIMELINE,1,SYNTH_START,j,partition=0,pad="
+    for size, skipped, events in ((199, {}, 3), (200, {"oversized_line": 1}, 2)):
+        path = tmp_path / "edge.log"
+        path.write_bytes(
+            b"TIMELINE,0,SYNTH_START,k,partition=0\n"
+            + line
+            + b"k" * (size - len(line))
+            + b"\nTIMELINE,2,SYNTH_START,k,partition=1\n"
+        )
+        (s,) = open_log(path).sessions
+        assert s.skipped == skipped and s.events == events, size
+
+
+def test_a_real_64mb_line_is_skipped(tmp_path, scanner):
+    """The limit itself, once: 64 MB of junk, then a record in the same line."""
+    data, _ = oversized(64 << 20)
+    path = tmp_path / "long.log"
+    path.write_bytes(data)
+    (s,) = open_log(path).sessions
+    assert s.skipped == {"oversized_line": 1} and s.events == 11
+
+
+def test_cr_only_line_ends(scanner):
+    """Old Mac line ends: a lone CR ends a line (97 of these 300 events were lost)."""
+    (s,) = open_log(DATA / "cr_only_line_ends.log").sessions
+    assert s.events == 300 and s.skipped == {}
+    assert s.gpus == {0: [0, 1]}  # the worker-started lines are read too
+
+
+@pytest.mark.parametrize("ends", ["\r", "\r\n", "\n", "\r\r\n"])
+def test_every_line_end_reads_the_same(tmp_path, scanner, ends):
+    want = open_log(_write(tmp_path / "lf.log", simple_log(), "\n")).sessions[0]
+    got = open_log(_write(tmp_path / "x.log", simple_log(), ends)).sessions[0]
+    assert got.partitions.equals(want.partitions) and got.skipped == want.skipped == {}
+
+
+def _write(path: Path, lines: list[str], end: str) -> Path:
+    write(path, lines, end)
+    return path
 
 
 # ------------------------------------------------------------------ not regular files

@@ -19,6 +19,7 @@ from viewer.io import fastscan, open_log
 from viewer.io.fastscan import Ordinals
 from viewer.io.parse import EVENT_COLUMNS, merge_batches, parse_records
 from viewer.io.scan import CUZK_FORMS, RawBatch, find_records
+from viewer.io.source import MAX_LINE
 
 pytestmark = pytest.mark.skipif(not fastscan.compiled(), reason="compiled scanner not built")
 
@@ -146,6 +147,37 @@ def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
     assert piece > len(data) or len(steps) > 3
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(damage, max_size=6),
+    st.lists(st.sampled_from(ODD), max_size=4),
+    st.integers(30, 400),
+    st.sampled_from([1, 100, 1 << 20]),
+    st.booleans(),
+)
+def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk):
+    """Lines of MAX_LINE bytes or more are skipped whole, and a file that shrinks loses its
+    cut last line, the same way in both scanners, however the file is cut into pieces."""
+    from unittest import mock
+
+    from viewer.io import source
+
+    data = ("\n".join(odd) + "\n").encode() * bool(odd) + apply(ops)
+    hi = len(data) + 50 * shrunk  # the file ends before the range: it shrank
+    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(source, "MAX_LINE", max_line):
+        path = Path(tmp) / "run.log"
+        path.write_bytes(data)
+        with open(path, "rb") as f, mock.patch.object(fastscan, "PIECE_BYTES", piece):
+            ords, jobs = Ordinals(), {}
+            got = merged(fastscan.scan_range(f.fileno(), 0, hi, ords, jobs))
+            py_ords, py_jobs = Ordinals(), {}
+            want = merged(
+                fastscan._scan_range_python(f.fileno(), 0, hi, py_ords, py_jobs, None, None)
+            )
+    assert ords.base == py_ords.base
+    assert_same(got, jobs, want, py_jobs)
+
+
 def test_open_log_is_the_same_with_either_scanner(tmp_path, monkeypatch):
     path = tmp_path / "run.log"
     path.write_text("\n".join([*LINES, *ODD, daemon_start(), *LINES]) + "\n")
@@ -204,7 +236,9 @@ def test_scan_refuses_a_range_outside_the_buffer():
         fd = os.open(p, os.O_RDONLY)
         try:
             with pytest.raises(ValueError):
-                fastscan._cscan.scan_file(fd, 5, 1)
+                fastscan._cscan.scan_file(fd, 5, 1, MAX_LINE)
+            with pytest.raises(ValueError):
+                fastscan._cscan.scan_file(fd, 0, 1, 0)
         finally:
             os.close(fd)
 
@@ -263,12 +297,13 @@ def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(
 
 
 def test_a_file_without_newlines_is_scanned_once(tmp_path):
-    """Binary junk with no newline: every byte is looked at a bounded number of times
-    (the last-newline search covers only new bytes), and nothing is invented."""
+    """Binary junk with no line end: every byte is looked at a bounded number of times
+    (the last-line-end search covers only new bytes), and nothing is invented."""
     path = tmp_path / "junk.bin"
-    path.write_bytes(bytes(range(256)).replace(b"\n", b"") * 40_000)  # 10 MB, one "line"
+    junk = bytes(range(256)).replace(b"\n", b"").replace(b"\r", b"")
+    path.write_bytes(junk * 40_000)  # 10 MB, one "line"
     with open(path, "rb") as f:
-        res = fastscan._cscan.scan_file(f.fileno(), 0, path.stat().st_size)
+        res = fastscan._cscan.scan_file(f.fileno(), 0, path.stat().st_size, MAX_LINE)
     assert res["matches"] == 0 and res["tl_ord"] == b""
 
 

@@ -24,6 +24,7 @@ damage = st.one_of(
     st.tuples(st.just("swap"), st.integers(0, len(LINES) - 2)),
     st.tuples(st.just("crlf"), st.integers(0, len(LINES) - 1)),
     st.tuples(st.just("drop_newline"), st.integers(0, len(LINES) - 1)),
+    st.tuples(st.just("cr_only"), st.integers(0, len(LINES) - 1)),
 )
 
 
@@ -38,9 +39,9 @@ def apply(ops: list[tuple]) -> bytes:
             lines[i], lines[i + 1] = lines[i + 1], lines[i]
         elif kind == "crlf":
             lines[at % len(lines)] += b"\r"
-        elif kind == "drop_newline" and len(lines) > 1:
+        elif kind in ("drop_newline", "cr_only") and len(lines) > 1:
             i = at % (len(lines) - 1)
-            lines[i : i + 2] = [lines[i] + lines[i + 1]]
+            lines[i : i + 2] = [lines[i] + b"\r" * (kind == "cr_only") + lines[i + 1]]
     data = b"\n".join(lines) + b"\n"
     for op in ops:
         if op[0] == "junk":

@@ -198,7 +198,9 @@ def test_file_is_pinned_when_following_starts(tmp_path, follower):
 
 @pytest.mark.parametrize("scanner", ["compiled", "python"])
 @pytest.mark.parametrize("small", [False, True], ids=["chunks", "tiny-chunks"])
-@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")) + ["crlf"])
+@pytest.mark.parametrize(
+    "name", sorted(p.name for p in SAMPLES.glob("*.log")) + ["crlf", "cr_only"]
+)
 def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, name, small, scanner):
     """Polls at random points (mid-line too) give what ``open_log(end=...)`` gives."""
     if scanner == "python":
@@ -209,9 +211,10 @@ def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, nam
         monkeypatch.setattr(fastscan, "PIECE_BYTES", 997)
         monkeypatch.setattr(fastscan, "PY_CHUNK", 997)
         monkeypatch.setattr(fastscan, "BATCH_RECORDS", 50)
-    if name == "crlf":
+    if name in ("crlf", "cr_only"):
         lines = simple_log(jobs=3) + [daemon_start(), *simple_log(jobs=2, t0=7)]
-        data = ("\r\n".join(lines) + "\r\n").encode()
+        end = "\r\n" if name == "crlf" else "\r"
+        data = (end.join(lines) + end).encode()
     else:
         data = (SAMPLES / name).read_bytes()
     path = tmp_path / name
@@ -230,4 +233,4 @@ def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, nam
         assert len(timeline.sessions) == len(whole.sessions)
         for a, b in zip(timeline.sessions, whole.sessions, strict=True):
             assert_same_session(a, b)
-    assert f.end == data.rfind(b"\n") + 1
+    assert f.end == max(data.rfind(b"\n"), data.rfind(b"\r")) + 1

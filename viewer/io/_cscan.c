@@ -248,6 +248,7 @@ typedef struct {
     Vec kinds;     /* (row, heap offset, length) of kind= values */
     Vec reject;    /* (ordinal, heap offset, length) of lines for the Python exact path */
     Vec markers;   /* (matches before the marker's line, kind, heap offset, length) */
+    Vec skips;     /* (matches before the line, heap offset, length of the reason) */
     Vec job_spans; /* (heap offset, length) of each local job id */
     Vec heap;
     Jobs jobs;
@@ -408,13 +409,24 @@ static int has_cuzk_key(const char *p, const char *e) {
 /* ------------------------------------------------------------------ the scan */
 
 
-static const char *line_end(const char *p, const char *end) {
+/* A line ends at LF, CR (old Mac files) or CRLF, as scan.SCAN_RE says. */
+static int is_eol(char c) { return c == '\n' || c == '\r'; }
+
+/* The first line end in [p, end), or NULL.  Lines are short: one memchr for LF, then
+ * one for CR in the part before it. */
+static const char *find_eol(const char *p, const char *end) {
     const char *n = memchr(p, '\n', end - p);
+    const char *r = memchr(p, '\r', (n ? n : end) - p);
+    return r ? r : n;
+}
+
+static const char *line_end(const char *p, const char *end) {
+    const char *n = find_eol(p, end);
     return n ? n : end;
 }
 
 static const char *line_start(const char *lo, const char *p) {
-    while (p > lo && p[-1] != '\n') p--;
+    while (p > lo && !is_eol(p[-1])) p--;
     return p;
 }
 
@@ -441,11 +453,8 @@ static int take_line(Out *o, const char *lo, const char *q, const char *eol,
             plain = 0;
         }
     }
-    const char *e = (eol > q && eol[-1] == '\r') ? eol - 1 : eol;
-    int r = 0;
-    if (plain && !has_byte_outside(q, e)) {
-        r = is_tl ? parse_tl(o, q + 9, e, ord)
-                  : parse_cz(q + 7, e, ord, &o->cz);
+    if (plain && !has_byte_outside(q, eol)) {
+        int r = is_tl ? parse_tl(o, q + 9, eol, ord) : parse_cz(q + 7, eol, ord, &o->cz);
         if (r) return r < 0 ? -1 : 0;
     }
     if (!is_tl && plain && !has_cuzk_key(q, eol)) return 0; /* a CUZK line we do not use */
@@ -487,23 +496,41 @@ static int scan_region(Out *o, const char *lo, const char *end) {
 
 /* ------------------------------------------------------------------ reading a file */
 
-enum { BLOCK = 256 << 10, MAX_LINE = 64 << 20 };
+enum { BLOCK = 256 << 10 };
+
+/* Whether [p, e) holds one of our records (scan.SCAN_RE would find one). */
+static int has_record(const char *p, const char *e) {
+    return memmem(p, e - p, "TIMELINE,", 9) || memmem(p, e - p, "CUZK_TIMING:", 12);
+}
+
+/* A line dropped before the next record (source.Skip). */
+static int add_skip(Out *o, const char *reason) {
+    return put_text_record(&o->skips, &o->heap, &o->matches, 1, reason, strlen(reason));
+}
+
+/* Drop the first n bytes of buf (file offset *pos moves on). */
+static void consume(Vec *buf, int64_t *pos, size_t n) {
+    memmove(buf->data, buf->data + n, buf->len - n);
+    buf->len -= n;
+    *pos += n;
+}
 
 /* Scan the file bytes [start, stop) of ``fd`` (``start`` a line start), reading blocks
- * with pread: the whole lines, then the last piece without a newline.  A "line" longer
- * than MAX_LINE is scanned as it is, as source.Source.chunks does.  When the file ends
- * before ``stop`` (it shrank: truncated or rotated while we read), the partial line at
- * the end is dropped, not parsed: its numbers may be cut.  0, -1 (memory) or -2 (read
- * error, errno set). */
-static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
+ * with pread, and cut them into lines as source.whole_lines does: a line of max_line
+ * bytes or more is skipped whole ("oversized_line"); the last line without a line end
+ * is a line, unless the file ends before ``stop`` (it shrank: truncated or rotated while
+ * we read): then it is dropped, its numbers may be cut ("cut_line" when it holds a
+ * record).  0, -1 (memory) or -2 (read error, errno set). */
+static int scan_fd(Out *o, int fd, int64_t start, int64_t stop, int64_t max_line) {
     Vec buf = {0};
-    int64_t pos = start; /* file offset of buf.data[0] */
-    size_t searched = 0; /* buf.data[0, searched) holds no newline */
-    int rc = 0;
-    if (vec_reserve(&buf, BLOCK)) return -1;
+    int64_t pos = start;          /* file offset of buf.data[0] */
+    size_t fresh = 0;             /* buf.data[0, fresh) holds no line end */
+    int skipping = 0, rc = 0;     /* skipping: inside an oversized line */
+    size_t block = max_line < BLOCK ? (size_t)max_line : BLOCK; /* <= max_line: a line */
+    if (vec_reserve(&buf, block)) return -1; /* inside one block is shorter than that */
     for (;;) {
         int64_t want = stop - (pos + (int64_t)buf.len);
-        if (want > BLOCK) want = BLOCK;
+        if (want > (int64_t)block) want = block;
         ssize_t got = 0;
         if (want > 0) {
             if (vec_reserve(&buf, want)) {
@@ -520,29 +547,55 @@ static int scan_fd(Out *o, int fd, int64_t start, int64_t stop) {
             buf.len += got;
         }
         int eof = got == 0, shrank = eof && want > 0;
-        if (!buf.len) break;
-        /* The last newline, looking only at bytes not searched before (linear time on
-         * data without newlines). */
-        size_t cut = 0;
-        for (size_t i = buf.len; i > searched; i--) {
-            if (buf.data[i - 1] == '\n') {
+        if (skipping && buf.len) {
+            const char *k = find_eol(buf.data, buf.data + buf.len);
+            consume(&buf, &pos, k ? (size_t)(k + 1 - buf.data) : buf.len);
+            skipping = !k;
+            fresh = 0;
+        }
+        if (!buf.len) {
+            if (eof) break;
+            continue;
+        }
+        size_t begin = 0;
+        if (buf.len >= (size_t)max_line) { /* only the first line can be that long */
+            const char *k = find_eol(buf.data + fresh, buf.data + buf.len);
+            if (!k || k - buf.data >= max_line) {
+                if (add_skip(o, "oversized_line")) {
+                    rc = -1;
+                    break;
+                }
+                if (!k) {
+                    consume(&buf, &pos, buf.len);
+                    skipping = 1;
+                    if (eof) break;
+                    continue;
+                }
+                begin = k + 1 - buf.data;
+            }
+        }
+        /* The last line end among the bytes not searched before (linear time on data
+         * without line ends). */
+        size_t cut = 0, from = fresh > begin ? fresh : begin;
+        for (size_t i = buf.len; i > from; i--) {
+            if (is_eol(buf.data[i - 1])) {
                 cut = i;
                 break;
             }
         }
-        searched = buf.len;
-        if (!cut && !shrank && (eof || buf.len >= MAX_LINE)) cut = buf.len;
-        if (cut) {
-            if (scan_region(o, buf.data, buf.data + cut)) {
-                rc = -1;
-                break;
-            }
-            memmove(buf.data, buf.data + cut, buf.len - cut);
-            buf.len -= cut;
-            pos += cut;
-            searched = 0;
+        if (!cut && eof) { /* the last line, without a line end */
+            int failed = shrank ? has_record(buf.data + begin, buf.data + buf.len) &&
+                                      add_skip(o, "cut_line")
+                                : scan_region(o, buf.data + begin, buf.data + buf.len);
+            if (failed) rc = -1;
+            break;
         }
-        if (eof && (!buf.len || shrank)) break;
+        if (cut && scan_region(o, buf.data + begin, buf.data + cut)) {
+            rc = -1;
+            break;
+        }
+        consume(&buf, &pos, cut ? cut : begin);
+        fresh = buf.len;
     }
     free(buf.data);
     return rc;
@@ -558,7 +611,7 @@ static void out_free(Out *o) {
     Vec *all[] = {&o->tl.ord,   &o->tl.off,  &o->tl.event, &o->tl.job,  &o->tl.worker,
                   &o->tl.part,  &o->tl.synth, &o->tl.gpu,  &o->tl.flags, &o->kinds,
                   &o->cz.ord,   &o->cz.kind, &o->cz.a,     &o->cz.b,    &o->reject,
-                  &o->markers, &o->job_spans, &o->heap};
+                  &o->markers, &o->skips, &o->job_spans, &o->heap};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->data);
     jobs_free(&o->jobs);
 }
@@ -591,22 +644,25 @@ static PyObject *build_result(Out *o) {
     PyObject *kinds = text_list(&o->kinds, 3, heap);
     PyObject *rejects = text_list(&o->reject, 3, heap);
     PyObject *markers = text_list(&o->markers, 4, heap);
-    if (jobs && kinds && rejects && markers) {
+    PyObject *skips = text_list(&o->skips, 3, heap);
+    if (jobs && kinds && rejects && markers && skips) {
         res = Py_BuildValue(
-            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
+            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
             "tl_ord", vec_bytes(&o->tl.ord), "tl_off", vec_bytes(&o->tl.off), "tl_event",
             vec_bytes(&o->tl.event), "tl_job", vec_bytes(&o->tl.job), "tl_worker",
             vec_bytes(&o->tl.worker), "tl_part", vec_bytes(&o->tl.part), "tl_synth",
             vec_bytes(&o->tl.synth), "tl_gpu", vec_bytes(&o->tl.gpu), "tl_flags",
             vec_bytes(&o->tl.flags), "cz_ord", vec_bytes(&o->cz.ord), "cz_kind",
             vec_bytes(&o->cz.kind), "cz_a", vec_bytes(&o->cz.a), "cz_b", vec_bytes(&o->cz.b),
-            "jobs", jobs, "kinds", kinds, "rejects", rejects, "markers", markers);
-        jobs = kinds = rejects = markers = NULL;
+            "jobs", jobs, "kinds", kinds, "rejects", rejects, "markers", markers, "skips",
+            skips);
+        jobs = kinds = rejects = markers = skips = NULL;
     }
     Py_XDECREF(jobs);
     Py_XDECREF(kinds);
     Py_XDECREF(rejects);
     Py_XDECREF(markers);
+    Py_XDECREF(skips);
     return res;
 }
 
@@ -616,7 +672,8 @@ static PyObject *build_result(Out *o) {
     "worker, part, synth, gpu int64, -1 absent; flags uint8: 1 kind=, 2 monolithic);\n"   \
     "jobs: the local job ids; kinds: [(row, kind)]; cz_* columns of the strict\n"         \
     "CUZK_TIMING lines (ord int64, kind int8, a, b int64, b -1 absent); rejects:\n"       \
-    "[(ord, line)] for the exact path; markers: [(matches before its line, kind, text)]."
+    "[(ord, line)] for the exact path; markers: [(matches before its line, kind, text)];\n"\
+    "skips: [(matches before it, reason)] of the lines dropped whole (scan_file)."
 
 PyDoc_STRVAR(SCAN_DOC, "scan(buffer, start, end) -> dict\n\n"
                        "Scan buffer[start:end] (whole lines).  " RESULT_DOC);
@@ -644,16 +701,17 @@ static PyObject *scan(PyObject *self, PyObject *args) {
     return res;
 }
 
-PyDoc_STRVAR(SCAN_FILE_DOC, "scan_file(fd, start, stop) -> dict\n\n"
+PyDoc_STRVAR(SCAN_FILE_DOC, "scan_file(fd, start, stop, max_line) -> dict\n\n"
                             "Scan the bytes [start, stop) of the open file ``fd`` (start at a\n"
-                            "line start) with pread, without the GIL.  " RESULT_DOC);
+                            "line start) with pread, without the GIL; lines of max_line bytes\n"
+                            "or more are skipped (source.whole_lines).  " RESULT_DOC);
 
 static PyObject *scan_file(PyObject *self, PyObject *args) {
     (void)self;
     int fd;
-    long long start, stop;
-    if (!PyArg_ParseTuple(args, "iLL", &fd, &start, &stop)) return NULL;
-    if (start < 0 || stop < start) {
+    long long start, stop, max_line;
+    if (!PyArg_ParseTuple(args, "iLLL", &fd, &start, &stop, &max_line)) return NULL;
+    if (start < 0 || stop < start || max_line < 1) {
         PyErr_SetString(PyExc_ValueError, "scan_file: bad range");
         return NULL;
     }
@@ -661,7 +719,7 @@ static PyObject *scan_file(PyObject *self, PyObject *args) {
     memset(&o, 0, sizeof o);
     int rc;
     Py_BEGIN_ALLOW_THREADS;
-    rc = scan_fd(&o, fd, start, stop);
+    rc = scan_fd(&o, fd, start, stop, max_line);
     Py_END_ALLOW_THREADS;
     PyObject *res = rc == -1   ? PyErr_NoMemory()
                     : rc == -2 ? PyErr_SetFromErrno(PyExc_OSError)

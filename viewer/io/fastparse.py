@@ -17,7 +17,7 @@ import pandas as pd
 
 from viewer.io.scan import CUZK_FORMS, MAX_MS_DIGITS
 
-COMMA, SPACE, CR, NL = 44, 32, 13, 10
+COMMA, SPACE = 44, 32
 PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
 #: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
 EVENT_NAMES = (
@@ -45,7 +45,7 @@ TL = b"TIMELINE,"
 
 @dataclass
 class Flat:
-    """Rows joined into one buffer: row i is ``u[start[i]:end[i]]`` (a trailing CR cut off)."""
+    """Rows joined into one buffer: row i is ``u[start[i]:end[i]]``."""
 
     buf: bytes
     u: np.ndarray  # uint8 view of buf
@@ -69,7 +69,6 @@ def flatten(lines: list[bytes]) -> Flat:
         np.cumsum(lengths[:-1] + 1, out=start[1:])
         start[1:] += PAD
     end = start + lengths
-    end -= (lengths > 0) & (u[np.maximum(end - 1, 0)] == CR)
     return Flat(
         buf,
         u,

@@ -18,10 +18,20 @@ from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
+from viewer.io import source
 from viewer.io.parse import merge_cuzk, merge_exact, parse_records
-from viewer.io.scan import SEQ_SHIFT, SYNTH_START, CuzkLines, EventBatch, RawBatch, find_records
+from viewer.io.scan import (
+    SEQ_SHIFT,
+    SYNTH_START,
+    CuzkLines,
+    EventBatch,
+    RawBatch,
+    empty_batch,
+    find_records,
+    line_end,
+)
 from viewer.io.scan import trust as trust_rows
-from viewer.io.source import MAX_CARRY
+from viewer.io.source import Chunk, Skip, whole_lines
 
 try:
     from viewer.io import _cscan
@@ -47,21 +57,38 @@ class Ordinals:
 
 
 def scan_chunks(
-    chunks: Iterable[tuple[bytes, int, int]], ords: Ordinals, jobs: dict[bytes, int]
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
 ) -> list[EventBatch]:
-    """The events of ``(buffer, start, end)`` chunks of whole lines, in order."""
+    """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
+    lines the chunks' cutter skipped."""
     if compiled():
-        return [_to_batch(_cscan.scan(buf, start, end), ords, jobs) for buf, start, end in chunks]
+        return [
+            _skipped(ords, chunk)
+            if isinstance(chunk, Skip)
+            else _to_batch(_cscan.scan(*chunk), ords, jobs)
+            for chunk in chunks
+        ]
     raw = RawBatch(base=ords.base)
     batches: list[EventBatch] = []
-    for buf, start, end in chunks:
-        find_records(buf, start, end, raw)
-        if len(raw.items) >= BATCH_RECORDS:
+    for chunk in chunks:
+        if isinstance(chunk, Skip) or len(raw.items) >= BATCH_RECORDS:
             batches.append(parse_records(raw, jobs))
             raw = RawBatch(base=raw.base + len(raw.items))
+        if isinstance(chunk, Skip):
+            batches.append(_skipped(Ordinals(raw.base), chunk))
+        else:
+            find_records(*chunk, raw)
     batches.append(parse_records(raw, jobs))
     ords.base = raw.base + len(raw.items)
     return batches
+
+
+def _skipped(ords: Ordinals, skip: Skip) -> EventBatch:
+    """A batch of one skipped line, placed before the next record."""
+    batch = empty_batch()
+    batch.skipped_seq = np.array([(ords.base << SEQ_SHIFT) - 1], np.int64)
+    batch.skipped_reason = [skip.reason]
+    return batch
 
 
 def scan_range(
@@ -73,8 +100,9 @@ def scan_range(
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> list[EventBatch]:
-    """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start; a last line
-    without a newline counts as a line).  ``progress(offset)`` after each piece;
+    """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start), its lines
+    cut as ``source.whole_lines`` cuts them: a last line without a line end counts as a
+    line, unless the file ends before ``hi``.  ``progress(offset)`` after each piece;
     ``cancel()`` is checked between pieces (the caller raises)."""
     if not compiled():
         return _scan_range_python(fd, lo, hi, ords, jobs, progress, cancel)
@@ -88,7 +116,7 @@ def scan_range(
 
         def submit(count: int) -> None:
             for a, b in itertools.islice(pieces, count):
-                flight.append((pool.submit(_cscan.scan_file, fd, a, b), b))
+                flight.append((pool.submit(_cscan.scan_file, fd, a, b, source.MAX_LINE), b))
 
         try:
             submit(threads + 1)
@@ -111,7 +139,7 @@ def _piece_starts(fd: int, lo: int, hi: int) -> list[int]:
     cuts = [lo]
     for x in range(lo + PIECE_BYTES, hi, PIECE_BYTES):
         probe = os.pread(fd, min(BOUNDARY_PROBE, hi - x + 1), x - 1)
-        k = probe.find(b"\n")
+        k = line_end(probe, 0, len(probe))
         if k >= 0 and x + k < hi:  # else a very long line: no cut here
             cuts.append(x + k)
     cuts.append(hi)
@@ -127,39 +155,25 @@ def _scan_range_python(
     progress: Callable[[int], None] | None,
     cancel: Callable[[], bool] | None,
 ) -> list[EventBatch]:
-    def chunks() -> Iterator[tuple[bytes, int, int]]:
-        for data, cut, at in _python_chunks(fd, lo, hi):
+    at = [lo]  # file offset read so far
+
+    def blocks() -> Iterator[bytes]:
+        while at[0] < hi:
+            data = os.pread(fd, min(PY_CHUNK, hi - at[0]), at[0])
+            if not data:
+                return  # the file shrank under us: its last line may be cut
+            at[0] += len(data)
+            yield data
+
+    def chunks() -> Iterator[Chunk | Skip]:
+        for chunk in whole_lines(blocks(), lambda: at[0] < hi):
             if cancel is not None and cancel():
                 return
-            yield data, 0, cut
+            yield chunk
             if progress is not None:
-                progress(at)
+                progress(at[0])
 
     return scan_chunks(chunks(), ords, jobs)
-
-
-def _python_chunks(fd: int, lo: int, hi: int) -> Iterator[tuple[bytes, int, int]]:
-    """(data, cut, file offset reached): ``data[:cut]`` holds whole lines, cut as
-    ``source.Source.chunks`` cuts them (a "line" over MAX_CARRY is taken as it is).  When
-    the file ends before ``hi`` (it shrank while we read) the partial last line is
-    dropped, as ``_cscan.scan_file`` drops it."""
-    carry = b""
-    while lo < hi:
-        data = os.pread(fd, min(PY_CHUNK, hi - lo), lo)
-        if not data:
-            return  # the file shrank under us: its cut last line is not a line
-        lo += len(data)
-        if carry:
-            data = carry + data
-        cut = data.rfind(b"\n")
-        if cut < 0 and len(data) < MAX_CARRY and lo < hi:
-            carry = data
-            continue
-        end = cut + 1 if cut >= 0 and lo < hi else len(data)
-        yield data, end, lo
-        carry = data[end:]
-    if carry:
-        yield carry, len(carry), lo
 
 
 I64, I32 = np.dtype("<i8"), np.dtype("<i4")
@@ -196,6 +210,7 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
         if good[r] and event[r] == SYNTH_START
     ]
     skipped = [(int(s), "malformed_timeline") for s in seq[bad].tolist()]
+    skipped += [(((base + before) << SEQ_SHIFT) - 1, r.decode()) for before, r in res["skips"]]
     cz_seq = (np.frombuffer(res["cz_ord"], I64) + base) << SEQ_SHIFT
     cuzk = CuzkLines(
         cz_seq,

@@ -8,7 +8,7 @@ content starts new sessions after them, with ``Session.index`` renumbered.
 Cost: a poll scans only the bytes added since the last one (the reader's own scan and
 parse, kept between polls), then rebuilds the sessions from all events read so far exactly
 as ``open_log`` does (pairing, kernel attribution: about 2 s per 10^6 events).  The result
-equals a full re-read of ``[0, last newline)`` (tested).  Poll at ``next_interval()``,
+equals a full re-read of ``[0, last line end)`` (tested).  Poll at ``next_interval()``,
 max(0.5 s, 2 x the last poll's duration), which adapts to the log's size.
 """
 
@@ -25,13 +25,13 @@ from viewer.io import reader
 from viewer.io.errors import LogError
 from viewer.io.fastscan import Ordinals, scan_range
 from viewer.io.parse import merge_batches
-from viewer.io.scan import TL, EventBatch
+from viewer.io.scan import TL, EventBatch, last_line_end
 from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC
 from viewer.model import Session, Timeline
 
 MIN_INTERVAL_S = 0.5
 TAIL_BYTES = 64  # bytes before our end compared on every poll: a truncate-and-regrow shows
-BLOCK = 1 << 16  # backwards search for the last newline
+BLOCK = 1 << 16  # backwards search for the last line end
 
 
 class LogFollower:
@@ -157,11 +157,12 @@ class LogFollower:
             )
 
     def _last_line_end(self, size: int) -> int:
-        """Offset past the last newline in ``[_end, size)``, or ``_end`` if there is none."""
+        """Offset past the last line end in ``[_end, size)``, or ``_end`` if there is none."""
         hi = size
         while hi > self._end:
             lo = max(self._end, hi - BLOCK)
-            cut = self._pread(hi - lo, lo).rfind(b"\n")
+            data = self._pread(hi - lo, lo)
+            cut = last_line_end(data, 0, len(data))
             if cut >= 0:
                 return lo + cut + 1
             hi = lo

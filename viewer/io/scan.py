@@ -42,8 +42,7 @@ MAX_MS_DIGITS = 12  # a figure of more digits is damaged
 ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # offset, event, job, detail | anything else (kept to keep rows aligned with payloads)
 LINE_RE = re.compile(
-    rb"^(?:(\d{1,%d}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*))?[\r]?|(.*))$"
-    % MAX_OFFSET_DIGITS,
+    rb"^(?:(\d{1,%d}),([A-Z][A-Z0-9_]*),([!-+\--~]+)(?:,([ -~]*))?|(.*))$" % MAX_OFFSET_DIGITS,
     re.M,
 )
 # The detail orders the daemon writes; anything else falls to ``_parse_detail_slow``.
@@ -89,7 +88,7 @@ def _cuzk_re() -> re.Pattern[bytes]:
         for first, second in CUZK_FORMS
     ]
     return re.compile(
-        rb"^[ \t]*(?:gpu_tid=\d+[ \t]+)?(?:" + b"|".join(forms) + rb")[ \t\r]*$"
+        rb"^[ \t]*(?:gpu_tid=\d+[ \t]+)?(?:" + b"|".join(forms) + rb")[ \t]*$"
         rb"|^(.*(?:" + b"|".join(CUZK_KEYS) + rb").*)$|^.*$",
         re.M,
     )
@@ -130,8 +129,25 @@ def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
     return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
 
 
-#: One regex for both kinds of lines: the literal prefix keeps the C search fast.
-SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\n]*")
+#: One regex for both kinds of lines: the literal prefix keeps the C search fast.  A line
+#: ends at LF, CR (old Mac files) or CRLF.
+SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\r\n]*")
+EOL_RE = re.compile(rb"[\r\n]")
+
+
+def line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the first CR or LF in ``buf[pos:end]``, or -1."""
+    m = EOL_RE.search(buf, pos, end)
+    return m.start() if m else -1
+
+
+def last_line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the last CR or LF in ``buf[pos:end]``, or -1 (LF first: it is near the end
+    of any chunk of a usual log, and only what follows it is searched for a CR)."""
+    lf = buf.rfind(b"\n", pos, end)
+    return max(lf, buf.rfind(b"\r", max(lf + 1, pos), end))
+
+
 #: ``seq`` of a line = its match ordinal << SEQ_SHIFT (+ byte offset inside a glued line).
 SEQ_SHIFT = 20
 IN_LINE = 1 << 19  # byte offsets inside a line are capped here
@@ -158,13 +174,13 @@ def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
     found: list[tuple[int, int, bytes]] = []
     for (needle, kind), p in zip(MARKERS, first, strict=True):
         while p >= 0:
-            e = buf.find(b"\n", p, end)
+            e = line_end(buf, p, end)
             e = end if e < 0 else e
             found.append((p, kind, buf[p + len(needle) : e]))
             p = buf.find(needle, e, end)
     pos = start
     for p, kind, text in sorted(found):
-        line = buf.rfind(b"\n", start, p) + 1 or start
+        line = last_line_end(buf, start, p) + 1 or start
         if line > pos:  # the lines before the marker's line, so the marker sorts after them
             items += SCAN_RE.findall(buf, pos, line)
             pos = line
@@ -317,9 +333,9 @@ def _line_reason(text: bytes) -> str:
     if any(c < 9 or 13 < c < 32 or c > 126 for c in text if c != 0x1B):
         return "binary"
     parts = text.split(b",")
-    if len(parts) >= 3 and parts[1] and parts[1].isupper():
-        if not parts[0].isdigit() or len(parts[0]) > MAX_OFFSET_DIGITS:
-            return "bad_number"
+    bad_offset = not parts[0].isdigit() or len(parts[0]) > MAX_OFFSET_DIGITS
+    if len(parts) >= 3 and parts[1].isupper() and bad_offset:
+        return "bad_number"
     return "malformed_timeline"
 
 
