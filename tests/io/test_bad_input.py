@@ -150,4 +150,17 @@ def _write(path: Path, lines: list[str], end: str) -> Path:
     return path
 
 
+def test_share_of_skipped_timeline_lines(tmp_path):
+    lines = simple_log(jobs=2, parts=3)  # 36 events
+    lines += ["TIMELINE,9x,GPU_END,j,worker=0,partition=0", "CUZK_TIMING: pre_lock_cpu_ms=x"]
+    tl = open_log(_write(tmp_path / "run.log", lines, "\n"))
+    (s,) = tl.sessions
+    assert s.skipped == {"bad_number": 1, "malformed_cuzk_timing": 1}
+    assert s.skipped_timeline_lines == 1  # CUZK_TIMING lines are no TIMELINE lines
+    assert s.skipped_share() == pytest.approx(1 / 37)
+    assert tl.skipped_share() == pytest.approx(1 / 37) and tl.skipped_share() > 0.01
+    clean = open_log(_write(tmp_path / "clean.log", simple_log(), "\n"))
+    assert clean.skipped_share() == 0.0
+
+
 # ------------------------------------------------------------------ not regular files

@@ -20,6 +20,8 @@ import pandas as pd
 
 KERNEL_SOURCE_TIMING = "cuzk_timing"
 KERNEL_SOURCE_GPU_MS = "gpu_ms"
+#: Skip reasons of CUZK_TIMING lines; every other reason counts a TIMELINE-looking line.
+CUZK_SKIP_REASONS = frozenset({"malformed_cuzk_timing", "orphan_cuzk_timing"})
 
 #: Column name -> dtype of ``Session.partitions``.
 PARTITION_COLUMNS: dict[str, str] = {
@@ -129,6 +131,15 @@ class Session:
         """Job id of every partition row, as an object array."""
         return self.jobs["job_id"].to_numpy()[self.partitions["job"].to_numpy()]
 
+    @property
+    def skipped_timeline_lines(self) -> int:
+        """TIMELINE-looking lines the reader skipped (CUZK_TIMING lines not counted)."""
+        return _timeline_skips(self.skipped)
+
+    def skipped_share(self) -> float:
+        """Skipped share of the TIMELINE-looking lines (0.0 when there are none)."""
+        return _share(self.skipped_timeline_lines, self.events)
+
 
 @dataclass(eq=False)
 class Timeline:
@@ -142,8 +153,21 @@ class Timeline:
     def events(self) -> int:
         return sum(s.events for s in self.sessions)
 
+    def skipped_share(self) -> float:
+        """Skipped share of the file's TIMELINE-looking lines, e.g. to warn over 1 %."""
+        skipped = sum(s.skipped_timeline_lines for s in self.sessions)
+        return _share(skipped + _timeline_skips(self.skipped), self.events)
+
     def main_session_position(self) -> int:
         """Position of the session with the most GPU calls (the later one on a tie): the run
         that matters, as a short crashed run rarely is; 0 when there is no session."""
         sizes = [len(s.partitions) for s in self.sessions]
         return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0
+
+
+def _timeline_skips(skipped: dict[str, int]) -> int:
+    return sum(n for reason, n in skipped.items() if reason not in CUZK_SKIP_REASONS)
+
+
+def _share(skipped: int, read: int) -> float:
+    return skipped / (skipped + read) if skipped else 0.0
