@@ -4,13 +4,18 @@ scanners with the same result, and what cannot be read is counted or refused by 
 from __future__ import annotations
 
 import gzip
+import os
+import socket
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
 import pytest
 from io_logs import partition_lines, simple_log, write
 
-from viewer.io import fastscan, open_log
+from viewer.io import LogError, fastscan, open_log
+from viewer.io.follow import LogFollower
 
 DATA = Path(__file__).with_name("data")
 SCANNERS = ["compiled", "python"]
@@ -164,3 +169,98 @@ def test_share_of_skipped_timeline_lines(tmp_path):
 
 
 # ------------------------------------------------------------------ not regular files
+
+
+@pytest.fixture(autouse=True)
+def no_hang():
+    """A FIFO blocked the reader forever: make such a regression fail, not hang the run."""
+    import signal
+
+    def hung(*_):
+        raise TimeoutError("the reader hung")
+
+    old = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(120)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+def _fifo(tmp_path: Path) -> Path:
+    path = tmp_path / "pipe.log"
+    os.mkfifo(path)
+    return path
+
+
+def _socket(tmp_path: Path) -> Path:
+    path = tmp_path / "sock.log"
+    s = socket.socket(socket.AF_UNIX)
+    s.bind(str(path))
+    s.close()
+    return path
+
+
+@pytest.mark.parametrize(
+    ("make", "problem"),
+    [
+        (_fifo, "a FIFO"),
+        (_socket, "a socket"),
+        (lambda _: Path("/dev/null"), "a character device"),
+        (lambda p: p, "a directory"),
+    ],
+)
+def test_not_a_regular_file_is_refused(tmp_path, make, problem):
+    """A FIFO hung the reader forever (nothing writes to it); devices and sockets are no
+    logs either.  Refused before anything is read, by name, in open_log and Follow."""
+    path = make(tmp_path)
+    with pytest.raises(LogError, match=problem) as info:
+        open_log(path)
+    assert str(path) in str(info.value)
+    link = tmp_path / "link.log"
+    link.symlink_to(path)
+    with pytest.raises(LogError, match=problem):
+        open_log(link)
+    with pytest.raises(LogError, match=problem):
+        LogFollower(path).poll()
+
+
+def test_a_symlink_to_a_log_is_read(tmp_path):
+    target = _write(tmp_path / "run.log", simple_log(), "\n")
+    link = tmp_path / "link.log"
+    link.symlink_to(target)
+    assert open_log(link).events == 36
+    follower = LogFollower(link)
+    try:
+        assert follower.poll().events == 36
+    finally:
+        follower.close()
+
+
+def test_stdin_as_a_pipe_is_refused_not_waited_on():
+    """``python -m viewer info /dev/stdin`` with a pipe that nobody writes to used to hang;
+    the timeout only guards the test run."""
+    code = "from viewer.io import open_log; open_log('/dev/stdin')"
+    proc = subprocess.run(
+        [sys.executable, "-c", code], stdin=subprocess.PIPE, capture_output=True, timeout=60
+    )
+    assert proc.returncode != 0
+    assert b"LogError: /dev/stdin: is a FIFO" in proc.stderr
+
+
+def test_a_file_name_that_is_not_utf8_is_a_clear_log_error(tmp_path):
+    """Such a name (bytes, or str with surrogate escapes from the command line) cannot be
+    shown or written to a report: refused with a printable message, never a traceback."""
+    raw = os.fsencode(tmp_path) + b"/run\xff.log"
+    write(Path(os.fsdecode(raw)), simple_log())
+    for path in (raw, os.fsdecode(raw), Path(os.fsdecode(raw))):
+        with pytest.raises(LogError, match="not valid UTF-8") as info:
+            open_log(path)
+        assert "run\\xff.log" in str(info.value)
+        str(info.value).encode("utf-8")  # printable
+    with pytest.raises(LogError, match="not valid UTF-8"):
+        LogFollower(raw).poll()
+
+
+def test_a_bytes_path_in_utf8_is_read(tmp_path):
+    path = _write(tmp_path / "run-é.log", simple_log(), "\n")
+    assert open_log(os.fsencode(path)).events == 36

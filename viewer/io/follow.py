@@ -18,7 +18,6 @@ import dataclasses
 import os
 import time
 from os import PathLike
-from pathlib import Path
 from typing import BinaryIO
 
 from viewer.io import reader
@@ -26,7 +25,7 @@ from viewer.io.errors import LogError
 from viewer.io.fastscan import Ordinals, scan_range
 from viewer.io.parse import merge_batches
 from viewer.io.scan import TL, EventBatch, last_line_end
-from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC
+from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC, log_path, open_regular
 from viewer.model import Session, Timeline
 
 MIN_INTERVAL_S = 0.5
@@ -38,8 +37,8 @@ class LogFollower:
     """Tail ``path``: ``poll()`` returns the whole Timeline read so far when it changed,
     else None.  Raises ``LogError`` for a compressed or non-log file."""
 
-    def __init__(self, path: str | PathLike[str], workers_per_gpu: int | None = None) -> None:
-        self.path = Path(path)
+    def __init__(self, path: str | bytes | PathLike, workers_per_gpu: int | None = None) -> None:
+        self.path = log_path(path)
         self.workers_per_gpu = workers_per_gpu
         self.last_read_s = 0.0  # duration of the last poll
         self._kept: list[Session] = []  # sessions of rotated-away or truncated content
@@ -105,10 +104,7 @@ class LogFollower:
         return self._grow() or changed
 
     def _open(self) -> None:
-        try:
-            self._file = open(self.path, "rb", buffering=0)  # noqa: SIM115 - closed in close()
-        except OSError as exc:
-            raise LogError(f"{self.path}: cannot be read ({exc.strerror or exc})") from exc
+        self._file = open_regular(self.path)
         st = os.fstat(self._file.fileno())
         self._id = (st.st_dev, st.st_ino)
         self._restart()

@@ -28,7 +28,7 @@ from viewer.io.scan import (
     EventBatch,
 )
 from viewer.io.sessions import session_of, split_sessions
-from viewer.io.source import Chunk, Source, checked
+from viewer.io.source import Chunk, Skip, Source, checked, log_path
 from viewer.io.timing import attribute, build_blocks
 from viewer.model import Session, Timeline, build_session
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
@@ -38,7 +38,7 @@ WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
 
 
 def open_log(
-    path: str | PathLike[str],
+    path: str | bytes | PathLike,
     *,
     workers_per_gpu: int | None = None,
     progress: Callable[[int, int], None] | None = None,
@@ -52,7 +52,7 @@ def open_log(
     are read whole.  The returned Timeline's ``bytes_read`` is the number of file bytes
     consumed (compressed bytes for .gz / .zst).
     """
-    path = Path(path)
+    path = log_path(path)
     jobs: dict[bytes, int] = {}
     batches, head, truncated, consumed = _read(path, jobs, progress, cancel, end)
     batch = merge_batches(batches)
@@ -72,9 +72,9 @@ def open_log(
     return timeline
 
 
-def read_events(path: str | PathLike[str]) -> dict[str, np.ndarray]:
+def read_events(path: str | bytes | PathLike) -> dict[str, np.ndarray]:
     """The parsed TIMELINE columns of ``path`` in file order, before sessions and pairing."""
-    batches, *_ = _read(Path(path), {}, None, None)
+    batches, *_ = _read(log_path(path), {}, None, None)
     batch = merge_batches(batches)
     return {f: getattr(batch, f) for f in EVENT_COLUMNS}
 
@@ -117,9 +117,9 @@ def _scan(
         return batches, head
     first: list[bytes] = []
 
-    def chunks() -> Iterator[Chunk]:
+    def chunks() -> Iterator[Chunk | Skip]:
         for chunk in checked(src.chunks(), src, progress, cancel):
-            if not first:
+            if not first and not isinstance(chunk, Skip):
                 buf, start, _ = chunk
                 first.append(buf[start : start + 4096])
             yield chunk

@@ -7,9 +7,11 @@ Compression is sniffed from the magic bytes (a rotated ``.gz`` is often renamed)
 from __future__ import annotations
 
 import os
+import stat
 import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import BinaryIO
 
@@ -96,20 +98,63 @@ def _at_most(blocks: Iterable[bytes], size: int) -> Iterator[bytes]:
             yield from (block[i : i + size] for i in range(0, len(block), size))
 
 
+def log_path(path: str | bytes | PathLike) -> Path:
+    """``path`` (str, bytes or path-like) as a Path; ``LogError`` for a name that is not
+    valid UTF-8, which no report, window title or sidecar file could show."""
+    name = os.fsdecode(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        shown = os.fsencode(name).decode("utf-8", "backslashreplace")
+        raise LogError(
+            f"{shown}: the file name is not valid UTF-8; rename the file to open it"
+        ) from None
+    return Path(name)
+
+
+#: What a path that is no regular file names, by ``stat`` test.
+NOT_REGULAR = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (a pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def open_regular(path: Path) -> BinaryIO:
+    """``path`` opened read-only, unbuffered; ``LogError`` naming the file and the problem
+    unless it is a regular file (or a symlink to one).  Nothing else is opened for reading:
+    a FIFO blocks until someone writes, a device or a socket is no log."""
+    try:
+        _check_regular(path, os.stat(path).st_mode)
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO swapped in never blocks
+    except FileNotFoundError:
+        raise LogError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise LogError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    try:
+        _check_regular(path, os.fstat(fd).st_mode)  # the path changed since the stat
+    except LogError:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb", buffering=0)
+
+
+def _check_regular(path: Path, mode: int) -> None:
+    if stat.S_ISREG(mode):
+        return
+    what = next((name for test, name in NOT_REGULAR if test(mode)), "no regular file")
+    raise LogError(f"{path}: is {what}, not a regular file; expected a cuzk daemon log file")
+
+
 class Source:
     """A read-only byte stream over a possibly compressed file, with progress in file bytes."""
 
     def __init__(self, path: Path, end: int | None = None) -> None:
         self.path = path
         self.name = path.name
-        if not path.exists():
-            raise LogError(f"{path}: no such file")
-        if path.is_dir():
-            raise LogError(f"{path}: is a directory, expected a cuzk daemon log file")
-        try:
-            self._raw: BinaryIO = open(path, "rb", buffering=0)  # noqa: SIM115 - closed in close()
-        except OSError as exc:
-            raise LogError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        self._raw = open_regular(path)
         self.total = os.fstat(self._raw.fileno()).st_size
         if self.total == 0:
             self._raw.close()
