@@ -15,6 +15,7 @@ SUBCOMMANDS = {
     "report": "report",
     "export": "export",
     "compare": "compare",
+    "whatif": "whatif",
     "simulate": "simulate",
     "open": "gui",
 }
@@ -28,6 +29,8 @@ where the GPU sat idle and whether the run is GPU-bound.
   python -m viewer report run.log      kernel time, gaps, transitions, s/proof, verdict
   python -m viewer export run.log --out t.json --format trace   Perfetto / chrome://tracing
   python -m viewer compare a.log b.log two runs side by side: every figure, delta, verdicts
+  python -m viewer whatif run.log --gw 1 --kernel-scale 0.5   predict the run another
+                                     pipeline would give (a replay), with its floors
   python -m viewer simulate -o x.log   write a realistic synthetic daemon log
 
 Run `python -m viewer COMMAND --help` for the options of each command.

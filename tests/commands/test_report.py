@@ -54,3 +54,23 @@ def test_sample_log_reproduces_the_published_reference(capsys) -> None:
     for row in REFERENCE_MARKDOWN_ROWS:
         assert row in md
     assert "**Verdict (gpu-bound):** GPU-bound: measured 37.4 s/proof equals the 37.5 s" in md
+
+
+def test_sample_log_floors_say_faster_kernels_alone_gain_little(capsys) -> None:
+    """The Phase 8 lesson: GPU-bound, but the synthesis floor is 2.6 % behind the kernel
+    floor, so halving the kernels gains at most that (upstream measured no gain)."""
+    assert main(["report", str(SAMPLE), "--json"]) == 0
+    (s,) = json.loads(capsys.readouterr().out)["sessions"]
+    f = s["floors"]
+    assert set(f) >= {"kernel_s", "worker_s", "synthesis_s", "arrival_s", "pw", "bound"}
+    assert (f["bound"], f["runner_up"], f["pw"]) == ("kernel", "synthesis", 10)
+    assert f["kernel_s"] == pytest.approx(37.46) and f["synthesis_s"] == pytest.approx(36.5, 0.01)
+    assert f["margin"] == pytest.approx(0.026, abs=0.002)
+    sentence = s["verdict"]["sentence"]
+    assert sentence.startswith("GPU-bound")
+    assert "Next is the synthesis floor, 36.5 s/proof (2.6 % behind)" in sentence
+    assert "gains at most 2.6 %" in sentence
+    assert main(["report", str(SAMPLE), "--markdown"]) == 0
+    md = capsys.readouterr().out
+    assert "| floor | value | from | relieved by |" in md
+    assert "| kernel (binding) | 37.5 s/proof | mean kernel 3746 ms x 10 / 1 GPU |" in md

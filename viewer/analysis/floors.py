@@ -38,7 +38,7 @@ REMEDY = {
     "kernel": "faster kernels or more GPUs",
     "worker": "more GPU workers per GPU (or less CPU prep and post-processing per call)",
     "synthesis": "more synthesis concurrency or faster synthesis",
-    "arrival": "more work: the run was not saturated, nothing in the pipeline",
+    "arrival": "more work, submitted faster: nothing in the pipeline helps",
 }
 LABEL = {"kernel": "kernel", "worker": "GPU worker", "synthesis": "synthesis", "arrival": "arrival"}
 
@@ -177,9 +177,11 @@ def floors(
     rng: Range = None,
     kernel: KernelStats | None = None,
     tp: Throughput | None = None,
+    pw: int | None = None,
 ) -> Floors:
     """The four floors of ``session`` in ``rng`` (``kernel`` / ``tp``: the same range's
-    ``kernel_stats`` / ``throughput`` when already computed)."""
+    ``kernel_stats`` / ``throughput`` when already computed; ``pw``: the synthesis slots
+    when known, as in a replay, instead of the most seen at once)."""
     rng = check_range(rng)
     kernel = kernel_stats(session, rng) if kernel is None else kernel
     tp = throughput(session, rng, kernel) if tp is None else tp
@@ -201,7 +203,7 @@ def floors(
     s0, s1 = p["synth_start"].to_numpy(), p["synth_end"].to_numpy()
     synth = s["synth_ms"].to_numpy()
     synth = synth[np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)]
-    pw = slots_seen(session, rng)
+    pw = slots_seen(session, rng) if pw is None else pw
     synthesis_s = _per_proof(synth, per_proof, pw)
 
     arr = arrivals(session)

@@ -31,6 +31,13 @@ class GpuStats:
     cold_start_ms: float
 
 
+def overall_efficiency(gpus: list[GpuStats]) -> float:
+    """Busy time over span, all GPUs together (NaN when no GPU ran a call)."""
+    busy = sum(g.busy_ms for g in gpus)
+    span = sum(g.busy_ms + g.idle_ms for g in gpus)
+    return busy / span if span > 0 else float("nan")
+
+
 def _per_gpu(groups: np.ndarray, values: np.ndarray) -> pd.Series:
     return pd.Series(values).groupby(groups).sum()
 

@@ -108,6 +108,21 @@ def job_table(session: Session, rng: Range = None) -> pd.DataFrame:
     return t[JOB_TABLE_COLUMNS].reset_index(drop=True)
 
 
+def completions(session: Session) -> np.ndarray:
+    """Per job (rows of ``session.jobs``): its completion, the last GPU_END of its calls;
+    NaN while one of them is unfinished."""
+    return _all_jobs(session)["completed"].to_numpy()
+
+
+def seconds_per_proof(done: np.ndarray) -> float | None:
+    """Measured s/proof from completion times (ms): the steady-state spacing of finished
+    proofs, (last - first) / (jobs - 1); None for fewer than two."""
+    done = done[np.isfinite(done)]
+    if len(done) < 2:
+        return None
+    return float((done.max() - done.min()) / (len(done) - 1) / 1000.0)
+
+
 def _mode(values: np.ndarray) -> int:
     """Most common value (the larger on a tie), 0 for none."""
     if len(values) == 0:
@@ -139,9 +154,7 @@ def throughput(
     k = kernel_stats(session, rng) if kernel is None else kernel
     gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)
     theoretical = k.mean_ms * per_proof / gpus / 1000.0 if gpus and k.partitions else float("nan")
-    measured = (
-        float((done[inside].max() - done[inside].min()) / (n - 1) / 1000.0) if n > 1 else None
-    )
+    measured = seconds_per_proof(done[inside])
     ratio = theoretical / measured if measured and np.isfinite(theoretical) else None
     return Throughput(
         theoretical_s_per_proof=float(theoretical),

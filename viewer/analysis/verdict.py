@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis.floors import LABEL, REMEDY, Floors
-from viewer.analysis.gpus import GpuStats
+from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
 
@@ -46,12 +46,6 @@ def _s(ms: float) -> str:
 
 def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
-def _efficiency(gpus: list[GpuStats]) -> float:
-    busy = sum(g.busy_ms for g in gpus)
-    span = sum(g.busy_ms + g.idle_ms for g in gpus)
-    return busy / span if span > 0 else float("nan")
 
 
 def _warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
@@ -157,7 +151,7 @@ def decide(
         floor_txt = f"the {floor:.1f} s of {what} per proof on {tp.gpus} GPUs"
     else:
         floor_txt = f"the {floor:.1f} s of serial {what}"
-    eff = _efficiency(gpus)
+    eff = overall_efficiency(gpus)
     never_warm = _never_warm(transitions)
     if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not never_warm:
         return Verdict(

@@ -14,6 +14,7 @@ from itertools import repeat
 import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
+from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
 from viewer.analysis.intervals import Range
 from viewer.export.format import Row, markdown_table, ms, num, nums, pct, sec, text_table
 from viewer.export.tables import select_sessions
@@ -107,11 +108,30 @@ def summary_dict(sm: SessionSummary) -> dict:
             "partitions_per_proof": int(tp.partitions_per_proof),
             "gpus": int(tp.gpus),
         },
+        "floors": floors_dict(sm.floors),
         "verdict": {
             "kind": sm.verdict.kind,
             "sentence": sm.verdict.sentence,
             "evidence": list(sm.verdict.evidence),
         },
+    }
+
+
+def floors_dict(f: Floors) -> dict:
+    """The four floors in s/proof, the synthesis slots seen, which binds and by how much."""
+    return {
+        "kernel_s": num(f.kernel_s, 4),
+        "worker_s": num(f.worker_s, 4),
+        "synthesis_s": num(f.synthesis_s, 4),
+        "arrival_s": num(f.arrival_s, 4),
+        "pw": int(f.pw),
+        "gpu_workers": int(f.workers),
+        "jobs": int(f.jobs),
+        "inferred_arrivals": int(f.inferred_arrivals),
+        "bound": f.bound,
+        "runner_up": f.runner_up,
+        "margin": num(f.margin, 4),
+        "upper_bound": bool(f.upper_bound),
     }
 
 
@@ -207,6 +227,28 @@ def transition_rows(sm: SessionSummary) -> list[Row]:
     ]
 
 
+def floor_rows(f: Floors) -> list[Row]:
+    """floor | s/proof | what it is made of | what relieving it takes; the binding one marked."""
+    m = f.means_ms
+    made = {
+        "kernel": f"mean kernel {ms(m['kernel'])} x {f.partitions_per_proof} / {f.gpus} GPU",
+        "worker": (
+            f"mean call {ms(m['call'])}"
+            if f.upper_bound
+            else f"mean prep {ms(m['prep'])} + kernel {ms(m['kernel'])} + post {ms(m['post'])}"
+        )
+        + f" x {f.partitions_per_proof} / {f.workers} GPU workers",
+        "synthesis": f"mean synthesis {ms(m['synth'])} x {f.partitions_per_proof} / {f.pw} at once",
+        "arrival": f"{f.jobs} job arrivals ({f.inferred_arrivals} inferred from slot waits)",
+    }
+    out = []
+    for name in FLOORS:
+        value = f.values()[name]
+        mark = " (binding)" if name == f.bound else ""
+        out.append((f"{LABEL[name]}{mark}", sec(value, "s/proof"), made[name], REMEDY[name]))
+    return out
+
+
 def gpu_rows(sm: SessionSummary) -> list[Row]:
     return [
         (
@@ -228,6 +270,7 @@ TRANSITION_HEAD = (
     "overlap with N's last partition",
 )
 GPU_HEAD = ("GPU", "workers", "busy", "idle", "efficiency", "cold start")
+FLOOR_HEAD = ("floor", "value", "from", "relieved by")
 
 
 def _title(sm: SessionSummary) -> str:
@@ -243,6 +286,7 @@ def report_markdown(timeline: Timeline, session: int | None = None, rng: Range =
     out = [f"# cuzk timeline report: {timeline.source}"]
     for sm in summaries(timeline, session, rng):
         out += [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
+        out.append(markdown_table(FLOOR_HEAD, floor_rows(sm.floors)))
         if len(sm.transitions):
             out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
         if len(sm.gpus) > 1:
@@ -258,6 +302,7 @@ def report_text(timeline: Timeline, session: int | None = None, rng: Range = Non
     out = [f"cuzk timeline report: {timeline.source}"]
     for sm in summaries(timeline, session, rng):
         out += ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
+        out += ["", text_table(FLOOR_HEAD, floor_rows(sm.floors))]
         rows = transition_rows(sm)
         if rows:
             out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]

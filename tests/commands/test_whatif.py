@@ -1,0 +1,116 @@
+"""`python -m viewer whatif`: the table, the JSON, the predicted log, and every bad knob."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from viewer.cli import main
+from viewer.io import open_log
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+SAMPLE = SAMPLES / "phase8_pw10_5sectors.log"
+PHASE9 = ["--kernel-ms", "1824", "--prep-ms", "1909", "--post-ms", "504"]
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["whatif", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_has_the_documented_shape(capsys) -> None:
+    code, out, _ = run(capsys, str(SAMPLE), *PHASE9, "--gw", "1", "--json")
+    assert code == 0
+    d = json.loads(out)
+    assert d["format"] == "cuzk-timeline-whatif/1"
+    assert d["log"] == str(SAMPLE) and d["session"] == 0
+    assert d["knobs"] == {"gw": 1, "kernel_ms": 1824.0, "prep_ms": 1909.0, "post_ms": 504.0}
+    assert d["measured"]["s_per_proof"] == pytest.approx(37.4)
+    for run_ in ("baseline", "scenario"):
+        r = d[run_]
+        assert set(r["floors"]) == {"kernel_s", "worker_s", "synthesis_s", "arrival_s"}
+        assert {"s_per_proof", "gpu_efficiency", "bound", "runner_up"} <= set(r)
+    assert d["baseline"]["s_per_proof"] == pytest.approx(37.4, rel=0.03)
+    assert d["scenario"]["s_per_proof"] == pytest.approx(42.9, rel=0.05)
+    assert (d["baseline"]["bound"], d["scenario"]["bound"]) == ("kernel", "worker")
+    assert d["scenario"]["floors"]["kernel_s"] == pytest.approx(18.24, rel=0.01)
+
+
+def test_text_table_and_sentence(capsys) -> None:
+    code, out, _ = run(capsys, str(SAMPLE), *PHASE9)
+    assert code == 0
+    assert "figure" in out and "measured" in out and "replayed" in out and "predicted" in out
+    assert "synthesis floor (s/proof)" in out
+    assert "the synthesis floor (36.5 s) binds" in out
+    code, md, _ = run(capsys, str(SAMPLE), "--gw", "1", "--markdown")
+    assert code == 0 and "| figure | measured | replayed | predicted |" in md
+
+
+def test_out_writes_the_predicted_run_as_a_log_the_viewer_reads(capsys, tmp_path: Path) -> None:
+    out = tmp_path / "pred.log"
+    code, text, _ = run(capsys, str(SAMPLE), "--gw", "1", "--kernel-ms", "1824", "--out", str(out))
+    assert code == 0
+    code, js, _ = run(capsys, str(SAMPLE), "--gw", "1", "--kernel-ms", "1824", "--json")
+    predicted = json.loads(js)["scenario"]["s_per_proof"]
+    from viewer.analysis import summarize
+
+    (session,) = open_log(out).sessions
+    sm = summarize(session)
+    assert sm.throughput.measured_s_per_proof == pytest.approx(predicted, abs=0.01)
+    assert sm.floors.bound == "worker" and sm.kernel.source == "cuzk_timing"
+    assert main(["compare", str(SAMPLE), str(out)]) == 0
+    assert "s/proof" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--gw", "0"], "--gw must be a whole number from 1 to 64, not 0"),
+        (["--pw", "-3"], "--pw must be a whole number from 1 to 1024"),
+        (["--gpus", "100000"], "--gpus must be a whole number from 1 to 64"),
+        (["--queue-cap", "0"], "--queue-cap must be a whole number"),
+        (["--kernel-ms", "nan"], "--kernel-ms must be a finite number"),
+        (["--kernel-ms", "0"], "--kernel-ms must be a finite number more than 0"),
+        (["--prep-ms", "-5"], "--prep-ms must be a finite number"),
+        (["--post-scale", "inf"], "--post-scale must be a finite number"),
+        (["--synth-scale", "1e300"], "--synth-scale must be a finite number"),
+        (["--synth-ms", "1e300"], "--synth-ms must be a finite number"),
+        (["--kernel-scale", "0"], "--kernel-scale must be a finite number at least 0.01"),
+    ],
+)
+def test_bad_knobs_are_clear_errors(capsys, argv: list[str], message: str) -> None:
+    code, out, err = run(capsys, str(SAMPLE), *argv)
+    assert code == 2 and out == ""
+    assert message in err and "Traceback" not in err
+
+
+def test_both_mean_and_scale_of_one_stage_is_a_usage_error(capsys) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["whatif", str(SAMPLE), "--kernel-ms", "1", "--kernel-scale", "2"])
+    assert exc.value.code == 2
+    assert "not allowed with" in capsys.readouterr().err
+
+
+def test_out_never_writes_over_the_input(capsys, tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(SAMPLE.read_bytes())
+    link = tmp_path / "link.log"
+    link.symlink_to(log)
+    before = log.read_bytes()
+    for target in (log, link):
+        code, _, err = run(capsys, str(log), "--gw", "1", "--out", str(target))
+        assert code == 2 and "refusing to write over the input" in err
+    assert log.read_bytes() == before
+
+
+def test_missing_session_and_nothing_to_replay(capsys, tmp_path: Path) -> None:
+    code, _, err = run(capsys, str(SAMPLE), "--session", "4")
+    assert code == 2 and "no session 4" in err
+    crashed = SAMPLES / "damaged.log"
+    code, out, _ = run(capsys, str(crashed), "--session", "0", "--gw", "1")
+    assert code == 0
+    assert "No prediction of s/proof" in out
+    assert "two are needed for s/proof" in out

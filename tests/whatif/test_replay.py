@@ -1,0 +1,208 @@
+"""The replay gives back the measured run, and predicts what one changed knob does.
+
+Predictions are checked against the project's own simulator: two runs from one seed,
+every duration drawn up front, so that the knob is the only difference between them
+(domain.md "Replay").  The prediction starts from the log of run A only.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viewer.analysis import throughput
+from viewer.io import open_log
+from viewer.model import Session
+from viewer.sim.model import SimConfig, simulate
+from viewer.sim.writer import WriteOptions, write
+from viewer.whatif import Knobs, plan, what_if
+from viewer.whatif.replay import predicted_session, replay
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+PHASE8 = SAMPLES / "phase8_pw10_5sectors.log"
+
+
+def sessions_with_throughput() -> list[tuple[str, int]]:
+    out = []
+    for path in sorted(SAMPLES.glob("*.log")):
+        for s in open_log(path).sessions:
+            if throughput(s).measured_s_per_proof is not None:
+                out.append((path.name, s.index))
+    return out
+
+
+@pytest.mark.parametrize(("name", "index"), sessions_with_throughput())
+def test_replay_unchanged_gives_back_the_measured_s_per_proof(name: str, index: int) -> None:
+    session = open_log(SAMPLES / name).sessions[index]
+    w = what_if(session)
+    assert w.baseline.s_per_proof == pytest.approx(w.measured.s_per_proof, rel=0.03)
+    assert w.scenario is w.baseline
+
+
+def test_the_replay_of_a_simulated_run_is_that_run() -> None:
+    """One engine: replaying a simulator log with its measured durations plays every call
+    within a few ms of when the simulator did (only a worker's first dispatch latency is
+    unknown to the replay: it takes the session's median)."""
+    cfg = SimConfig(sectors=6, pw=12, gw=2, seed=3, warmup_ms=0.0)
+    session = _read(simulate(cfg))
+    pl = plan(session)
+    again = predicted_session(pl, replay(pl))
+    key = ["job_id", "partition"]
+    a = _calls(session).sort_values(key).reset_index(drop=True)
+    b = _calls(again).sort_values(key).reset_index(drop=True)
+    for col in ("synth_start", "queued", "gpu_start", "kernel_start", "gpu_end"):
+        off = np.abs(a[col].to_numpy() - b[col].to_numpy())
+        assert off.max() <= 10, col
+    assert a["worker"].tolist() == b["worker"].tolist()
+
+
+def _calls(session: Session):
+    p = session.partitions
+    return p.assign(job_id=session.job_ids())
+
+
+def _read(schedule, tmp: Path | None = None, **options) -> Session:
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "run.log"
+        write(schedule, path, WriteOptions(**options))
+        return open_log(path).sessions[0]
+
+
+def _measured(cfg: SimConfig) -> float:
+    """The simulated run's s/proof as the viewer measures it from its log."""
+    tp = throughput(_read(simulate(cfg)))
+    assert tp.measured_s_per_proof is not None
+    return tp.measured_s_per_proof
+
+
+def _means(cfg: SimConfig) -> dict[str, float]:
+    """The stage means of a simulated run, as a what-if sets them (--X-ms)."""
+    s = simulate(cfg)
+    post = s.end - s.acquire - s.kernel
+    return {
+        "kernel_ms": float(s.kernel.mean()),
+        "prep_ms": float(s.prelock.mean()),
+        "post_ms": float(post.mean()),
+    }
+
+
+BASE = SimConfig(sectors=12, pw=10, gw=2, seed=11, warmup_ms=0.0)
+GPU_BOUND = replace(BASE, pw=20)  # kernel floor 37.5 s, synthesis 18.5 s
+SYNTH_BOUND = replace(BASE, synth_ms=45_000.0)  # synthesis floor 45 s, kernel 37.5 s
+PAIRS = {
+    "gw 1 -> 2": (replace(BASE, gw=1), Knobs(gw=2), BASE),
+    "kernel x0.5": (GPU_BOUND, Knobs(kernel_scale=0.5), replace(GPU_BOUND, kernel_ms=1873.0)),
+    "pw 10 -> 20": (SYNTH_BOUND, Knobs(pw=20), replace(SYNTH_BOUND, pw=20)),
+    "1 -> 2 GPUs": (replace(BASE, pw=24), Knobs(gpus=2), replace(BASE, pw=24, gpus=2)),
+    "synthesis x0.5 at pw 6": (
+        replace(BASE, pw=6),
+        Knobs(synth_scale=0.5),
+        replace(BASE, pw=6, synth_ms=BASE.synth_ms / 2),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", PAIRS)
+def test_one_knob_predicts_the_simulated_run_within_5_percent(name: str) -> None:
+    a, knobs, b = PAIRS[name]
+    w = what_if(_read(simulate(a)), knobs)
+    truth = _measured(b)
+    assert w.scenario.s_per_proof == pytest.approx(truth, rel=0.05), (name, truth)
+    # The knob matters in each pair: a prediction of "no change" would fail.
+    assert abs(truth / _measured(a) - 1) > 0.05
+
+
+def test_phase9_timings_at_one_worker_per_gpu() -> None:
+    """Phase 8 -> Phase 9 in the simulator: kernels 3746 -> 1824 ms, prep 1695 -> 1909 ms,
+    b_g2 380 -> 484 ms, one GPU worker; the what-if sets the three stage means of run B."""
+    a = replace(BASE, gw=1)
+    b = replace(a, kernel_ms=1824.0, prep_ms=1909.0, b_g2_ms=484.0)
+    w = what_if(_read(simulate(a)), Knobs(**_means(b)))
+    assert w.scenario.s_per_proof == pytest.approx(_measured(b), rel=0.05)
+    assert w.scenario.floors.bound == "worker"
+
+
+def test_an_arrival_bound_run_gains_nothing_from_faster_kernels() -> None:
+    a = replace(BASE, interval_ms=60_000.0, sectors=8)
+    w = what_if(_read(simulate(a)), Knobs(kernel_scale=0.5))
+    truth = _measured(replace(a, kernel_ms=a.kernel_ms / 2))
+    assert w.scenario.s_per_proof == pytest.approx(truth, rel=0.05)
+    assert w.scenario.s_per_proof == pytest.approx(60.0, rel=0.02)
+    assert w.measured.floors.bound == "arrival" == w.scenario.floors.bound
+
+
+def test_phase8_sample_with_phase9_timings_as_published() -> None:
+    """Published: 38.0 s/proof at gw=2 (a 5-sector run weighs its cold start, so 34.5-40),
+    42.9 s/proof at gw=1; the floors say why: synthesis binds at gw=2, the worker at gw=1."""
+    session = open_log(PHASE8).sessions[0]
+    phase9 = dict(kernel_ms=1824.0, prep_ms=1909.0, post_ms=504.0)
+    two = what_if(session, Knobs(**phase9))
+    assert 34.5 <= two.scenario.s_per_proof <= 40.0
+    assert two.scenario.floors.bound == "synthesis"
+    one = what_if(session, Knobs(gw=1, **phase9))
+    assert one.scenario.s_per_proof == pytest.approx(42.9, rel=0.05)
+    assert one.scenario.floors.bound == "worker"
+    assert one.scenario.floors.worker_s == pytest.approx((1909 + 1824 + 504) * 10 / 1000, rel=0.01)
+
+
+def test_knobs_set_the_mean_and_keep_the_spread() -> None:
+    pl = plan(open_log(PHASE8).sessions[0])
+    from viewer.whatif.replay import with_knobs
+
+    _, d = with_knobs(pl, Knobs(kernel_ms=1824.0, prep_scale=2.0, post_ms=504.0, synth_scale=0.5))
+    assert d.kernel.mean() == pytest.approx(1824, abs=1)
+    ratio = d.kernel / pl.draws.kernel
+    assert ratio.std() < 0.001  # every partition scaled by the same factor
+    prelock = d.prep + d.prelock_extra
+    assert prelock.mean() == pytest.approx(2 * (pl.draws.prep + pl.draws.prelock_extra).mean(), 1)
+    assert (d.hold + d.b_g2 + d.epilogue).mean() == pytest.approx(504, abs=1)
+    assert (d.ntt + d.barrier + d.batch + d.tail == d.kernel).all()
+    assert (d.synth * 2 - pl.draws.synth <= 1).all()
+
+
+def test_without_cuzk_timing_the_replay_is_an_upper_bound() -> None:
+    a = replace(BASE, gw=1, sectors=6)
+    session = _read(simulate(a), cuzk_timing=False)
+    w = what_if(session)
+    assert any("upper bound" in n for n in w.notes)
+    assert w.baseline.s_per_proof >= w.measured.s_per_proof * 0.97
+    assert w.baseline.floors.upper_bound
+
+
+def test_a_full_queue_is_replayed_with_its_bound() -> None:
+    """Backpressure: the log shows SYNTH_END -> queue delays; the replay bounds the queue at
+    the most partitions seen queued at once and gives the run back."""
+    a = SimConfig(sectors=6, pw=20, gw=1, synth_ms=20_000.0, seed=4, queue_cap=3, warmup_ms=0.0)
+    session = _read(simulate(a))
+    pl = plan(session)
+    assert pl.cfg.queue_cap == 3 and pl.blocked > 0
+    assert any("backpressure" in n for n in pl.notes)
+    w = what_if(session)
+    assert w.baseline.s_per_proof == pytest.approx(w.measured.s_per_proof, rel=0.03)
+
+
+def test_monolithic_jobs_and_several_gpus_replay() -> None:
+    for name in ("monolithic_mixed.log", "two_gpus.log"):
+        session = open_log(SAMPLES / name).sessions[0]
+        w = what_if(session, Knobs(kernel_scale=0.5))
+        assert w.scenario.s_per_proof is not None
+        assert w.scenario.s_per_proof <= w.baseline.s_per_proof
+
+
+def test_a_crashed_session_says_why_it_has_no_s_per_proof() -> None:
+    crashed = open_log(SAMPLES / "damaged.log").sessions[0]
+    w = what_if(crashed, Knobs(gw=1))
+    assert w.measured.s_per_proof is None and w.scenario.s_per_proof is None
+    assert "1 job completed in the log, two are needed for s/proof" in w.notes
+
+
+def test_an_empty_session_cannot_be_replayed() -> None:
+    from viewer.model import build_session
+
+    with pytest.raises(ValueError, match="nothing|no synthesis"):
+        plan(build_session([]))

@@ -1,0 +1,120 @@
+"""`python -m viewer whatif LOG`: what another pipeline would have done with this run's work."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from viewer.commands.common import add_log_argument, add_workers_argument, fail, load
+
+EPILOG = """\
+how: the session's measured job arrivals and per-partition durations (synthesis,
+dispatch, CPU prep, kernel, post-processing) are played forward by the simulator's
+engine with the knobs changed (domain.md, "Replay"). "replayed" is the replay with
+nothing changed: how far it lies from "measured" is how far to trust "predicted".
+--X-ms sets the mean of a stage (each partition scaled by X / its mean, keeping the
+spread); --X-scale multiplies it. The floors (s/proof) say what binds each run:
+kernel = mean kernel x P / GPUs, GPU worker = mean (prep + kernel + post) x P / workers,
+synthesis = mean synthesis x P / syntheses at once, arrival = spacing of job arrivals.
+
+examples:
+  python -m viewer whatif run.log --kernel-scale 0.5          # kernels twice as fast
+  python -m viewer whatif run.log --kernel-ms 1824 --prep-ms 1909 --post-ms 504 --gw 1
+  python -m viewer whatif run.log --pw 20 --json
+  python -m viewer whatif run.log --gpus 2 --out pred.log   # then: compare run.log pred.log
+"""
+
+
+def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
+    p = sub.add_parser(
+        name,
+        help="predict s/proof with other workers, GPUs or stage durations (replay)",
+        description="Replay a session with other GPU workers, synthesis slots, GPUs or "
+        "kernel / prep / post / synthesis times, and compare the predicted s/proof, GPU "
+        "efficiency and floors with the measured run.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_log_argument(p)
+    p.add_argument(
+        "--session",
+        type=int,
+        default=None,
+        metavar="N",
+        help="daemon run N (default: the one with the most GPU calls)",
+    )
+    shape = p.add_argument_group("pipeline (default: as measured)")
+    shape.add_argument("--gw", type=int, metavar="N", help="GPU workers per GPU")
+    shape.add_argument("--pw", type=int, metavar="N", help="partition (synthesis) workers")
+    shape.add_argument("--gpus", type=int, metavar="N", help="GPUs (one shared queue)")
+    shape.add_argument("--queue-cap", type=int, metavar="N", help="partitions the queue holds")
+    times = p.add_argument_group("stage durations (default: as measured)")
+    for stage, what in (
+        ("kernel", "CUDA kernel time per call"),
+        ("prep", "CPU prep per call (pre_lock_cpu_ms)"),
+        ("post", "kernel end -> GPU_END per call"),
+        ("synth", "synthesis per partition"),
+    ):
+        one = times.add_mutually_exclusive_group()
+        one.add_argument(f"--{stage}-ms", type=float, metavar="X", help=f"mean {what}, ms")
+        one.add_argument(f"--{stage}-scale", type=float, metavar="F", help=f"{what} x F")
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help="JSON (format cuzk-timeline-whatif/1)")
+    fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
+    p.add_argument(
+        "--out",
+        metavar="PRED.log",
+        help="also write the predicted run as a daemon log (open it, or compare it with LOG)",
+    )
+    add_workers_argument(p)
+
+
+KNOB_OPTIONS = (
+    "gw",
+    "pw",
+    "gpus",
+    "queue_cap",
+    *(f"{s}_{k}" for s in ("kernel", "prep", "post", "synth") for k in ("ms", "scale")),
+)
+
+
+def run(args: argparse.Namespace) -> int:
+    from viewer.export.files import open_output
+    from viewer.export.format import display_path, to_json
+    from viewer.export.tables import select_sessions
+    from viewer.export.whatif import whatif_dict, whatif_markdown, whatif_text
+    from viewer.sim.writer import WriteOptions, write_stream
+    from viewer.whatif import KnobError, Knobs, what_if
+
+    try:
+        knobs = Knobs(**{k: getattr(args, k) for k in KNOB_OPTIONS})
+    except KnobError as exc:
+        return fail("whatif", exc)
+    timeline = load("whatif", args.path, args.workers_per_gpu)
+    if timeline is None:
+        return 2
+    try:
+        if args.session is None:
+            (session,) = select_sessions(timeline, timeline.main_session_position())
+        else:
+            (session,) = select_sessions(timeline, args.session)
+    except ValueError as exc:
+        return fail("whatif", exc)
+    try:
+        w = what_if(session, knobs)
+    except ValueError as exc:
+        return fail("whatif", f"{display_path(args.path)}, session {session.index}: {exc}")
+    if args.out:
+        try:
+            with open_output(args.out, [args.path]) as fh:
+                write_stream(w.schedule, fh, WriteOptions())
+        except OSError as exc:
+            return fail("whatif", f"cannot write {display_path(args.out)}: {exc}")
+    if args.json:
+        text = to_json(whatif_dict(w, args.path, session.index)) + "\n"
+    elif args.markdown:
+        text = whatif_markdown(w, args.path, session.index)
+    else:
+        text = whatif_text(w, args.path, session.index)
+    sys.stdout.write(text)
+    return 0

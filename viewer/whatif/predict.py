@@ -1,0 +1,129 @@
+"""A what-if: the measured run, its replay unchanged (the baseline) and with knobs (the
+scenario), each with its s/proof, GPU efficiency and floors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from viewer.analysis.floors import LABEL, Floors, floors
+from viewer.analysis.gpus import gpu_stats, overall_efficiency
+from viewer.analysis.jobs import seconds_per_proof, throughput
+from viewer.analysis.kernels import kernel_stats
+from viewer.model import Session
+from viewer.sim.model import Schedule
+from viewer.whatif.knobs import Knobs
+from viewer.whatif.replay import Plan, plan, predicted_session, replay
+
+FORMAT = "cuzk-timeline-whatif/1"
+
+
+@dataclass(frozen=True, eq=False)
+class Outcome:
+    """The figures of one run, measured or played."""
+
+    s_per_proof: float | None  # over the jobs the log completed
+    gpu_efficiency: float
+    floors: Floors
+    session: Session
+
+
+@dataclass(frozen=True, eq=False)
+class WhatIf:
+    """What ``knobs`` would do to ``measured``'s run."""
+
+    knobs: Knobs
+    measured: Outcome
+    baseline: Outcome  # the replay, unchanged
+    scenario: Outcome  # the replay with the knobs
+    schedule: Schedule  # the scenario as played (``viewer.sim.writer`` writes it as a log)
+    notes: tuple[str, ...]
+
+    @property
+    def replay_error(self) -> float | None:
+        """Baseline against measured s/proof, as a fraction (how far the replay is off)."""
+        m, b = self.measured.s_per_proof, self.baseline.s_per_proof
+        return None if m is None or b is None else b / m - 1.0
+
+    @property
+    def change(self) -> float | None:
+        """Scenario against baseline s/proof, as a fraction (negative: faster)."""
+        b, s = self.baseline.s_per_proof, self.scenario.s_per_proof
+        return None if b is None or s is None else s / b - 1.0
+
+
+def measure(session: Session) -> Outcome:
+    """The measured run's figures, as the report computes them."""
+    kernel = kernel_stats(session)
+    tp = throughput(session, None, kernel)
+    return Outcome(
+        s_per_proof=tp.measured_s_per_proof,
+        gpu_efficiency=overall_efficiency(gpu_stats(session)),
+        floors=floors(session, None, kernel, tp),
+        session=session,
+    )
+
+
+def outcome(pl: Plan, s: Schedule) -> Outcome:
+    """A played run's figures: s/proof over the jobs the log completed, and its floors with
+    the synthesis slots it was given."""
+    played = predicted_session(pl, s)
+    done = np.array([s.end[s.draws.job == j].max() for j in np.flatnonzero(pl.counted)], float)
+    return Outcome(
+        s_per_proof=seconds_per_proof(done),
+        gpu_efficiency=overall_efficiency(gpu_stats(played)),
+        floors=floors(played, pw=s.config.pw),
+        session=played,
+    )
+
+
+def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None) -> WhatIf:
+    """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made)."""
+    knobs = knobs or Knobs()
+    pl = plan(session) if pl is None else pl
+    base = replay(pl)
+    scen = base if not knobs.changed() else replay(pl, knobs)
+    notes = list(pl.notes)
+    n = int(pl.counted.sum())
+    if n < 2:
+        notes.append(
+            f"{n} job{'' if n == 1 else 's'} completed in the log, two are needed for s/proof"
+        )
+    b = outcome(pl, base)
+    return WhatIf(
+        knobs=knobs,
+        measured=measure(session),
+        baseline=b,
+        scenario=b if scen is base else outcome(pl, scen),
+        schedule=scen,
+        notes=tuple(notes),
+    )
+
+
+def sentence(w: WhatIf) -> str:
+    """One sentence on what the knobs would do and what would bind."""
+    f = w.scenario.floors
+    s, b = w.scenario.s_per_proof, w.baseline.s_per_proof
+    if s is None or b is None:
+        return "No prediction of s/proof: " + (w.notes[-1] if w.notes else "too few jobs") + "."
+    what = w.knobs.describe()
+    change = w.change or 0.0
+    if abs(change) < 0.005:
+        head = f"With {what}: {s:.1f} s/proof, no gain on the replayed {b:.1f}"
+    else:
+        word = "faster" if change < 0 else "slower"
+        head = (
+            f"With {what}: {s:.1f} s/proof, {abs(change) * 100:.1f} % {word} than "
+            f"the replayed {b:.1f}"
+        )
+    bound = f.bound
+    if bound is None:
+        return head + "."
+    head += f"; the {LABEL[bound]} floor ({f.values()[bound]:.1f} s) binds"
+    if f.runner_up is not None:
+        head += (
+            f", next the {LABEL[f.runner_up]} floor ({f.values()[f.runner_up]:.1f} s, "
+            f"{f.margin * 100:.1f} % behind)"
+        )
+    return head + "."

@@ -1,0 +1,305 @@
+"""Replay a session: its measured arrivals and per-partition durations played forward
+by the simulator's engine (domain.md "Replay"), unchanged or with knobs.
+
+``plan`` turns a session into the simulator's inputs (``SimConfig`` for the
+pipeline's shape, ``Draws`` for every task's durations, taken from
+``viewer.analysis.stages``); ``with_knobs`` changes them; ``viewer.sim.model.run``
+plays them; ``predicted_session`` reads the played schedule back as a Session so
+that every figure of the prediction comes from ``viewer.analysis``, and
+``viewer.sim.writer`` can write it as a daemon log.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import pandas as pd
+
+from viewer.analysis.floors import arrivals, max_overlap, slots_seen
+from viewer.analysis.jobs import completions
+from viewer.analysis.stages import stages
+from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
+from viewer.sim.model import Draws, Schedule, SimConfig, run
+from viewer.whatif.knobs import Knobs
+
+#: A SYNTH_END -> queue delay longer than this is backpressure (the queue was full).
+BLOCKED_MS = 50.0
+PARTS = ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A session's pipeline as the engine takes it: the shape and every task's durations.
+
+    Tasks are the session's partitions, jobs in order of first SYNTH_START and
+    partitions ascending; ``rows`` gives each task's row in ``session.partitions``.
+    """
+
+    session: Session
+    cfg: SimConfig
+    draws: Draws
+    rows: np.ndarray
+    counted: np.ndarray  # per job (plan order): completed in the log, counts for s/proof
+    upper_bound: bool  # no CUZK_TIMING: the whole GPU call is taken as kernel time
+    blocked: int  # partitions the log shows held by a full queue
+    notes: tuple[str, ...] = field(default=())
+
+
+def plan(session: Session) -> Plan:
+    """The measured pipeline of ``session``; ValueError when it has nothing to replay."""
+    p = session.partitions
+    st = stages(session)
+    arr = arrivals(session)
+    started = np.isfinite(p["synth_start"].to_numpy()) | np.isfinite(p["gpu_start"].to_numpy())
+    if not started.any():
+        raise ValueError("the session has no synthesis or GPU call to replay")
+    job = p["job"].to_numpy()
+    first_seen = _first_event(p, len(session.jobs))
+    order_key = np.where(np.isfinite(arr["first_synth"]), arr["first_synth"], first_seen)
+    jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
+    jobs = jobs[np.lexsort((jobs, order_key[jobs]))]
+    rank = np.full(len(session.jobs), -1)
+    rank[jobs] = np.arange(len(jobs))
+    rows = np.flatnonzero(started)
+    rows = rows[np.lexsort((p["partition"].to_numpy()[rows], rank[job[rows]]))]
+    notes: list[str] = []
+
+    timing = session.kernel_source == KERNEL_SOURCE_TIMING
+    synth = _filled(st["synth_ms"].to_numpy()[rows], "synthesis", notes)
+    delay = st["queue_delay_ms"].to_numpy()[rows]
+    blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
+    qdelay = np.where(blocked, np.nan, delay)
+    qdelay = _filled(qdelay, "", notes, default=0.0)
+    dispatch = _filled(st["dispatch_ms"].to_numpy()[rows], "", notes, default=0.0)
+    pickup = np.minimum(_filled(st["pickup_ms"].to_numpy()[rows], "", notes), dispatch)
+    if timing:
+        prelock = _filled(st["prep_ms"].to_numpy()[rows], "CPU prep", notes)
+        kernel = _filled(st["kernel_ms"].to_numpy()[rows], "kernel", notes)
+        post = _filled(st["post_ms"].to_numpy()[rows], "post-processing", notes)
+        held = p["mutex_held_ms"].to_numpy()[rows] - st["kernel_ms"].to_numpy()[rows]
+        hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
+    else:
+        notes.append(
+            "no CUZK_TIMING lines: each GPU call is replayed as kernel time under the "
+            "GPU's mutex, so the replay is an upper bound on s/proof"
+        )
+        kernel = _filled(st["call_ms"].to_numpy()[rows], "GPU call", notes)
+        prelock = post = hold = np.zeros(len(rows))
+
+    first = arr["arrival"].to_numpy()
+    arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
+    arrival = np.maximum(arrival[jobs], 0.0)
+    counted = np.isfinite(completions(session))[jobs]
+    kinds = session.jobs["kind"].to_numpy(dtype=object)[jobs]
+    mono = session.jobs["monolithic"].to_numpy(dtype=bool)[jobs]
+    prep_msm = p["prep_msm_ms"].to_numpy()[rows]
+    prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
+    b_g2 = np.clip(np.nan_to_num(p["b_g2_msm_ms"].to_numpy()[rows], nan=0.0), 0, post - hold)
+    circuits = np.nan_to_num(p["num_circuits"].to_numpy()[rows], nan=1.0)
+    ntt, barrier, batch, tail = _kernel_parts(p, rows, kernel)
+    d = Draws(
+        job_ids=[str(x) for x in session.jobs["job_id"].to_numpy(dtype=object)[jobs]],
+        job_kind=[
+            str(k) if k is not None else ("monolithic" if m else "porep-c2")
+            for k, m in zip(kinds, mono, strict=True)
+        ],
+        arrival=_ms(arrival),
+        assemble=np.zeros(len(jobs), np.int64),
+        job=rank[job[rows]].astype(np.int64),
+        part=p["partition"].to_numpy()[rows].astype(np.int64),
+        synth=_ms(synth),
+        qdelay=_ms(qdelay),
+        pickup=_ms(pickup),
+        dispatch=_ms(dispatch),
+        prep=_ms(prep_msm),
+        prelock_extra=_ms(prelock) - _ms(prep_msm),
+        ntt=ntt,
+        barrier=barrier,
+        batch=batch,
+        tail=tail,
+        b_g2=_ms(b_g2),
+        epilogue=_ms(post) - _ms(hold) - _ms(b_g2),
+        circuits=_ms(circuits),
+        hold=_ms(hold),
+    )
+    gpus = session.gpus
+    gw = max((len(ws) for ws in gpus.values()), default=1)
+    gpu_start = p["gpu_start"].to_numpy()[rows]
+    queue_cap = _queue_cap(st, rows, gpu_start - dispatch) if blocked.any() else None
+    if queue_cap is not None:
+        notes.append(
+            f"{int(blocked.sum())} partitions waited over {BLOCKED_MS:.0f} ms between "
+            f"SYNTH_END and the queue (backpressure): the queue is bounded at the "
+            f"{queue_cap} partitions seen queued at once"
+        )
+    cfg = SimConfig(
+        sectors=len(jobs),
+        partitions=max(1, int(np.bincount(d.job).max())),
+        pw=max(1, slots_seen(session)),
+        gw=gw,
+        gpus=max(1, len(gpus)),
+        queue_cap=queue_cap,
+        jitter=0.0,
+    )
+    return Plan(session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes))
+
+
+def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
+    """The plan's shape and durations with ``knobs`` applied (the plan is not changed)."""
+    cfg = pl.cfg
+    shape = {k: getattr(knobs, k) for k in ("gw", "pw", "gpus", "queue_cap")}
+    cfg = replace(cfg, **{k: v for k, v in shape.items() if v is not None})
+    d = pl.draws
+    f = {name: _factor(knobs, name, measured) for name, measured in _means(d).items()}
+    if f["kernel"] != 1.0:
+        kernel = _ms(d.kernel * f["kernel"])
+        ntt, barrier, batch = (_ms(x * f["kernel"]) for x in (d.ntt, d.barrier, d.batch))
+        over = np.maximum(ntt + barrier + batch - kernel, 0)
+        ntt = ntt - over  # rounding must not make the parts exceed the total
+        d = replace(d, ntt=ntt, barrier=barrier, batch=batch, tail=kernel - ntt - barrier - batch)
+    if f["prep"] != 1.0:
+        prelock = _ms((d.prep + d.prelock_extra) * f["prep"])
+        prep = np.minimum(_ms(d.prep * f["prep"]), prelock)
+        d = replace(d, prep=prep, prelock_extra=prelock - prep)
+    if f["post"] != 1.0:
+        post = _ms((d.hold + d.b_g2 + d.epilogue) * f["post"])
+        hold = np.minimum(d.hold, post)
+        b_g2 = np.minimum(_ms(d.b_g2 * f["post"]), post - hold)
+        d = replace(d, hold=hold, b_g2=b_g2, epilogue=post - hold - b_g2)
+    if f["synth"] != 1.0:
+        d = replace(d, synth=_ms(d.synth * f["synth"]))
+    return cfg, d
+
+
+def replay(pl: Plan, knobs: Knobs | None = None) -> Schedule:
+    """Play the plan forward, unchanged or with ``knobs``."""
+    cfg, d = with_knobs(pl, knobs or Knobs())
+    return run(cfg, d)
+
+
+def predicted_session(pl: Plan, s: Schedule) -> Session:
+    """A played schedule as a Session, in the replayed session's epoch."""
+    d = s.draws
+    n = len(d.job)
+    kernel = s.kernel.astype(np.float64)
+    calls = pd.DataFrame(
+        {
+            "job_id": np.array(d.job_ids, dtype=object)[d.job],
+            "partition": d.part,
+            "synth_start": s.synth_start,
+            "synth_end": s.synth_end,
+            "synth_ms": d.synth,
+            "queued": s.queued,
+            "pickup": s.pickup,
+            "gpu_start": s.start,
+            "gpu_end": s.end,
+            "gpu_ms": s.end - s.start,
+            "worker": s.worker,
+            "gpu": s.gpu,
+            "kernel_start": s.acquire,
+            "kernel_ms": kernel,
+            "ntt_msm_h_ms": s.ntt,
+            "barrier_wait_ms": d.barrier,
+            "batch_add_ms": d.batch,
+            "tail_msm_ms": d.tail,
+            "prep_msm_ms": d.prep,
+            "pre_lock_cpu_ms": s.prelock,
+            "mutex_wait_ms": s.wait,
+            "mutex_held_ms": s.release - s.acquire,
+            "total_start_fn_ms": s.release - s.start,
+            "b_g2_msm_ms": d.b_g2,
+            "num_circuits": d.circuits,
+            "gpu_open": np.zeros(n, dtype=bool),
+            "synth_open": np.zeros(n, dtype=bool),
+        }
+    ).astype({c: np.float64 for c in ("synth_start", "synth_end", "queued", "pickup")})
+    kinds = {
+        j: (None if k == "porep-c2" else k) for j, k in zip(d.job_ids, d.job_kind, strict=True)
+    }
+    cfg = s.config
+    workers = {w: w // cfg.gw for w in range(cfg.gw * cfg.gpus)}
+    session = pl.session
+    source = "gpu_ms" if pl.upper_bound else KERNEL_SOURCE_TIMING
+    if pl.upper_bound:
+        calls = calls.assign(kernel_start=np.nan, kernel_ms=np.nan)
+    return build_session(
+        calls,
+        index=session.index,
+        kinds=kinds,
+        workers=workers,
+        kernel_source=source,
+    )
+
+
+def _first_event(p: pd.DataFrame, jobs: int) -> np.ndarray:
+    """Each job's earliest TIMELINE event (NaN for none)."""
+    cols = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
+    earliest = np.fmin.reduce(p[cols].to_numpy(dtype=np.float64), axis=1, initial=np.inf)
+    out = np.full(jobs, np.inf)
+    np.minimum.at(out, p["job"].to_numpy(), earliest)
+    return np.where(np.isinf(out), np.nan, out)
+
+
+def _filled(values: np.ndarray, what: str, notes: list[str], default: float = 0.0) -> np.ndarray:
+    """Negative values clipped to 0; unknown ones (NaN) are the known ones' median, noted
+    when ``what`` names them and they are many."""
+    v = np.asarray(values, dtype=np.float64)
+    known = np.isfinite(v)
+    fill = float(np.median(np.maximum(v[known], 0.0))) if known.any() else default
+    missing = int((~known).sum())
+    if what and missing and missing * 20 > len(v):
+        notes.append(f"{missing} of {len(v)} partitions have no {what} time: the median is used")
+    return np.maximum(np.where(known, v, fill), 0.0)
+
+
+def _ms(values: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(values, dtype=np.float64)).astype(np.int64)
+
+
+def _kernel_parts(
+    p: pd.DataFrame, rows: np.ndarray, kernel: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """ntt, barrier, batch, tail of every task summing to its kernel (all in ntt when the
+    log has no breakdown)."""
+    total = _ms(kernel)
+    parts = np.nan_to_num(p[list(PARTS)].to_numpy(dtype=np.float64)[rows], nan=0.0)
+    whole = parts.sum(axis=1)
+    share = np.where(whole[:, None] > 0, parts / np.where(whole > 0, whole, 1.0)[:, None], 0.0)
+    share[whole <= 0, 0] = 1.0
+    ntt, barrier, batch = (_ms(share[:, k] * total) for k in range(3))
+    over = np.maximum(ntt + barrier + batch - total, 0)
+    ntt = ntt - over
+    return ntt, barrier, batch, total - ntt - barrier - batch
+
+
+def _queue_cap(st: pd.DataFrame, rows: np.ndarray, took: np.ndarray) -> int:
+    """The most partitions seen queued at once: from the queue event until a worker took
+    it (``taken``; for a worker's first call, ``took``: GPU_START minus its dispatch)."""
+    ready = st["ready"].to_numpy()[rows]
+    taken = st["taken"].to_numpy()[rows]
+    taken = np.where(np.isfinite(taken), taken, took)
+    ok = np.isfinite(ready) & np.isfinite(taken) & (taken > ready)
+    return max(1, max_overlap(ready[ok], taken[ok]))
+
+
+def _means(d: Draws) -> dict[str, float]:
+    """The measured mean of each stage a knob can change."""
+    return {
+        "kernel": float(d.kernel.mean()),
+        "prep": float((d.prep + d.prelock_extra).mean()),
+        "post": float((d.hold + d.b_g2 + d.epilogue).mean()),
+        "synth": float(d.synth.mean()),
+    }
+
+
+def _factor(knobs: Knobs, stage: str, measured: float) -> float:
+    mean, scale = knobs.stage(stage)
+    if scale is not None:
+        return float(scale)
+    if mean is None:
+        return 1.0
+    if not measured > 0 or not math.isfinite(measured):
+        raise ValueError(f"the log has no {stage} time to scale to {mean:g} ms")
+    return float(mean) / measured
