@@ -6,16 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from viewer import annotations as ann_mod
 from viewer.annotations import (
     ENV_USER_DIR,
+    MAX_ANNOTATIONS,
+    MAX_SIDECAR_BYTES,
     SCHEMA,
     Annotation,
     AnnotationSet,
+    UnusableSidecar,
     load,
     save,
     sidecar_path,
 )
+from viewer.export import files as files_mod
 
 
 @pytest.fixture(autouse=True)
@@ -161,7 +164,7 @@ def test_round_trip_next_to_the_log(log: Path) -> None:
     assert sorted(p.name for p in log.parent.iterdir()) == ["run.log", "run.log.annotations.json"]
 
 
-@pytest.mark.parametrize("target", ["json.dump", "os.replace", "os.fsync"])
+@pytest.mark.parametrize("target", ["os.replace", "os.fsync"])
 def test_failed_write_keeps_the_old_file(
     log: Path, monkeypatch: pytest.MonkeyPatch, target: str
 ) -> None:
@@ -172,12 +175,10 @@ def test_failed_write_keeps_the_old_file(
     s.add("note", 2.0, text="new")
 
     def boom(*args, **kwargs):
-        if target == "json.dump":  # fail midway through the data
-            args[1].write('{"schema": "cuzk-timel')
         raise OSError(28, "No space left on device")
 
     module, name = target.split(".")
-    monkeypatch.setattr(getattr(ann_mod, module), name, boom)
+    monkeypatch.setattr(getattr(files_mod, module), name, boom)
     with pytest.raises(OSError, match="No space"):
         save(s, log)
     monkeypatch.undo()
@@ -219,14 +220,14 @@ def test_fallback_forced_by_environment(
 def test_write_refused_beside_the_log_falls_back(
     log: Path, user_data: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real = ann_mod.tempfile.mkstemp
+    real = files_mod.tempfile.mkstemp
 
     def mkstemp(*args, dir=None, **kwargs):
         if Path(dir) == log.parent:
             raise PermissionError(13, "Permission denied")
         return real(*args, dir=dir, **kwargs)
 
-    monkeypatch.setattr(ann_mod.tempfile, "mkstemp", mkstemp)
+    monkeypatch.setattr(files_mod.tempfile, "mkstemp", mkstemp)
     s = AnnotationSet()
     s.add("note", 1.0)
     assert save(s, log).parent == user_data
@@ -253,25 +254,141 @@ def test_write_refused_beside_the_log_falls_back(
         ),
     ],
 )
-def test_corrupt_sidecar_is_moved_aside_and_reported(log: Path, content: str, problem: str) -> None:
+def test_unusable_sidecar_is_reported_and_kept_until_the_user_chooses(
+    log: Path, content: str, problem: str
+) -> None:
     side = log.with_name("run.log.annotations.json")
     side.write_text(content)
     s, warning = load(log)
     assert len(s) == 0
     assert warning is not None and str(side) in warning and problem in warning
+    assert "kept as it is" in warning
+    assert side.read_text() == content  # in place, untouched
+    s.add("note", 3.0)
+    with pytest.raises(UnusableSidecar) as err:
+        save(s, log)  # no user choice yet: never written over
+    assert err.value.path == side and problem in err.value.problem
+    assert side.read_text() == content and s.dirty
+    assert sorted(p.name for p in log.parent.iterdir()) == ["run.log", side.name]
+    # The user chose to replace it: the old file is moved aside, never deleted.
+    assert save(s, log, replace=True) == side
     aside = list(log.parent.glob("run.log.annotations.json.corrupt-*"))
     assert len(aside) == 1 and aside[0].read_text() == content
-    assert not side.exists()
-    # Saving now writes a fresh sidecar; the moved-aside copy stays.
-    s.add("note", 3.0)
-    save(s, log)
-    assert aside[0].read_text() == content and len(load(log)[0]) == 1
+    assert len(load(log)[0]) == 1
 
 
 def test_save_never_overwrites_a_foreign_file(log: Path) -> None:
     side = log.with_name("run.log.annotations.json")
     side.write_text("precious")
-    save(AnnotationSet(), log)
-    aside = list(log.parent.glob("run.log.annotations.json.corrupt-*"))
-    assert [p.read_text() for p in aside] == ["precious"]
-    assert json.loads(side.read_text())["schema"] == SCHEMA
+    with pytest.raises(UnusableSidecar):
+        save(AnnotationSet(), log)
+    assert side.read_text() == "precious"
+
+
+def _doc(*entries: object, name: str = "run.log") -> str:
+    return json.dumps({"schema": SCHEMA, "log": {"name": name}, "annotations": list(entries)})
+
+
+NOTE = {"id": "a1", "kind": "note", "t0_ms": 1.0}
+HOSTILE_SIDECARS = {
+    "deep JSON": ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+    "deep JSON inside": (
+        _doc({**NOTE, "text": "x"}).replace('"x"', "[" * 50_000 + "]" * 50_000),
+        "nested too deeply",
+    ),  # noqa: E501
+    "1e400 session": (
+        _doc(NOTE).replace('"t0_ms": 1.0', '"t0_ms": 1.0, "session": 1e400'),
+        "session",
+    ),  # noqa: E501
+    "1e400 time": (_doc(NOTE).replace('"t0_ms": 1.0', '"t0_ms": 1e400'), "t0_ms"),
+    "huge int time": (_doc(NOTE).replace('"t0_ms": 1.0', '"t0_ms": ' + "9" * 400), "t0_ms"),
+    "5000-digit int": (
+        _doc(NOTE).replace('"t0_ms": 1.0', '"t0_ms": ' + "9" * 5000),
+        "not valid JSON",
+    ),  # noqa: E501
+    "NaN time": (_doc(NOTE).replace('"t0_ms": 1.0', '"t0_ms": NaN'), "t0_ms"),
+    "negative session": (_doc({**NOTE, "session": -1}), "session"),
+    "text too long": (_doc({**NOTE, "text": "x" * 20_000}), "characters long"),
+    "id is a list": (_doc({**NOTE, "id": [1]}), "id"),
+    "too many": (
+        _doc(*({**NOTE, "id": f"a{i}"} for i in range(MAX_ANNOTATIONS + 1))),
+        f"at most {MAX_ANNOTATIONS}",
+    ),  # noqa: E501
+    "not UTF-8": (b"\xff\xfe{}", "not UTF-8"),
+}
+
+
+@pytest.mark.parametrize("case", HOSTILE_SIDECARS)
+def test_hostile_sidecars_give_a_message_and_stay(log: Path, case: str) -> None:
+    content, problem = HOSTILE_SIDECARS[case]
+    side = log.with_name("run.log.annotations.json")
+    side.write_bytes(content if isinstance(content, bytes) else content.encode())
+    before = side.read_bytes()
+    s, warning = load(log)
+    assert len(s) == 0 and warning is not None
+    assert str(side) in warning and problem in warning, warning
+    assert side.read_bytes() == before
+
+
+def test_a_million_annotations_are_refused_unread(
+    log: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    side = log.with_name("run.log.annotations.json")
+    entry = json.dumps(NOTE)
+    body = ",".join([entry] * 1_000_000)
+    side.write_text(
+        f'{{"schema": "{SCHEMA}", "log": {{"name": "run.log"}}, "annotations": [{body}]}}'
+    )
+    assert side.stat().st_size > MAX_SIDECAR_BYTES
+
+    def no_parse(*args, **kwargs):
+        raise AssertionError("a sidecar over the size limit must not be parsed")
+
+    monkeypatch.setattr(json, "loads", no_parse)
+    s, warning = load(log)
+    assert len(s) == 0 and f"at most {MAX_SIDECAR_BYTES >> 20} MB" in warning
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "symlink loop", "link to /dev/zero"])
+def test_a_sidecar_that_is_no_regular_file_is_never_opened(log: Path, kind: str) -> None:
+    side = log.with_name("run.log.annotations.json")
+    if kind == "fifo":
+        os.mkfifo(side)
+    elif kind == "directory":
+        side.mkdir()
+    elif kind == "symlink loop":
+        side.symlink_to(side)
+    else:
+        side.symlink_to("/dev/zero")
+    s, warning = load(log)  # a FIFO or /dev/zero opened for reading would hang here
+    assert len(s) == 0 and str(side) in warning
+    s.add("note", 1.0)
+    with pytest.raises(UnusableSidecar):
+        save(s, log)
+    assert os.path.lexists(side) and not side.is_file() or kind == "link to /dev/zero"
+
+
+@pytest.mark.parametrize("link", ["hard link", "symlink"])
+def test_a_sidecar_linked_to_the_log_never_changes_the_log(log: Path, link: str) -> None:
+    side = log.with_name("run.log.annotations.json")
+    os.link(log, side) if link == "hard link" else side.symlink_to(log)
+    before = log.read_bytes()
+    s = AnnotationSet()
+    s.add("note", 1.0)
+    assert load(log)[1] is not None  # the log is no annotations file
+    with pytest.raises(UnusableSidecar):
+        save(s, log)
+    save(s, log, replace=True)  # the user chose: the link is moved aside, the log stays
+    assert log.read_bytes() == before and len(load(log)[0]) == 1
+
+
+@pytest.mark.parametrize("user_dir", [False, True])
+def test_a_log_name_that_is_not_utf8(tmp_path: Path, user_dir: bool) -> None:
+    log = tmp_path / os.fsdecode(b"bad\xff.log")
+    log.write_text("TIMELINE,0,SYNTH_START,j,partition=0\n")
+    s = AnnotationSet()
+    s.add("note", 1.0, text="on a badly named log")
+    path = save(s, log, user_dir=user_dir)
+    back, warning = load(log, user_dir=user_dir)
+    assert warning is None and [a.text for a in back] == ["on a badly named log"]
+    assert path.exists() and log.read_text().startswith("TIMELINE")

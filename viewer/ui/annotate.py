@@ -17,7 +17,15 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.annotations import Annotation, AnnotationSet, load, save
+from viewer.annotations import (
+    Annotation,
+    AnnotationSet,
+    UnusableSidecar,
+    load,
+    save,
+    sidecar_candidates,
+)
+from viewer.export.format import display_path
 from viewer.ui.lane_data import MARKER_STRIP
 from viewer.ui.palette import Theme, with_alpha
 from viewer.ui.panels.common import fmt_ms
@@ -332,7 +340,9 @@ class AnnotationController(QtCore.QObject):
     """The annotations of the log shown in ``view``: editing, tools, menu, sidecar.
 
     ``ask_text(title, initial)`` returns the text the user typed or None when
-    cancelled (a dialog by default; tests replace it).
+    cancelled; ``ask_replace(path, problem)`` whether to replace a sidecar that cannot
+    be used (dialogs by default; tests replace them).  The annotations always belong to
+    the log last passed to ``open_log``, whatever its sidecar holds.
     """
 
     changed = QtCore.Signal()
@@ -349,6 +359,8 @@ class AnnotationController(QtCore.QObject):
         self.selected: str | None = None
         self.preview: Annotation | None = None
         self.ask_text: Callable[[str, str], str | None] = self._ask_text_dialog
+        self.ask_replace: Callable[[Path, str], bool] = self._ask_replace_dialog
+        self._replace: bool | None = None  # the user's answer for this log's unusable sidecar
         self._edges: tuple[tuple, np.ndarray] = ((), np.zeros(0))
         self._save_timer = QtCore.QTimer(self)
         self._save_timer.setSingleShot(True)
@@ -384,29 +396,54 @@ class AnnotationController(QtCore.QObject):
         self.changed.emit()
 
     def open_log(self, log_path: str | Path) -> str | None:
-        """Save the current log's annotations, then load those of ``log_path``; returns the
-        sidecar warning (also emitted as ``warning``), None when all went well."""
+        """Save the current log's annotations, then show those of ``log_path``; returns the
+        sidecar warning (also emitted as ``warning``), None when all went well.
+
+        From here on the annotations are ``log_path``'s, even when its sidecar cannot be
+        read: that file is then kept as it is until the user chooses to replace it.
+        """
         self.flush()
+        self._replace = None
+        self.set_annotations(AnnotationSet(), Path(log_path))
         annotations, problem = load(log_path)
-        self.set_annotations(annotations, Path(log_path))
+        if len(annotations):
+            self.set_annotations(annotations, Path(log_path))
         if problem:
             self.warning.emit(problem)
         return problem
 
-    def save_now(self) -> Path | None:
+    def sidecar_paths(self) -> list[Path]:
+        """Where the shown log's sidecar is or would be (inputs no export may write over)."""
+        return [] if self.log_path is None else sidecar_candidates(self.log_path)
+
+    def save_now(self, leaving: bool = False) -> Path | None:
+        """Write the sidecar if anything changed.  Over a sidecar that cannot be used only
+        when the user says so: asked at the first save, and again on ``leaving`` the log
+        (the annotations would be lost) if the answer was no."""
         self._save_timer.stop()
         if self.log_path is None or not self.annotations.dirty:
             return None
+        name = display_path(self.log_path.name)
         try:
-            return save(self.annotations, self.log_path)
+            return save(self.annotations, self.log_path, replace=bool(self._replace))
+        except UnusableSidecar as exc:
+            if self._replace is None or (leaving and not self._replace):
+                self._replace = self.ask_replace(exc.path, exc.problem)
+                if self._replace:
+                    return self.save_now()
+                self.warning.emit(
+                    f"The annotations of {name} are not saved: {display_path(exc.path)} "
+                    f"cannot be used ({exc.problem}) and is kept as it is."
+                )
+            return None
         except (OSError, ValueError) as exc:
-            self.warning.emit(f"Could not save the annotations of {self.log_path.name}: {exc}")
+            self.warning.emit(f"Could not save the annotations of {name}: {exc}")
             return None
 
     def flush(self) -> None:
         """Write pending changes now (before another log is opened, or on close)."""
         if self._save_timer.isActive() or self.annotations.dirty:
-            self.save_now()
+            self.save_now(leaving=True)
 
     def _on_set_changed(self) -> None:
         if self.selected is not None and self.selected not in self.annotations:
@@ -591,6 +628,21 @@ class AnnotationController(QtCore.QObject):
         menu = self.context_menu(point)
         menu.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
         menu.popup(screen)
+
+    def _ask_replace_dialog(self, path: Path, problem: str) -> bool:
+        box = QtWidgets.QMessageBox(self.view.window())
+        box.setIcon(QtWidgets.QMessageBox.Icon.Warning)
+        box.setWindowTitle("Annotations file cannot be used")
+        box.setTextFormat(Qt.TextFormat.PlainText)
+        box.setText(
+            f"The annotations file {display_path(path)} cannot be used ({problem}).\n\n"
+            "Replace it with the annotations you made now? The old file is kept, renamed "
+            "to end in .corrupt-<date>. Otherwise your new annotations are not saved."
+        )
+        replace = box.addButton("Replace", QtWidgets.QMessageBox.ButtonRole.AcceptRole)
+        box.addButton("Keep the file", QtWidgets.QMessageBox.ButtonRole.RejectRole)
+        box.exec()
+        return box.clickedButton() is replace
 
     def _ask_text_dialog(self, title: str, initial: str) -> str | None:
         text, ok = QtWidgets.QInputDialog.getMultiLineText(self.view, title, "Text:", initial)
