@@ -2,10 +2,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
 
+from tests.hostile.files import drained_fifo
 from viewer.commands import export
 from viewer.export.report import report_markdown
 from viewer.export.tables import TABLES
@@ -123,3 +126,83 @@ def test_unwritable_output(fake_reader: dict, tmp_path: Path, capsys) -> None:
     assert "cannot write" in capsys.readouterr().err
     assert run("run.log", "--out", tmp_path / "missing" / "t.json") == 2
     assert "cannot write" in capsys.readouterr().err
+
+
+# ---- never over an input (issue 13, item 1) -------------------------------------------------
+
+#: Every output format, as the name the input log is given: `export LOG --out LOG`.
+SELF_OUTPUTS = {
+    "trace": ("run.json", []),
+    "markdown": ("run.md", []),
+    "csv": ("run.csv", ["--table", "gaps"]),
+    "table markdown": ("run.md", ["--table", "jobs"]),
+    "trace by --format": ("run.log", ["--format", "trace"]),
+    "png": ("run.png", ["--width", "400"]),
+    "svg": ("run.svg", ["--width", "400"]),
+}
+
+
+@pytest.mark.parametrize("fmt", SELF_OUTPUTS)
+@pytest.mark.parametrize("how", ["same path", "symlink", "hard link"])
+def test_the_input_is_never_the_output(qapp, tmp_path: Path, capsys, fmt: str, how: str) -> None:
+    name, extra = SELF_OUTPUTS[fmt]
+    log = tmp_path / name
+    log.write_bytes(SAMPLE.read_bytes())
+    out = log
+    if how != "same path":
+        out = tmp_path / f"out{log.suffix}"
+        out.symlink_to(log) if how == "symlink" else os.link(log, out)
+    assert run(log, "--out", out, *extra) == 2
+    err = capsys.readouterr().err
+    assert f"refusing to write over the input {log}" in err and "Traceback" not in err
+    assert log.read_bytes() == SAMPLE.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted({log.name, out.name})
+
+
+def test_the_annotations_file_is_an_input_too(qapp, tmp_path: Path, capsys) -> None:
+    notes = _note_file(tmp_path)
+    svg = tmp_path / "notes.svg"
+    os.link(notes, svg)
+    before = notes.read_bytes()
+    assert run(SAMPLE, "--out", svg, "--annotations", notes) == 2
+    assert "refusing to write over the input" in capsys.readouterr().err
+    assert notes.read_bytes() == before
+
+
+@pytest.mark.parametrize("suffix", [".json", ".md", ".png"])
+def test_fifo_and_folder_outputs_are_refused(qapp, tmp_path: Path, capsys, suffix: str) -> None:
+    fifo, folder = tmp_path / f"pipe{suffix}", tmp_path / f"dir{suffix}"
+    with drained_fifo(fifo) as received:  # a writer that opens it gets drained, not stuck
+        assert run(SAMPLE, "--out", fifo) == 2
+    assert f"{fifo} is a FIFO (named pipe), not a regular file" in capsys.readouterr().err
+    assert received == []
+    folder.mkdir()
+    assert run(SAMPLE, "--out", folder) == 2
+    assert f"{folder} is a directory" in capsys.readouterr().err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and folder.is_dir()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="creating a device node needs root")
+def test_a_device_output_is_refused_as_root(tmp_path: Path, capsys) -> None:
+    null = tmp_path / "null.json"
+    os.mknod(null, 0o666 | stat.S_IFCHR, os.makedev(1, 3))
+    assert run(SAMPLE, "--out", null) == 2
+    assert "character device" in capsys.readouterr().err
+    assert stat.S_ISCHR(os.lstat(null).st_mode)
+
+
+def test_a_planted_temp_symlink_is_not_followed(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    out = tmp_path / "t.json"
+    (tmp_path / ".t.json.tmp").symlink_to(victim)
+    assert run(SAMPLE, "--out", out) == 0
+    assert victim.read_text() == "precious" and json.loads(out.read_text())["traceEvents"]
+
+
+def test_an_existing_output_keeps_its_mode(tmp_path: Path) -> None:
+    out = tmp_path / "t.md"
+    out.write_text("old")
+    out.chmod(0o604)
+    assert run(SAMPLE, "--out", out) == 0
+    assert stat.S_IMODE(out.stat().st_mode) == 0o604 and out.read_text().startswith("# ")

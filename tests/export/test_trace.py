@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import defaultdict
 from pathlib import Path
 
@@ -8,7 +9,7 @@ import pytest
 
 from tests.analysis.builders import call, pipeline, session
 from viewer.analysis import idle_gaps, transitions
-from viewer.export import trace as trace_mod
+from viewer.export import files as files_mod
 from viewer.export.trace import SCHEMA, trace_events, write_trace
 from viewer.model import Timeline
 
@@ -206,7 +207,7 @@ def test_write_trace_round_trip_and_failure_leaves_nothing(
     def boom(*a, **k):
         raise OSError("disk full")
 
-    monkeypatch.setattr(trace_mod.os, "replace", boom)
+    monkeypatch.setattr(files_mod.os, "replace", boom)
     with pytest.raises(OSError, match="disk full"):
         write_trace(timeline, out, flows=False)
     assert out.read_bytes() == before
@@ -223,3 +224,25 @@ def test_sample_logs_give_valid_traces(name: str) -> None:
     assert len([e for e in by_ph["i"] if e["cat"] == "transition"]) == n_trans
     n_calls = sum(int(s.partitions["gpu_start"].notna().sum()) for s in tl.sessions)
     assert len(_x(by_ph, "gpu_call")) == n_calls
+
+
+def test_track_ids_never_collide_for_huge_worker_and_gpu_ids() -> None:
+    """Worker ids of 2^20 and more, GPU ordinals near 1e9 (issue 13, item 14)."""
+    placed = [(0, 2**20), (1, 0), (10**9, 5), (0, 2**31 - 1), (2**31 - 1, 7), (0, 3)]
+    rows = [call(f"j{i}", 0, 1e3 * i, 1e3 * i + 500, w, gpu=g) for i, (g, w) in enumerate(placed)]
+    workers = {w: g for g, w in placed}
+    by_ph = check_trace(trace_events(Timeline(Path("x.log"), [session(*rows, workers=workers)])))
+    names = {e["tid"]: e["args"]["name"] for e in by_ph["M"] if e["name"] == "thread_name"}
+    assert len(set(names.values())) == len(names)
+    for e in _x(by_ph, "gpu_call"):
+        assert names[e["tid"]] == f"GPU {e['args']['gpu']} · worker {e['args']['worker']}"
+    assert len({e["tid"] for e in _x(by_ph, "gpu_call")}) == len(placed)
+    busy = {names[e["tid"]] for e in _x(by_ph, "busy")}
+    assert busy == {f"GPU {g} · busy" for g, _ in placed}
+
+
+def test_a_source_name_that_is_not_utf8(timeline: Timeline, tmp_path: Path) -> None:
+    bad = Timeline(Path(os.fsdecode(b"bad\xff.log")), timeline.sessions)
+    assert trace_events(bad)["metadata"]["source"] == "bad\\xff.log"
+    out = write_trace(bad, tmp_path / os.fsdecode(b"out\xff.json"))
+    assert json.loads(out.read_bytes())["metadata"]["source"] == "bad\\xff.log"

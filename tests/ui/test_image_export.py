@@ -137,15 +137,21 @@ def test_offscreen_view_sizes_and_dark_palette(qtbot, log) -> None:  # noqa: F81
     view.close()
 
 
-def _save_paths(window, monkeypatch):
+@pytest.fixture
+def loaded(qtbot, window, log):  # noqa: F811
+    open_log(qtbot, window, log)
+    return window
+
+
+def _save_paths(win, monkeypatch):
     """Every way the window saves a file, each as a function of the path to save to."""
-    ups = window.write_ups
+    ups = win.write_ups
 
     def report(path):
         monkeypatch.setattr(
             QtWidgets.QFileDialog, "getSaveFileName", lambda *a, **k: (str(path), "")
         )
-        window.export_report_markdown()
+        win.export_report_markdown()
 
     return {
         "png": lambda p: ups.export_image(p.with_suffix(".png")),
@@ -161,31 +167,28 @@ SAVES = ("png", "svg", "csv", "table markdown", "report markdown", "trace")
 
 
 @pytest.mark.parametrize("save", SAVES)
-def test_window_saves_never_write_over_the_log(
-    qtbot, window, log, tmp_path, monkeypatch, save  # noqa: F811
-) -> None:
-    open_log(qtbot, window, log)
-    before = log.read_bytes()
+def test_window_saves_never_write_over_the_log(loaded, tmp_path, monkeypatch, save) -> None:
+    source = loaded.timeline().source
+    before = source.read_bytes()
     link = tmp_path / "alias"
-    _save_paths(window, monkeypatch)[save](link)  # a name of its own, the log's inode
+    _save_paths(loaded, monkeypatch)[save](link)  # a name of its own, the log's inode
     written = [p for p in tmp_path.iterdir() if p.name.startswith("alias")]
     assert len(written) == 1 and written[0].stat().st_size > 0  # a normal save works
     written[0].unlink()
-    os.link(log, written[0])
-    _save_paths(window, monkeypatch)[save](link)
-    assert log.read_bytes() == before
-    assert window.banner.isVisible()
-    assert f"refusing to write over the input {log}" in window.banner.label.text()
+    os.link(source, written[0])
+    _save_paths(loaded, monkeypatch)[save](link)
+    assert source.read_bytes() == before
+    assert loaded.banner.isVisible()
+    assert f"refusing to write over the input {source}" in loaded.banner.label.text()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
 
 @pytest.mark.parametrize("save", SAVES)
-def test_window_saves_refuse_a_fifo(qtbot, window, log, tmp_path, monkeypatch, save) -> None:  # noqa: F811
-    open_log(qtbot, window, log)
-    saves = _save_paths(window, monkeypatch)
+def test_window_saves_refuse_a_fifo(loaded, tmp_path, monkeypatch, save) -> None:
+    saves = _save_paths(loaded, monkeypatch)
     saves[save](tmp_path / "probe")
     target = next(p for p in tmp_path.iterdir() if p.name.startswith("probe"))
     target.unlink()
     with drained_fifo(target) as received:
         saves[save](tmp_path / "probe")
-    assert received == [] and "FIFO" in window.banner.label.text()
+    assert received == [] and "FIFO" in loaded.banner.label.text()

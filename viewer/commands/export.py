@@ -4,7 +4,6 @@ annotated image of the lanes (PNG / SVG), headless."""
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
@@ -103,6 +102,30 @@ def _format(args: argparse.Namespace) -> str:
     return fmt
 
 
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The files this export reads: never to be written over."""
+    return [p for p in (args.path, getattr(args, "annotations", None)) if p]
+
+
+def _check_output(args: argparse.Namespace) -> str | None:
+    """Why ``--out`` cannot be written (before the log is read), None when it can."""
+    from viewer.export.files import resolve_output
+
+    if args.out == "-":
+        return None
+    try:
+        resolve_output(args.out, _inputs(args))
+    except OSError as exc:
+        return _write_error(args.out, exc)
+    return None
+
+
+def _name(path: str) -> str:
+    from viewer.export.format import display_path
+
+    return display_path(path)
+
+
 def run(args: argparse.Namespace) -> int:
     if Path(args.out).suffix.lower() in IMAGE_SUFFIXES:
         return _run_image(args)
@@ -110,6 +133,9 @@ def run(args: argparse.Namespace) -> int:
         fmt = _format(args)
     except ValueError as exc:
         return _fail(str(exc))
+    if problem := _check_output(args):
+        return _fail(problem)
+    from viewer.export.files import write_output
     from viewer.export.format import to_json
     from viewer.export.report import report_markdown
     from viewer.export.tables import table_csv, table_frame, table_markdown
@@ -122,7 +148,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         if fmt == "trace" and not to_stdout:
             write_trace(timeline, args.out, args.session, args.range, flows=not args.no_flows)
-            print(f"export: wrote {args.out} (open it in https://ui.perfetto.dev)", file=sys.stderr)
+            print(
+                f"export: wrote {_name(args.out)} (open it in https://ui.perfetto.dev)",
+                file=sys.stderr,
+            )
             return 0
         if fmt == "trace":
             data = trace_events(timeline, args.session, args.range, flows=not args.no_flows)
@@ -132,55 +161,48 @@ def run(args: argparse.Namespace) -> int:
             text = table_csv(frame) if fmt == "csv" else table_markdown(frame)
         else:
             text = report_markdown(timeline, args.session, args.range)
+        if to_stdout:
+            sys.stdout.write(text)
+            return 0
+        write_output(args.out, text, _inputs(args))
     except ValueError as exc:  # e.g. no such session
         return _fail(str(exc))
     except OSError as exc:
-        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
-    if to_stdout:
-        sys.stdout.write(text)
-        return 0
-    try:
-        Path(args.out).write_text(text, encoding="utf-8")
-    except OSError as exc:
-        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
-    print(f"export: wrote {args.out}", file=sys.stderr)
+        return _fail(_write_error(args.out, exc))
+    print(f"export: wrote {_name(args.out)}", file=sys.stderr)
     return 0
+
+
+def _write_error(path: str, exc: OSError) -> str:
+    """``cannot write FILE: reason``, or the refusal's own message (it names the file)."""
+    if exc.strerror is None:
+        return str(exc)
+    return f"cannot write {_name(path)}: {exc.strerror}"
 
 
 # ---- images -----------------------------------------------------------------------------------
 
 
 def read_annotations(path: str | Path):
-    """The AnnotationSet saved in sidecar ``path``; ValueError saying what is wrong."""
-    from viewer.annotations import SCHEMA, Annotation, AnnotationSet
+    """The AnnotationSet saved in ``path`` (any log's); ValueError naming the file and
+    what is wrong with it."""
+    from viewer.annotations import AnnotationSet, SidecarError, read_sidecar
 
     try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ValueError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} is not an annotations file ({exc})") from None
-    if not isinstance(doc, dict) or doc.get("schema") != SCHEMA:
-        raise ValueError(f"{path} is not an annotations file (schema is not {SCHEMA!r})")
-    try:
-        return AnnotationSet(Annotation.from_dict(d) for d in doc.get("annotations", []))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ValueError(f"{path}: bad annotation: {exc}") from None
+        return AnnotationSet(read_sidecar(path))
+    except SidecarError as exc:
+        raise ValueError(f"{_name(path)}: {exc}") from None
 
 
 def _sidecar_annotations(log: str):
-    """The log's own sidecar, read without touching it (None when there is none)."""
-    from viewer.annotations import sidecar_path
+    """The log's own sidecar, read without touching it (empty when there is none or it
+    cannot be used: then a note on stderr says why)."""
+    from viewer.annotations import load
 
-    for user_dir in (False, True):
-        path = sidecar_path(log, user_dir=user_dir)
-        if path.is_file():
-            try:
-                return read_annotations(path)
-            except ValueError as exc:
-                print(f"export: ignoring the annotations: {exc}", file=sys.stderr)
-                return None
-    return None
+    annotations, problem = load(log)
+    if problem:
+        print(f"export: drawing no annotations: {problem}", file=sys.stderr)
+    return annotations
 
 
 def _image_checks(args: argparse.Namespace) -> None:
@@ -209,6 +231,8 @@ def _run_image(args: argparse.Namespace) -> int:
             annotations = read_annotations(args.annotations)
     except ValueError as exc:
         return _fail(str(exc))
+    if problem := _check_output(args):
+        return _fail(problem)
     if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
         os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
@@ -248,12 +272,12 @@ def _run_image(args: argparse.Namespace) -> int:
         options = {"caption": caption}
         if Path(args.out).suffix.lower() == ".png":
             options["scale"] = args.scale
-        write_image(view, args.out, **options)
+        write_image(view, args.out, inputs=_inputs(args), **options)
     except OSError as exc:
-        return _fail(f"cannot write {args.out}: {exc.strerror or exc}")
+        return _fail(_write_error(args.out, exc))
     finally:
         view.close()
         view.deleteLater()
         app.processEvents()
-    print(f"export: wrote {args.out}", file=sys.stderr)
+    print(f"export: wrote {_name(args.out)}", file=sys.stderr)
     return 0

@@ -28,12 +28,12 @@ from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
-from viewer.export.format import to_json
+from viewer.export.files import resolve_output, write_output
+from viewer.export.format import display_path, to_json
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 
 SCHEMA = "cuzk-timeline-trace/1"
-TID_STRIDE = 100_000  # tid = pid * TID_STRIDE + track: unique across processes
 BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
 
 # ---- building many dicts fast ---------------------------------------------------------------
@@ -88,19 +88,6 @@ def _window(start: np.ndarray, end: np.ndarray, rng: Range) -> tuple[np.ndarray,
     return keep, s, np.maximum(e, s), (s != start) | (e != end)
 
 
-def _slices(name, cat: str, t0: np.ndarray, t1: np.ndarray, tid: np.ndarray, args) -> list:
-    """Complete ("X") events from microsecond bounds on tracks ``tid``."""
-    return _records(
-        name=name, cat=cat, ph="X", ts=t0, dur=t1 - t0, pid=tid // TID_STRIDE, tid=tid, args=args
-    )
-
-
-def _instants(name, cat: str, scope: str, ts: np.ndarray, tid: np.ndarray, args) -> list:
-    return _records(
-        name=name, cat=cat, ph="i", s=scope, ts=ts, pid=tid // TID_STRIDE, tid=tid, args=args
-    )
-
-
 def _labels(s: Session, job: np.ndarray, part: np.ndarray, is_open: np.ndarray) -> np.ndarray:
     """Slice names: 'a1b2c3d4 p7' (job id prefix, partition or proof kind), '... (open)'."""
     short = np.array([str(i)[:8] for i in s.jobs["job_id"]] or [""], dtype=str)
@@ -110,14 +97,23 @@ def _labels(s: Session, job: np.ndarray, part: np.ndarray, is_open: np.ndarray) 
     return np.where(is_open, np.char.add(head, " (open)"), head)
 
 
-def _tracks(keys: np.ndarray, table: dict[int, int]) -> np.ndarray:
-    """Track id of each row: ``table[key]``, -1 for a key not in it (vectorized lookup)."""
-    known = np.array(sorted(table), dtype=np.int64)
-    tids = np.array([table[k] for k in known.tolist()], dtype=np.int64)
-    pos = np.searchsorted(known, keys)
-    pos = np.minimum(pos, max(len(known) - 1, 0))
-    hit = known[pos] == keys if len(known) else np.zeros(len(keys), dtype=bool)
-    return np.where(hit, tids[pos] if len(known) else -1, -1)
+def _tracks(keys: np.ndarray | tuple[np.ndarray, ...], table: dict) -> np.ndarray:
+    """Track id of each row: ``table[key]``, -1 for a key not in it (vectorized lookup).
+
+    ``keys`` is one array (``table`` keyed by its values) or a tuple of arrays (keyed by
+    tuples); any integers, so ids of any size never collide.
+    """
+    multi = isinstance(keys, tuple)
+    n = len(keys[0]) if multi else len(keys)
+    if not table:
+        return np.full(n, -1, dtype=np.int64)
+    if multi:
+        known = pd.MultiIndex.from_tuples(list(table))
+        pos = known.get_indexer(pd.MultiIndex.from_arrays([np.asarray(k) for k in keys]))
+    else:
+        pos = pd.Index(list(table)).get_indexer(np.asarray(keys))
+    tids = np.array(list(table.values()), dtype=np.int64)
+    return np.where(pos >= 0, tids[pos], -1)
 
 
 # ---- one session ----------------------------------------------------------------------------
@@ -130,6 +126,7 @@ class _Builder:
         self.events: list[dict] = []
         self.meta: list[dict] = []
         self.next_pid = 1
+        self.pid_of = [0]  # process of each track id (ids are handed out from 1)
         self.flows = flows
         self.flow_id = 1
 
@@ -144,13 +141,30 @@ class _Builder:
         return pid
 
     def thread(self, pid: int, k: int, name: str) -> int:
-        tid = pid * TID_STRIDE + k
+        """A new track ``name`` in process ``pid``, sorted at ``k``; its id (unique in
+        the whole trace)."""
+        tid = len(self.pid_of)
+        self.pid_of.append(pid)
         self.meta += [
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}},
             {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
              "args": {"sort_index": k}},
         ]  # fmt: skip
         return tid
+
+    def _pids(self, tid: np.ndarray) -> np.ndarray:
+        return np.asarray(self.pid_of, dtype=np.int64)[np.asarray(tid, dtype=np.int64)]
+
+    def _slices(self, name, cat: str, t0: np.ndarray, t1: np.ndarray, tid: np.ndarray, args):
+        """Complete ("X") events from microsecond bounds on tracks ``tid``."""
+        self.events += _records(
+            name=name, cat=cat, ph="X", ts=t0, dur=t1 - t0, pid=self._pids(tid), tid=tid, args=args
+        )
+
+    def _instants(self, name, cat: str, scope: str, ts: np.ndarray, tid: np.ndarray, args):
+        self.events += _records(
+            name=name, cat=cat, ph="i", s=scope, ts=ts, pid=self._pids(tid), tid=tid, args=args
+        )
 
     def session(self, s: Session, rng: Range, prefix: str) -> dict:
         """Add the events of ``s``; returns its entry for the trace metadata."""
@@ -203,11 +217,8 @@ class _Builder:
                     name = label if r == 0 else f"{label} · overlapping {r}"
                     tracks[(g, w, r)] = self.thread(pid, k, name)
             busy_tid[g] = self.thread(pid, k + 1, f"{gname} · busy")
-        # One integer per (gpu, worker, row) for a vectorized lookup (ids are far below 2**19).
-        key = (gpu.astype(np.int64) * 2**20 + worker) * 2**20 + row
-        table = {(g * 2**20 + w) * 2**20 + r: tid for (g, w, r), tid in tracks.items()}
         worker_tid = {(g, w): tid for (g, w, r), tid in tracks.items() if r == 0}
-        return pids, _tracks(key, table), worker_tid, busy_tid
+        return pids, _tracks((gpu, worker, row), tracks), worker_tid, busy_tid
 
     def _calls(self, s: Session, c: pd.DataFrame, tid: np.ndarray, rng: Range) -> None:
         """GPU calls on their worker's track, each with its kernel region nested inside."""
@@ -232,7 +243,7 @@ class _Builder:
             open=is_open,
             clipped=clipped[keep],
         )
-        self.events += _slices(_labels(s, job, part, is_open), "gpu_call", t0, t1, tid, args)
+        self._slices(_labels(s, job, part, is_open), "gpu_call", t0, t1, tid, args)
         if s.kernel_source != KERNEL_SOURCE_TIMING:
             return  # no CUDA region known: the call is all there is
         k0 = c["kernel_start"].to_numpy()
@@ -243,7 +254,7 @@ class _Builder:
         ke = np.clip(_us(np.where(has, k0 + kms, 0.0)), ks, t1)
         has &= (ke > ks) | (kms == 0)
         kargs = _records(job=np.asarray(ids, dtype=object)[has], kernel_ms=_vals(kms[has]))
-        self.events += _slices("CUDA kernel", "kernel", ks[has], ke[has], tid[has], kargs)
+        self._slices("CUDA kernel", "kernel", ks[has], ke[has], tid[has], kargs)
 
     def _busy(self, s: Session, c: pd.DataFrame, tid: dict[int, int], rng: Range) -> None:
         """Busy-union blocks, the leading cold start and the idle gaps on each busy track."""
@@ -251,7 +262,7 @@ class _Builder:
         keep, bs, be, _ = _window(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
         bs, be = _us(bs[keep]), _us(be[keep])
         bt = _tracks(blocks["group"].to_numpy()[keep], tid)
-        self.events += _slices("busy", "busy", bs, be, bt, _records(busy_ms=_vals((be - bs) / 1e3)))
+        self._slices("busy", "busy", bs, be, bt, _records(busy_ms=_vals((be - bs) / 1e3)))
 
         cold = cold_start_regions(s)
         head = cold[(cold["label"] == "cold start").to_numpy() & cold["gpu"].isin(tid).to_numpy()]
@@ -260,7 +271,7 @@ class _Builder:
         cs, ce = _us(cs[keep]), _us(ce[keep])
         ct = _tracks(head["gpu"].to_numpy()[keep], tid)
         cargs = _records(cold_start_ms=_vals((ce - cs) / 1e3))
-        self.events += _slices("cold start", "cold_start", cs, ce, ct, cargs)
+        self._slices("cold start", "cold_start", cs, ce, ct, cargs)
 
         gaps = idle_gaps(s, rng)
         gaps = gaps[gaps["gpu"].isin(tid).to_numpy()]
@@ -279,7 +290,7 @@ class _Builder:
             after_job=ids[gaps["after_job"].to_numpy()],
         )
         names = np.where(starved, "idle gap (starved)", "idle gap (dispatch)")
-        self.events += _instants(names, "idle_gap", "t", _us(start), _tracks(gpu, tid), args)
+        self._instants(names, "idle_gap", "t", _us(start), _tracks(gpu, tid), args)
 
     def _transitions(self, s: Session, worker_tid: dict, rng: Range) -> None:
         """Sector transitions: process-scoped instants on the GPU whose worker moved on."""
@@ -296,7 +307,7 @@ class _Builder:
             worker=t["worker"].to_numpy(),
         )
         names = [f"sector {a}->{b}" for a, b in zip(t["from_job"], t["to_job"], strict=True)]
-        self.events += _instants(names, "transition", "p", _us(t["time"].to_numpy()), tid, args)
+        self._instants(names, "transition", "p", _us(t["time"].to_numpy()), tid, args)
 
     def _synthesis(
         self,
@@ -339,7 +350,7 @@ class _Builder:
         )
         labels = _labels(s, job[keep], part[keep], synth_open[keep])
         ts, te = _us(a[keep]), _us(b[keep])
-        self.events += _slices(labels, "synthesis", ts, te, tid[keep], args)
+        self._slices(labels, "synthesis", ts, te, tid[keep], args)
 
         wkeep, a, b, clipped = _window(q0, q1, rng)
         wkeep &= has_wait
@@ -350,7 +361,7 @@ class _Builder:
             open=wait_open[wkeep],
             clipped=clipped[wkeep],
         )
-        self.events += _slices("queued", "queue", _us(a[wkeep]), _us(b[wkeep]), tid[wkeep], args)
+        self._slices("queued", "queue", _us(a[wkeep]), _us(b[wkeep]), tid[wkeep], args)
         if self.flows:
             self._flows(call_of[rows[keep]], ts, te, tid[keep], c, call_tid, rng)
         return pid
@@ -382,10 +393,10 @@ class _Builder:
         self.flow_id += len(idx)
         common = {"name": "synthesis -> GPU", "cat": "flow", "id": ids}
         src, tid = ts[ok] + (te[ok] - ts[ok] >= 2), tid[ok]
-        self.events += _records(**common, ph="s", ts=src, pid=tid // TID_STRIDE, tid=tid)
+        self.events += _records(**common, ph="s", ts=src, pid=self._pids(tid), tid=tid)
         d0, d1, dest = _us(start[idx]), _us(end[idx]), call_tid[idx]
         self.events += _records(
-            **common, ph="f", bp="e", ts=d0 + (d1 - d0 >= 2), pid=dest // TID_STRIDE, tid=dest
+            **common, ph="f", bp="e", ts=d0 + (d1 - d0 >= 2), pid=self._pids(dest), tid=dest
         )
 
 
@@ -425,7 +436,7 @@ def trace_events(
         "metadata": {
             "schema": SCHEMA,
             "generator": f"cuzk-timeline-viewer {__version__}",
-            "source": str(timeline.source),
+            "source": display_path(timeline.source),
             "time_unit": "microseconds since the session's engine start (TIMELINE offset)",
             "range_ms": None if rng is None else list(rng),
             "sessions": entries,
@@ -441,14 +452,9 @@ def write_trace(
     *,
     flows: bool = True,
 ) -> Path:
-    """Write ``trace_events(...)`` as compact JSON to ``path``; a failure leaves no
-    half-written file (written beside it, then renamed).  Returns the path."""
-    path = Path(path)
+    """Write ``trace_events(...)`` as compact JSON to ``path`` with ``write_output``: never
+    over the log it comes from, and a failure leaves no half-written file.  Returns the
+    file written."""
+    resolve_output(path, [timeline.source])  # before the work of building the trace
     text = to_json(trace_events(timeline, session, rng, flows=flows))
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
-    return path
+    return write_output(path, text, [timeline.source])

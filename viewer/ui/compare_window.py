@@ -20,9 +20,11 @@ from viewer.export.compare import (
     compare_runs,
     run_label,
 )
+from viewer.export.files import write_output
 from viewer.model import Session, Timeline
 from viewer.ui.background import BackgroundWorker
 from viewer.ui.compare_panel import CompareDiffPanel
+from viewer.ui.image_export import png_bytes
 from viewer.ui.loader import LoadJob
 from viewer.ui.timeline_view import TimelineView
 
@@ -415,18 +417,19 @@ class CompareWindow(QtWidgets.QWidget):
         return image
 
     def export_to(self, path: str | Path) -> None:
-        """Write the view (.png), or the diff table (.md / .csv), by the file's suffix."""
+        """Write the view (.png), or the diff table (.md / .csv), by the file's suffix
+        (never over either log: ``write_output``)."""
         path = Path(path)
         res = self.result()
         if path.suffix.lower() == ".png":
-            if not self.grab_image().save(str(path), "PNG"):
-                raise OSError(f"{path}: could not write the image")
+            data = png_bytes(self.grab_image())
         elif res is None:
             raise ValueError("no comparison to export yet")
         elif path.suffix.lower() == ".csv":
-            path.write_text(compare_csv(res), encoding="utf-8")
+            data = compare_csv(res)
         else:
-            path.write_text(compare_markdown(res), encoding="utf-8")
+            data = compare_markdown(res)
+        write_output(path, data, [s for s in self._sources if s])
 
     def _export(self, kind: str) -> None:
         filters = {"png": "PNG image (*.png)", "md": "Markdown (*.md)", "csv": "CSV (*.csv)"}

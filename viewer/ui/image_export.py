@@ -10,7 +10,7 @@ TimelineView built offscreen (the headless ``export`` command).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,8 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from viewer.analysis import SessionSummary, summarize
 from viewer.annotations import AnnotationSet
-from viewer.export.format import ms, sec
+from viewer.export.files import resolve_output, write_output
+from viewer.export.format import display_path, ms, sec
 from viewer.export.report import metric_rows
 from viewer.ui.annotate import AnnotationController
 from viewer.ui.lane_legend import ENTRIES
@@ -293,19 +294,35 @@ def render_svg(
     return bytes(buffer.data())
 
 
-def write_image(view: TimelineView, path: str | Path, **options) -> Path:
-    """Write a .png or .svg of the view (``options`` as for ``render_image``)."""
-    path = Path(path)
-    suffix = path.suffix.lower()
+def png_bytes(image: QtGui.QImage) -> bytes:
+    """``image`` encoded as PNG (its text entries, such as the caption, included)."""
+    buffer = QtCore.QBuffer()
+    buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
+    if not image.save(buffer, "PNG"):
+        raise OSError(f"could not encode a {image.width()} x {image.height()} PNG")
+    return bytes(buffer.data())
+
+
+def image_bytes(view: TimelineView, path: str | Path, **options) -> bytes:
+    """The PNG or SVG (by ``path``'s suffix) of the view; ``options`` as for
+    ``render_image``.  ValueError for another suffix."""
+    suffix = Path(path).suffix.lower()
     if suffix == ".svg":
         options.pop("scale", None)
-        path.write_bytes(render_svg(view, **options))
-    elif suffix == ".png":
-        if not render_image(view, **options).save(str(path), "PNG"):
-            raise OSError(f"could not write {path}")
-    else:
-        raise ValueError(f"{path.name}: an image is .png or .svg")
-    return path
+        return render_svg(view, **options)
+    if suffix == ".png":
+        return png_bytes(render_image(view, **options))
+    raise ValueError(f"{display_path(Path(path).name)}: an image is .png or .svg")
+
+
+def write_image(
+    view: TimelineView, path: str | Path, *, inputs: Iterable[str | Path | None] = (), **options
+) -> Path:
+    """Write a .png or .svg of the view (``options`` as for ``render_image``) through
+    ``write_output``: never over one of ``inputs``, never into a non-regular file."""
+    inputs = list(inputs)
+    resolve_output(path, inputs)  # before the rendering, which takes a while
+    return write_output(path, image_bytes(view, path, **options), inputs)
 
 
 def copy_image(view: TimelineView, **options) -> QtCore.QMimeData:

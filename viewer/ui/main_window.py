@@ -524,14 +524,12 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         if not path:
             return
-        selection = self.view.selection()
-        text = report_markdown(self._timeline, session=self._session_index, rng=selection)
-        try:
-            Path(path).write_text(text, encoding="utf-8")
-        except OSError as exc:
-            self.banner.show_message(f"{path}: could not write the report ({exc.strerror})")
-        else:
-            self.statusBar().showMessage(f"Report written to {path}", 5000)
+        timeline, selection = self._timeline, self.view.selection()
+        self.write_ups.write_file(
+            path,
+            lambda: report_markdown(timeline, session=self._session_index, rng=selection),
+            "report",
+        )
 
     # ---------------------------------------------------------- drag and drop
     def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:

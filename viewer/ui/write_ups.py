@@ -7,14 +7,17 @@ menus, and keeps each log's annotations in its sidecar.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.export.files import resolve_output, write_output
+from viewer.export.format import display_path
 from viewer.export.tables import table_csv, table_markdown
 from viewer.ui.actions import make_action
 from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
-from viewer.ui.image_export import copy_image, write_image
+from viewer.ui.image_export import copy_image, image_bytes
 
 #: Side-panel tables that export, by window attribute.
 TABLE_PANELS = {
@@ -24,6 +27,7 @@ TABLE_PANELS = {
 }
 IMAGE_FILTERS = "PNG image, 2x (*.png);;SVG vector image (*.svg)"
 TABLE_FILTERS = "CSV (*.csv);;Markdown table (*.md)"
+TRACE_FILTERS = "Chrome trace for Perfetto (*.json)"
 
 
 class WriteUps(QtCore.QObject):
@@ -75,6 +79,13 @@ class WriteUps(QtCore.QObject):
                 "Copy the view with its annotations to the clipboard (image and SVG)",
             ),
             caption,
+            self._action(
+                "export_trace",
+                "Export Chrome trace (Perfetto)…",
+                self.export_trace_dialog,
+                None,
+                "Save the session (or the selected range) as a trace for ui.perfetto.dev",
+            ),
         ]
         w.export_menu.addSeparator()
         for action in exports:
@@ -149,6 +160,38 @@ class WriteUps(QtCore.QObject):
             self.controller.flush()
         return False
 
+    # ------------------------------------------------------- saving
+    def inputs(self) -> list[Path]:
+        """What the window has read from disk and a save must never write over: the log
+        on screen and its annotations sidecar."""
+        timeline = self.window.timeline()
+        if timeline is None:
+            return []
+        return [Path(timeline.source), *self.controller.sidecar_paths()]
+
+    def write_file(
+        self, path: str | Path, data: bytes | str | Callable[[], bytes | str], what: str
+    ) -> Path | None:
+        """Save ``data`` (or what calling it returns) to ``path`` through ``write_output``;
+        a refusal or failure is shown in the banner (None), success in the status bar."""
+        try:
+            resolve_output(path, self.inputs())  # before the work of making the data
+            out = write_output(path, data() if callable(data) else data, self.inputs())
+        except OSError as exc:
+            if exc.strerror is None:  # a refusal: its message names the files
+                text = f"Could not save the {what}: {exc}"
+            else:
+                text = f"{display_path(path)}: could not write the {what} ({exc.strerror})"
+            self.window.banner.show_message(text, error=True)
+            return None
+        except ValueError as exc:
+            self.window.banner.show_message(f"Could not save the {what}: {exc}", error=True)
+            return None
+        self.window.statusBar().showMessage(
+            f"{what.capitalize()} written to {display_path(out)}", 5000
+        )
+        return out
+
     # --------------------------------------------------------- images
     def image_options(self, selected_range: bool = False) -> dict:
         """``render_image`` options for the window as it is now."""
@@ -156,13 +199,10 @@ class WriteUps(QtCore.QObject):
         return {"rng": rng, "caption": self.actions["caption"].isChecked()}
 
     def export_image(self, path: str | Path, selected_range: bool = False) -> Path | None:
-        try:
-            out = write_image(self.window.view, path, **self.image_options(selected_range))
-        except (OSError, ValueError) as exc:
-            self.window.banner.show_message(f"Could not export the image: {exc}", error=True)
-            return None
-        self.window.statusBar().showMessage(f"Image written to {out}", 5000)
-        return out
+        options = self.image_options(selected_range)
+        return self.write_file(
+            path, lambda: image_bytes(self.window.view, path, **options), "image"
+        )
 
     def export_image_dialog(self, selected_range: bool) -> None:
         timeline = self.window.timeline()
@@ -189,16 +229,11 @@ class WriteUps(QtCore.QObject):
     # --------------------------------------------------------- tables
     def export_table(self, attr: str, path: str | Path) -> Path | None:
         """Write the table shown in panel ``attr`` as CSV, or Markdown for a .md path."""
-        path = Path(path)
         frame = getattr(self.window, attr).frame()
-        markdown = path.suffix.lower() in (".md", ".markdown")
-        try:
-            path.write_text(table_markdown(frame) if markdown else table_csv(frame), "utf-8")
-        except OSError as exc:
-            self.window.banner.show_message(f"{path}: could not write the table ({exc.strerror})")
-            return None
-        self.window.statusBar().showMessage(f"Table written to {path}", 5000)
-        return path
+        markdown = Path(path).suffix.lower() in (".md", ".markdown")
+        return self.write_file(
+            path, table_markdown(frame) if markdown else table_csv(frame), "table"
+        )
 
     def export_table_dialog(self, attr: str) -> None:
         timeline = self.window.timeline()
@@ -213,6 +248,31 @@ class WriteUps(QtCore.QObject):
             if Path(path).suffix.lower() not in (".csv", ".md", ".markdown"):
                 path += ".md" if "markdown" in chosen.lower() else ".csv"
             self.export_table(attr, path)
+
+    # ---------------------------------------------------------- trace
+    def export_trace(self, path: str | Path) -> Path | None:
+        """Write the shown session, clipped to the selected range, as a Chrome trace."""
+        from viewer.export.format import to_json
+        from viewer.export.trace import trace_events
+
+        timeline, session = self.window.timeline(), self.window.session()
+        if timeline is None or session is None:
+            return None
+        rng = self.window.view.selection()
+        return self.write_file(
+            path, lambda: to_json(trace_events(timeline, session.index, rng)), "trace"
+        )
+
+    def export_trace_dialog(self) -> None:
+        timeline = self.window.timeline()
+        if timeline is None:
+            return
+        default = str(Path(timeline.source).with_suffix(".trace.json"))
+        path, _ = QtWidgets.QFileDialog.getSaveFileName(
+            self.window, "Export Chrome trace", default, TRACE_FILTERS
+        )
+        if path:
+            self.export_trace(path if path.lower().endswith(".json") else path + ".json")
 
 
 def install(window: QtWidgets.QMainWindow) -> WriteUps:
