@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viewer.analysis.intervals import Range, check_range, overlap_ms
+from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
 from viewer.model import Session, Timeline
@@ -118,6 +118,10 @@ class Figure:
 FIGURES: tuple[Figure, ...] = (
     Figure("measured_s_per_proof", "measured s/proof", "s/proof", True),
     Figure("theoretical_s_per_proof", "theoretical s/proof (kernel floor)", "s/proof", True),
+    Figure("worker_floor_s", "GPU worker floor (s/proof)", "s/proof", True),
+    Figure("synthesis_floor_s", "synthesis floor (s/proof)", "s/proof", True),
+    Figure("arrival_floor_s", "arrival floor (s/proof)", "s/proof", True),
+    Figure("pw_seen", "syntheses at once (most seen)", "count", False),
     Figure("ratio", "theoretical / measured", "ratio", False),
     Figure("efficiency", "GPU efficiency (merged intervals)", "fraction", False),
     Figure("idle_ms", "GPU idle (ms)", "ms", True),
@@ -140,20 +144,6 @@ def _finite(x: float | None) -> float | None:
     return None if x is None or not math.isfinite(float(x)) else float(x)
 
 
-def _synth_mean(session: Session, rng: Range) -> float:
-    """Mean synthesis duration of the partitions whose synthesis touches ``rng``."""
-    p = session.partitions
-    end = p["synth_end"].to_numpy()
-    start = p["synth_start"].to_numpy()
-    start = np.where(np.isfinite(start), start, end - p["synth_ms"].to_numpy())
-    ok = np.isfinite(start) & np.isfinite(end)
-    start, end = start[ok], end[ok]
-    if rng is not None:
-        keep = (overlap_ms(start, end, rng) > 0) | ((start >= rng[0]) & (start <= rng[1]))
-        start, end = start[keep], end[keep]
-    return float((end - start).mean()) if len(start) else math.nan
-
-
 def figure_values(sm: SessionSummary) -> dict[str, float | None]:
     """Every figure of ``FIGURES`` for one summary (None where the run does not define it).
 
@@ -169,11 +159,16 @@ def figure_values(sm: SessionSummary) -> dict[str, float | None]:
     for name, v in k.breakdown_ms.items():
         share = v / k.total_ms * k.mean_ms if k.total_ms else math.nan
         parts[f"{name}_ms"] = _finite(share)
+    f = sm.floors
     waits = sm.jobs["queue_wait_ms"].to_numpy(dtype=float)
     waits = waits[np.isfinite(waits)]
     return {
         "measured_s_per_proof": _finite(tp.measured_s_per_proof),
         "theoretical_s_per_proof": _finite(tp.theoretical_s_per_proof),
+        "worker_floor_s": _finite(f.worker_s),
+        "synthesis_floor_s": _finite(f.synthesis_s),
+        "arrival_floor_s": _finite(f.arrival_s),
+        "pw_seen": float(f.pw),
         "ratio": _finite(tp.ratio),
         "efficiency": busy / span if used else None,
         "idle_ms": span - busy if used else None,
@@ -185,7 +180,7 @@ def figure_values(sm: SessionSummary) -> dict[str, float | None]:
         "ntt_msm_h_ms": parts.get("ntt_msm_h_ms"),
         "batch_add_ms": parts.get("batch_add_ms"),
         "tail_msm_ms": parts.get("tail_msm_ms"),
-        "synth_mean_ms": _finite(_synth_mean(sm.session, sm.rng)),
+        "synth_mean_ms": _finite(f.means_ms["synth"]),
         "queue_wait_mean_ms": float(waits.mean()) if len(waits) else None,
         "jobs_completed": float(tp.jobs_completed),
     }

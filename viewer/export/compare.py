@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
+from viewer.analysis.floors import LABEL
 from viewer.analysis.intervals import Range
 from viewer.analysis.summary import SessionSummary
 from viewer.export.format import markdown_table, num, text_table
@@ -189,6 +190,16 @@ def _verdicts(c: Comparison, res: CompareResult) -> list[tuple[str, str, str]]:
     ]
 
 
+def bound_line(c: Comparison, res: CompareResult) -> str:
+    """Which floor binds each run, e.g. "binding floor: kernel (A) -> synthesis (B)"."""
+
+    def name(sm: SessionSummary) -> str:
+        f = sm.floors
+        return "-" if f.bound is None else LABEL[f.bound]
+
+    return f"binding floor: {name(c.a)} ({res.label_a}) -> {name(c.b)} ({res.label_b})"
+
+
 def compare_markdown(res: CompareResult) -> str:
     """A headline, one diff table per section and both verdicts: what a write-up needs."""
     out = [f"# {headline(res.whole, res.label_a, res.label_b)}"]
@@ -196,6 +207,7 @@ def compare_markdown(res: CompareResult) -> str:
         out.append(f"A = `{res.source_a}`, B = `{res.source_b}`. {_alignment_line(res)}")
     for title, c in res.sections():
         out += [f"## {title[0].upper()}{title[1:]}", markdown_table(_head(res), diff_rows(c))]
+        out.append(bound_line(c, res))
         out += [f"**{label} ({kind}):** {sentence}" for label, kind, sentence in _verdicts(c, res)]
     return "\n\n".join(out) + "\n"
 
@@ -205,6 +217,7 @@ def compare_text(res: CompareResult) -> str:
     out = [headline(res.whole, res.label_a, res.label_b), _alignment_line(res)]
     for title, c in res.sections():
         out += ["", f"{title[0].upper()}{title[1:]}", "", text_table(_head(res), diff_rows(c))]
+        out += ["", bound_line(c, res)]
         out += [""] + [
             f"{label} ({kind}): {sentence}" for label, kind, sentence in _verdicts(c, res)
         ]
