@@ -57,6 +57,8 @@ def run(
                     gpu_end=t + call_ms,
                     worker=0,
                     gpu=0,
+                    pre_lock_cpu_ms=50.0,
+                    mutex_wait_ms=0.0,
                     kernel_start=t + 50,
                     kernel_ms=sum(kernel),
                     ntt_msm_h_ms=kernel[0],
@@ -77,9 +79,19 @@ def expected(gaps, kernel, call_ms, synth, wait) -> dict[str, float]:
     done = [PARTS * call_ms * (j + 1) + sum(gaps[:j]) for j in range(JOBS)]
     measured = (done[-1] - done[0]) / (JOBS - 1) / 1000
     theoretical = sum(kernel) * PARTS / 1000
+    starts = [
+        PARTS * call_ms * j + sum(gaps[:j]) + p * call_ms for j in range(JOBS) for p in range(PARTS)
+    ]
+    # Syntheses run [start - 600 - synth, start - 600): the most at once, by brute force.
+    pw = max(sum(1 for b in starts if b - 600 - synth <= a - 600 - synth < b - 600) for a in starts)
+    first = [starts[j * PARTS] - 600 - synth for j in range(JOBS)]
     return {
         "measured_s_per_proof": measured,
         "theoretical_s_per_proof": theoretical,
+        "worker_floor_s": call_ms * PARTS / 1000,  # prep + kernel + post = the call, 1 worker
+        "synthesis_floor_s": synth * PARTS / pw / 1000,
+        "arrival_floor_s": (first[-1] - first[0]) / (JOBS - 1) / 1000,
+        "pw_seen": pw,
         "ratio": theoretical / measured,
         "efficiency": busy / (busy + sum(gaps)),
         "idle_ms": sum(gaps),

@@ -71,7 +71,9 @@ def test_markdown_headline_and_table(capsys) -> None:
     assert "| measured s/proof | 51.0 | 43.7 | -7.3 | -14.3 % |" in text
     assert "| GPU efficiency (merged intervals) | 98.9 % | 88.9 % | -9.9 pp | -10.0 % |" in text
     assert "| kernel mean per partition (ms) | 3740 | 3740 | +0 | +0.0 % |" in text
-    assert "**Phase 7 (cpu-prep):**" in text and "**Phase 8 (synthesis-bound):**" in text
+    assert "binding floor: GPU worker (Phase 7) -> synthesis (Phase 8)" in text
+    assert "| synthesis floor (s/proof) | 47.0 | 47.0 | +0.0 | +0.0 % |" in text
+    assert "**Phase 7 (worker-bound):**" in text and "**Phase 8 (synthesis-bound):**" in text
 
 
 def test_range_and_alignment_options(capsys) -> None:
