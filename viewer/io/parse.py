@@ -158,6 +158,9 @@ def merge_cuzk(a: CuzkLines, b: CuzkLines) -> CuzkLines:
     )
 
 
+CUZK_FIELDS = dataclasses.fields(CuzkLines)
+
+
 def merge_batches(batches: list[EventBatch]) -> EventBatch:
     """One batch holding ``batches`` in order.  The batches are emptied as their columns
     are joined: the peak holds one column twice, not all of them."""
@@ -173,9 +176,6 @@ def merge_batches(batches: list[EventBatch]) -> EventBatch:
         else:
             out[f.name] = [x for p in parts for x in p]
     return EventBatch(**out)
-
-
-CUZK_FIELDS = dataclasses.fields(CuzkLines)
 
 
 def _join(holders: list, name: str) -> np.ndarray:
