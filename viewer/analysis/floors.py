@@ -149,12 +149,10 @@ def _own_events_between(
 
 
 def slots_seen(session: Session, rng: Range = None) -> int:
-    """The most synthesis slots held at once: SYNTH_START until the partition is queued
-    (a full queue keeps a finished partition in its slot), in ``rng``."""
-    p = session.partitions
-    s = stages(session)
-    start = p["synth_start"].to_numpy(dtype=np.float64)
-    end = np.fmax(p["synth_end"].to_numpy(dtype=np.float64), s["ready"].to_numpy())
+    """The most synthesis slots held at once, in ``rng``: SYNTH_START until SYNTH_END, or
+    until the queue event when a full queue held the finished partition in its slot."""
+    start = session.partitions["synth_start"].to_numpy(dtype=np.float64)
+    end = stages(session)["slot_end"].to_numpy()
     end = np.where(np.isfinite(end), end, session.end_ms)  # still synthesizing
     ok = np.isfinite(start)
     a, b = clip(start[ok], end[ok], check_range(rng))

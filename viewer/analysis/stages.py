@@ -16,10 +16,16 @@ import pandas as pd
 from viewer.analysis.cache import per_session
 from viewer.model import Session
 
+#: A SYNTH_END -> queue delay longer than this is backpressure: the queue was full and the
+#: finished partition held its synthesis slot (shorter ones are two log lines' jitter).
+BLOCKED_MS = 50.0
+
 #: Column -> meaning, in the order of a partition's life (all float64 ms, NaN = unknown).
 STAGE_COLUMNS: dict[str, str] = {
     "synth_ms": "SYNTH_START -> SYNTH_END (the reported synth_ms when an end is missing)",
     "queue_delay_ms": "SYNTH_END -> queue event (backpressure: the queue was full)",
+    "slot_end": "when the synthesis slot was free again: SYNTH_END, or the queue event "
+    "after a backpressure delay (over BLOCKED_MS)",
     "ready": "when the partition could be picked up: its queue event, else its SYNTH_END",
     "wait_end": "GPU_PICKUP, else GPU_START; the session's end while it still waits",
     "queue_wait_ms": "ready -> GPU_PICKUP (or GPU_START): time spent queued",
@@ -48,13 +54,16 @@ def stages(session: Session) -> pd.DataFrame:
     waiting = ~np.isfinite(wait_end) & np.isfinite(ready)
     wait_end = np.where(waiting, np.maximum(session.end_ms, ready), wait_end)
     free = _worker_free(p["worker"].to_numpy(), col["gpu_start"], col["gpu_end"])
+    delay = col["queued"] - col["synth_end"]
+    slot_end = np.where(delay > BLOCKED_MS, col["queued"], col["synth_end"])
     taken = np.fmax(ready, free)
     taken = np.where(np.isfinite(free), taken, np.nan)
     kernel_end = col["kernel_start"] + col["kernel_ms"]
     return pd.DataFrame(
         {
             "synth_ms": synth,
-            "queue_delay_ms": col["queued"] - col["synth_end"],
+            "queue_delay_ms": delay,
+            "slot_end": slot_end,
             "ready": ready,
             "wait_end": wait_end,
             "queue_wait_ms": np.where(waiting, np.nan, wait_end - ready),

@@ -19,13 +19,11 @@ import pandas as pd
 
 from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
-from viewer.analysis.stages import stages
+from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
 from viewer.sim.model import Draws, Schedule, SimConfig, run
 from viewer.whatif.knobs import Knobs
 
-#: A SYNTH_END -> queue delay longer than this is backpressure (the queue was full).
-BLOCKED_MS = 50.0
 PARTS = ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
 
 
