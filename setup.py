@@ -1,7 +1,8 @@
-"""Only the optional compiled scanner lives here; everything else is in pyproject.toml.
+"""Only the optional compiled parts live here; everything else is in pyproject.toml.
 
-``optional=True``: without a C compiler the install still succeeds and the reader runs
-in pure Python (``viewer.io.fastscan.compiled()`` says which).
+``optional=True``: without a C compiler the install still succeeds and the reader and the
+pipeline engine run in pure Python (``viewer.io.fastscan.compiled()`` and
+``viewer.sim.engine.compiled()`` say which).
 """
 
 from setuptools import Extension, setup
@@ -13,6 +14,12 @@ setup(
             ["viewer/io/_cscan.c"],
             extra_compile_args=["-O2"],
             optional=True,
-        )
+        ),
+        Extension(
+            "viewer.sim._engine",
+            ["viewer/sim/_engine.c"],
+            extra_compile_args=["-O2"],
+            optional=True,
+        ),
     ]
 )

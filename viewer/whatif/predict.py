@@ -69,7 +69,9 @@ def outcome(pl: Plan, s: Schedule) -> Outcome:
     """A played run's figures: s/proof over the jobs the log completed, and its floors with
     the synthesis slots it was given."""
     played = predicted_session(pl, s)
-    done = np.array([s.end[s.draws.job == j].max() for j in np.flatnonzero(pl.counted)], float)
+    done = np.full(len(pl.counted), -np.inf)
+    np.maximum.at(done, s.draws.job, s.end.astype(np.float64))
+    done = done[pl.counted]
     return Outcome(
         s_per_proof=seconds_per_proof(done),
         gpu_efficiency=overall_efficiency(gpu_stats(played)),

@@ -1,0 +1,371 @@
+/* The compiled twin of viewer/sim/engine.py's `play` (optional; the Python one defines it).
+ *
+ * Same events, same order: every priority queue here orders by a unique key, as the
+ * Python heaps do (events by (time, sequence number), queued tasks by index, idle workers
+ * by (idle since, worker)), so the two give the same schedule to the millisecond.
+ * tests/sim/test_engine_twin.py holds them together.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { SYNTH_END, QUEUED, LOCK, RELEASE, END, WAKE };
+
+typedef struct {
+    int64_t t, seq;
+    int32_t kind;
+    int64_t arg;
+} Event;
+
+typedef struct {
+    Event *a;
+    Py_ssize_t n, cap;
+} EventHeap;
+
+static int ev_less(const Event *x, const Event *y) {
+    return x->t < y->t || (x->t == y->t && x->seq < y->seq);
+}
+
+static int ev_push(EventHeap *h, Event e) {
+    if (h->n == h->cap) {
+        Py_ssize_t cap = h->cap ? 2 * h->cap : 1024;
+        Event *a = realloc(h->a, (size_t)cap * sizeof(Event));
+        if (!a) return -1;
+        h->a = a;
+        h->cap = cap;
+    }
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (!ev_less(&e, &h->a[p])) break;
+        h->a[i] = h->a[p];
+        i = p;
+    }
+    h->a[i] = e;
+    return 0;
+}
+
+static Event ev_pop(EventHeap *h) {
+    Event top = h->a[0], last = h->a[--h->n];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && ev_less(&h->a[c + 1], &h->a[c])) c++;
+        if (!ev_less(&h->a[c], &last)) break;
+        h->a[i] = h->a[c];
+        i = c;
+    }
+    if (h->n) h->a[i] = last;
+    return top;
+}
+
+/* A min-heap of (key, id) pairs ordered by key then id: queued tasks (key = index) and
+ * idle workers (key = idle since). */
+typedef struct {
+    int64_t *key, *id;
+    Py_ssize_t n;
+} PairHeap;
+
+static int pair_less(const PairHeap *h, Py_ssize_t i, int64_t k, int64_t id) {
+    return h->key[i] < k || (h->key[i] == k && h->id[i] < id);
+}
+
+static void pair_push(PairHeap *h, int64_t k, int64_t id) {
+    Py_ssize_t i = h->n++;
+    while (i > 0) {
+        Py_ssize_t p = (i - 1) / 2;
+        if (pair_less(h, p, k, id)) break; /* the parent comes first: in place */
+        h->key[i] = h->key[p];
+        h->id[i] = h->id[p];
+        i = p;
+    }
+    h->key[i] = k;
+    h->id[i] = id;
+}
+
+static int64_t pair_pop(PairHeap *h) {
+    int64_t top = h->id[0], k = h->key[--h->n], id = h->id[h->n];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= h->n) break;
+        if (c + 1 < h->n && pair_less(h, c + 1, h->key[c], h->id[c])) c++;
+        if (!pair_less(h, c, k, id)) break;
+        h->key[i] = h->key[c];
+        h->id[i] = h->id[c];
+        i = c;
+    }
+    if (h->n) {
+        h->key[i] = k;
+        h->id[i] = id;
+    }
+    return top;
+}
+
+enum { OUT_SS, OUT_SE, OUT_Q, OUT_PK, OUT_ST, OUT_AQ, OUT_KE, OUT_RL, OUT_EN, OUT_W, OUT_WARM, N_OUT };
+enum { IN_JOB, IN_SYNTH, IN_QDELAY, IN_PICKUP, IN_DISPATCH, IN_PRELOCK, IN_KERNEL, IN_HOLD, IN_POST,
+       N_TASK_IN };
+
+typedef struct {
+    /* inputs */
+    Py_ssize_t n, jobs;
+    const int64_t *in[N_TASK_IN], *arrival, *assemble;
+    int64_t pw, gw, gpus, cap, warmup;
+    /* outputs, N_OUT rows of n */
+    int64_t *out[N_OUT];
+    /* state */
+    int64_t *post, *left, *next_waiter, *wait_head, *wait_tail, *blocked;
+    Py_ssize_t blocked_head, blocked_n;
+    char *busy, *warmed;
+    EventHeap events;
+    PairHeap ready, idle;
+    int64_t seq, pool, nxt, wake;
+} Engine;
+
+static int push(Engine *e, int64_t t, int kind, int64_t arg) {
+    Event ev = {t, ++e->seq, kind, arg};
+    return ev_push(&e->events, ev);
+}
+
+static int try_synth(Engine *e, int64_t now) {
+    const int64_t *job = e->in[IN_JOB], *synth = e->in[IN_SYNTH];
+    while (e->pool && e->nxt < e->n) {
+        int64_t i = e->nxt, a = e->arrival[job[i]];
+        if (a > now) {
+            if (e->wake != a) {
+                e->wake = a;
+                if (push(e, a, WAKE, -1)) return -1;
+            }
+            return 0;
+        }
+        e->nxt++;
+        e->pool--;
+        e->out[OUT_SS][i] = now;
+        e->out[OUT_SE][i] = now + synth[i];
+        if (push(e, now + synth[i], SYNTH_END, i)) return -1;
+    }
+    return 0;
+}
+
+static void enqueue(Engine *e, int64_t i, int64_t now) {
+    e->out[OUT_Q][i] = now;
+    pair_push(&e->ready, i, i);
+    e->pool++;
+}
+
+static int try_dispatch(Engine *e, int64_t now) {
+    const int64_t *job = e->in[IN_JOB], *pickup = e->in[IN_PICKUP], *dispatch = e->in[IN_DISPATCH],
+                  *prelock = e->in[IN_PRELOCK];
+    while (e->ready.n && e->idle.n) {
+        int64_t w = pair_pop(&e->idle), i = pair_pop(&e->ready), j = job[i];
+        e->left[j]--;
+        e->out[OUT_W][i] = w;
+        e->out[OUT_PK][i] = now + (pickup[i] < dispatch[i] ? pickup[i] : dispatch[i]);
+        e->out[OUT_ST][i] = now + dispatch[i];
+        if (push(e, now + dispatch[i] + prelock[i], LOCK, i)) return -1;
+        if (e->blocked_n) {
+            int64_t b = e->blocked[e->blocked_head++];
+            e->blocked_n--;
+            enqueue(e, b, now);
+        }
+        if (e->left[j] == 0) e->post[i] += e->assemble[j];
+    }
+    return try_synth(e, now);
+}
+
+static int acquire(Engine *e, int64_t i, int64_t now, int64_t g) {
+    if (!e->warmed[g]) {
+        e->warmed[g] = 1;
+        e->out[OUT_WARM][i] = e->warmup;
+    }
+    e->busy[g] = 1;
+    e->out[OUT_AQ][i] = now;
+    int64_t ke = now + e->in[IN_KERNEL][i] + e->out[OUT_WARM][i];
+    e->out[OUT_KE][i] = ke;
+    e->out[OUT_RL][i] = ke + e->in[IN_HOLD][i];
+    e->out[OUT_EN][i] = ke + e->post[i];
+    if (push(e, e->out[OUT_RL][i], RELEASE, g)) return -1;
+    return push(e, e->out[OUT_EN][i], END, i);
+}
+
+static int run(Engine *e) {
+    int64_t workers = e->gw * e->gpus;
+    for (int64_t w = 0; w < workers; w++) pair_push(&e->idle, 0, w);
+    if (try_synth(e, 0)) return -1;
+    while (e->events.n) {
+        Event ev = ev_pop(&e->events);
+        int64_t now = ev.t, i = ev.arg;
+        switch (ev.kind) {
+        case SYNTH_END:
+            if (push(e, now + e->in[IN_QDELAY][i], QUEUED, i)) return -1;
+            break;
+        case QUEUED:
+            if (e->cap < 0 || e->ready.n < e->cap) {
+                enqueue(e, i, now);
+                if (try_dispatch(e, now)) return -1;
+            } else {
+                e->blocked[e->blocked_head + e->blocked_n++] = i;
+            }
+            break;
+        case LOCK: {
+            int64_t g = e->out[OUT_W][i] / e->gw;
+            if (e->busy[g]) {
+                e->next_waiter[i] = -1;
+                if (e->wait_tail[g] < 0)
+                    e->wait_head[g] = i;
+                else
+                    e->next_waiter[e->wait_tail[g]] = i;
+                e->wait_tail[g] = i;
+            } else if (acquire(e, i, now, g)) {
+                return -1;
+            }
+            break;
+        }
+        case RELEASE:
+            e->busy[i] = 0;
+            if (e->wait_head[i] >= 0) {
+                int64_t k = e->wait_head[i];
+                e->wait_head[i] = e->next_waiter[k];
+                if (e->wait_head[i] < 0) e->wait_tail[i] = -1;
+                if (acquire(e, k, now, i)) return -1;
+            }
+            break;
+        case END:
+            pair_push(&e->idle, now, e->out[OUT_W][i]);
+            if (try_dispatch(e, now)) return -1;
+            break;
+        default:
+            if (try_synth(e, now)) return -1;
+        }
+    }
+    return 0;
+}
+
+static int get_buffer(PyObject *obj, Py_buffer *b, Py_ssize_t n, int writable, const char *name) {
+    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
+                                        (writable ? PyBUF_WRITABLE : 0)) < 0)
+        return -1;
+    if (b->itemsize != 8 || b->len != n * 8 || !b->format || strchr("qlQL", b->format[0]) == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd int64 values", name, n);
+        PyBuffer_Release(b);
+        b->obj = NULL;
+        return -1;
+    }
+    return 0;
+}
+
+#define PLAY_DOC                                                                                \
+    "play(tasks, arrival, assemble, out, pw, gw, gpus, queue_cap, warmup): tasks is a C int64 " \
+    "array (9, n) of job, synth, qdelay, pickup, dispatch, prelock, kernel, hold, post; out a " \
+    "writable int64 array (11, n) for synth_start, synth_end, queued, pickup, start, acquire, " \
+    "kernel_end, release, end, worker, warm (filled with -1 / 0 by the caller). queue_cap < 0: " \
+    "unbounded."
+
+static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
+    PyObject *o_tasks, *o_arrival, *o_assemble, *o_out;
+    Engine e;
+    memset(&e, 0, sizeof e);
+    if (!PyArg_ParseTuple(args, "OOOOLLLLL", &o_tasks, &o_arrival, &o_assemble, &o_out, &e.pw,
+                          &e.gw, &e.gpus, &e.cap, &e.warmup))
+        return NULL;
+    if (e.pw < 1 || e.gw < 1 || e.gpus < 1 || e.gw > (1 << 16) || e.gpus > (1 << 16) ||
+        e.cap == 0) {
+        PyErr_SetString(PyExc_ValueError, "pw, gw, gpus (and a queue cap) must be at least 1");
+        return NULL;
+    }
+    Py_buffer bt = {0}, ba = {0}, bs = {0}, bo = {0};
+    PyObject *res = NULL;
+    Py_ssize_t len = PyObject_Length(o_arrival);
+    if (len < 0) return NULL;
+    e.jobs = len;
+    Py_ssize_t total;
+    {
+        Py_buffer probe;
+        if (PyObject_GetBuffer(o_tasks, &probe, PyBUF_C_CONTIGUOUS) < 0) return NULL;
+        total = probe.len / 8;
+        PyBuffer_Release(&probe);
+    }
+    if (total % N_TASK_IN) {
+        PyErr_SetString(PyExc_ValueError, "tasks: expected 9 rows");
+        return NULL;
+    }
+    e.n = total / N_TASK_IN;
+    if (get_buffer(o_tasks, &bt, e.n * N_TASK_IN, 0, "tasks") ||
+        get_buffer(o_arrival, &ba, e.jobs, 0, "arrival") ||
+        get_buffer(o_assemble, &bs, e.jobs, 0, "assemble") ||
+        get_buffer(o_out, &bo, e.n * N_OUT, 1, "out"))
+        goto done;
+    for (int k = 0; k < N_TASK_IN; k++) e.in[k] = (const int64_t *)bt.buf + k * e.n;
+    for (int k = 0; k < N_OUT; k++) e.out[k] = (int64_t *)bo.buf + k * e.n;
+    e.arrival = ba.buf;
+    e.assemble = bs.buf;
+    for (Py_ssize_t i = 0; i < e.n; i++) {
+        if (e.in[IN_JOB][i] < 0 || e.in[IN_JOB][i] >= e.jobs) {
+            PyErr_SetString(PyExc_ValueError, "a task's job is out of range");
+            goto done;
+        }
+    }
+    int64_t workers = e.gw * e.gpus;
+    Py_ssize_t n1 = e.n + 1;
+    e.post = malloc((size_t)n1 * 8);
+    e.left = calloc((size_t)e.jobs + 1, 8);
+    e.next_waiter = malloc((size_t)n1 * 8);
+    e.blocked = malloc((size_t)n1 * 8);
+    e.wait_head = malloc((size_t)e.gpus * 8);
+    e.wait_tail = malloc((size_t)e.gpus * 8);
+    e.busy = calloc((size_t)e.gpus, 1);
+    e.warmed = calloc((size_t)e.gpus, 1);
+    e.ready.key = malloc((size_t)n1 * 8);
+    e.ready.id = malloc((size_t)n1 * 8);
+    e.idle.key = malloc((size_t)(workers + 1) * 8);
+    e.idle.id = malloc((size_t)(workers + 1) * 8);
+    if (!e.post || !e.left || !e.next_waiter || !e.blocked || !e.wait_head || !e.wait_tail ||
+        !e.busy || !e.warmed || !e.ready.key || !e.ready.id || !e.idle.key || !e.idle.id) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    memcpy(e.post, e.in[IN_POST], (size_t)e.n * 8);
+    for (Py_ssize_t i = 0; i < e.n; i++) e.left[e.in[IN_JOB][i]]++;
+    for (int64_t g = 0; g < e.gpus; g++) e.wait_head[g] = e.wait_tail[g] = -1;
+    e.wake = -1;
+    e.pool = e.pw;
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = run(&e);
+    Py_END_ALLOW_THREADS
+    if (rc) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    res = Py_NewRef(Py_None);
+done:
+    free(e.post);
+    free(e.left);
+    free(e.next_waiter);
+    free(e.blocked);
+    free(e.wait_head);
+    free(e.wait_tail);
+    free(e.busy);
+    free(e.warmed);
+    free(e.ready.key);
+    free(e.ready.id);
+    free(e.idle.key);
+    free(e.idle.id);
+    free(e.events.a);
+    if (bt.obj) PyBuffer_Release(&bt);
+    if (ba.obj) PyBuffer_Release(&ba);
+    if (bs.obj) PyBuffer_Release(&bs);
+    if (bo.obj) PyBuffer_Release(&bo);
+    return res;
+}
+
+static PyMethodDef METHODS[] = {{"play", play, METH_VARARGS, PLAY_DOC}, {NULL, NULL, 0, NULL}};
+
+static struct PyModuleDef MODULE = {PyModuleDef_HEAD_INIT, "_engine",
+                                    "The compiled pipeline engine of viewer.sim (optional).", -1,
+                                    METHODS, NULL, NULL, NULL, NULL};
+
+PyMODINIT_FUNC PyInit__engine(void) { return PyModule_Create(&MODULE); }
