@@ -292,6 +292,12 @@ def _means(d: Draws) -> dict[str, float]:
     }
 
 
+def stage_means(pl: Plan) -> dict[str, float]:
+    """The measured mean (ms) of each stage a knob can change: kernel, prep, post, synth
+    (the defaults of the window's knobs)."""
+    return _means(pl.draws)
+
+
 def _factor(knobs: Knobs, stage: str, measured: float) -> float:
     mean, scale = knobs.stage(stage)
     if scale is not None:
