@@ -85,7 +85,7 @@ def _bound(f: Floors) -> str:
 
 
 def _title(w: WhatIf, name: str, session: int) -> str:
-    return f"What if: {w.knobs.describe()} ({name}, session {session})"
+    return f"What if: {w.describe()} ({name}, session {session})"
 
 
 def whatif_text(w: WhatIf, log: str | Path, session: int) -> str:

@@ -60,16 +60,22 @@ class Knobs:
         """(mean to set, scale) of one of ``STAGES``."""
         return getattr(self, f"{name}_ms"), getattr(self, f"{name}_scale")
 
-    def describe(self) -> str:
-        """The knobs in a few words, e.g. "gw 2, kernel 1824 ms"."""
+    def describe(self, measured: dict[str, float | int | None] | None = None) -> str:
+        """The knobs in a few words, from the ``measured`` values when given (the pipeline's
+        shape by knob name, stage means by stage name): "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
+        was = measured or {}
         out = []
         for k, v in self.changed().items():
+            stage = k.rsplit("_", 1)[0]
+            before = was.get(stage if k.endswith(("_ms", "_scale")) else k)
             if k.endswith("_scale"):
-                out.append(f"{k[: -len('_scale')]} x{v:g}")
+                after = f" ({before:.0f} -> {before * v:.0f} ms)" if before is not None else ""
+                out.append(f"{stage} x{v:g}{after}")
             elif k.endswith("_ms"):
-                out.append(f"{k[: -len('_ms')]} {v:g} ms")
+                out.append(f"{stage} {'' if before is None else f'{before:.0f} -> '}{v:g} ms")
             else:
-                out.append(f"{k.replace('_', ' ')} {v}")
+                name = k.replace("_", " ")
+                out.append(f"{name} {'' if before is None else f'{before} -> '}{v}")
         return ", ".join(out) or "no change"
 
 

@@ -14,7 +14,7 @@ from viewer.analysis.kernels import kernel_stats
 from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
-from viewer.whatif.replay import Plan, plan, predicted_session, replay
+from viewer.whatif.replay import Plan, plan, predicted_session, replay, stage_means
 
 FORMAT = "cuzk-timeline-whatif/1"
 
@@ -39,6 +39,11 @@ class WhatIf:
     scenario: Outcome  # the replay with the knobs
     schedule: Schedule  # the scenario as played (``viewer.sim.writer`` writes it as a log)
     notes: tuple[str, ...]
+    was: dict[str, float | int | None]  # what each knob replaces: the replayed shape and means
+
+    def describe(self) -> str:
+        """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
+        return self.knobs.describe(self.was)
 
     @property
     def replay_error(self) -> float | None:
@@ -100,7 +105,15 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         scenario=b if scen is base else outcome(pl, scen),
         schedule=scen,
         notes=tuple(notes),
+        was=measured_knobs(pl),
     )
+
+
+def measured_knobs(pl: Plan) -> dict[str, float | int | None]:
+    """What the replay plays unchanged: the shape by knob name, the stage means (ms)."""
+    cfg = pl.cfg
+    shape = {"gw": cfg.gw, "pw": cfg.pw, "gpus": cfg.gpus, "queue_cap": cfg.queue_cap}
+    return {**shape, **stage_means(pl)}
 
 
 def sentence(w: WhatIf) -> str:
@@ -109,7 +122,7 @@ def sentence(w: WhatIf) -> str:
     s, b = w.scenario.s_per_proof, w.baseline.s_per_proof
     if s is None or b is None:
         return "No prediction of s/proof: " + (w.notes[-1] if w.notes else "too few jobs") + "."
-    what = w.knobs.describe()
+    what = w.describe()
     change = w.change or 0.0
     if abs(change) < 0.005:
         head = f"With {what}: {s:.1f} s/proof, no gain on the replayed {b:.1f}"

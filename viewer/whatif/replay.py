@@ -283,7 +283,7 @@ def _queue_cap(st: pd.DataFrame, rows: np.ndarray, took: np.ndarray) -> int:
 
 
 def _means(d: Draws) -> dict[str, float]:
-    """The measured mean of each stage a knob can change."""
+    """The mean of each stage a knob can change, as played."""
     return {
         "kernel": float(d.kernel.mean()),
         "prep": float((d.prep + d.prelock_extra).mean()),
