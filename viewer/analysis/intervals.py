@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis.cache import per_session
+from viewer.analysis.stages import stages
 from viewer.model import Session
 
 Range = tuple[float, float] | None
@@ -35,13 +36,20 @@ def check_range(rng: Range) -> Range:
 
 @per_session
 def calls(session: Session) -> pd.DataFrame:
-    """The started GPU calls: ``job, worker, gpu, start, end, closed, ready`` plus the raw columns.
+    """The started GPU calls: ``job, worker, gpu, start, end, closed, ready, free, row`` plus
+    the raw columns.
 
     ``gpu`` falls back to the workers table when the row carries none; ``end``
-    of an open call is the session's last event; ``ready`` is when the call
-    could have been picked up (GPU_QUEUE, else SYNTH_END, else NaN).
+    of an open call is the session's last event; ``ready`` and ``free`` (the end of the
+    worker's previous call) are ``stages``'; ``row`` is the call's row in
+    ``session.partitions``.
     """
-    p = session.partitions
+    st = stages(session)
+    p = session.partitions.assign(
+        row=np.arange(len(session.partitions)),
+        ready=st["ready"].to_numpy(),
+        free=st["worker_free"].to_numpy(),
+    )
     p = p[p["gpu_start"].notna().to_numpy()].sort_values("gpu_start", kind="stable")
     gpu = p["gpu"].to_numpy().copy()
     unknown = gpu < 0
@@ -50,14 +58,11 @@ def calls(session: Session) -> pd.DataFrame:
         gpu[unknown] = [table.get(int(w), -1) for w in p["worker"].to_numpy()[unknown]]
     end = p["gpu_end"].to_numpy()
     closed = np.isfinite(end)
-    ready = p["queued"].to_numpy()
-    ready = np.where(np.isfinite(ready), ready, p["synth_end"].to_numpy())
     return p.assign(
         gpu=gpu.astype("int32"),
         start=p["gpu_start"].to_numpy(),
         end=np.where(closed, end, np.maximum(session.end_ms, p["gpu_start"].to_numpy())),
         closed=closed,
-        ready=ready,
     ).reset_index(drop=True)
 
 

@@ -10,6 +10,7 @@ import pandas as pd
 from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.kernels import KernelStats, kernel_stats
+from viewer.analysis.stages import stages
 from viewer.model import Session
 
 JOB_TABLE_COLUMNS = [
@@ -46,8 +47,6 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     jobs = session.jobs
     end = p["gpu_end"].to_numpy()
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
-    wait_from = p["pickup"].to_numpy()
-    wait_from = np.where(np.isfinite(wait_from), wait_from, p["gpu_start"].to_numpy())
     times = p[_TIMES].to_numpy()
     open_end = np.where(
         p["gpu_open"].to_numpy() | p["synth_open"].to_numpy(), session.end_ms, -np.inf
@@ -60,7 +59,7 @@ def _all_jobs(session: Session) -> pd.DataFrame:
             "unfinished": ~np.isfinite(end),
             "synth_start": p["synth_start"].to_numpy(),
             "synth_end": p["synth_end"].to_numpy(),
-            "wait": wait_from - p["queued"].to_numpy(),
+            "wait": stages(session)["queue_wait_ms"].to_numpy(),
             "active_start": np.fmin.reduce(times, axis=1, initial=np.inf),
             "active_end": np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end),
         }
@@ -100,7 +99,7 @@ def _all_jobs(session: Session) -> pd.DataFrame:
 
 def job_table(session: Session, rng: Range = None) -> pd.DataFrame:
     """One row per job active in ``rng``: first GPU_START, completion (NaN while a call is
-    unfinished), synthesis span and mean queue wait (GPU_QUEUE -> pickup)."""
+    unfinished), synthesis span and mean queue wait (``stages``' ``queue_wait_ms``)."""
     rng = check_range(rng)
     t = _all_jobs(session)
     if rng is not None:

@@ -29,7 +29,9 @@ STAGE_COLUMNS: dict[str, str] = {
     "ready": "when the partition could be picked up: its queue event, else its SYNTH_END",
     "wait_end": "GPU_PICKUP, else GPU_START; the session's end while it still waits",
     "queue_wait_ms": "ready -> GPU_PICKUP (or GPU_START): time spent queued",
-    "worker_free": "the GPU_END of the worker's previous call (NaN for its first call)",
+    "worker_free": "the GPU_END of the worker's previous call (NaN for its first call, or "
+    "when that call never ended)",
+    "worker_first": "the worker's first call (it was free since the session started)",
     "taken": "when the worker took it: the later of ready and worker_free",
     "dispatch_ms": "taken -> GPU_START: dispatch latency",
     "pickup_ms": "taken -> GPU_PICKUP",
@@ -53,7 +55,7 @@ def stages(session: Session) -> pd.DataFrame:
     wait_end = np.where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
     waiting = ~np.isfinite(wait_end) & np.isfinite(ready)
     wait_end = np.where(waiting, np.maximum(session.end_ms, ready), wait_end)
-    free = _worker_free(p["worker"].to_numpy(), col["gpu_start"], col["gpu_end"])
+    free, first = _worker_free(p["worker"].to_numpy(), col["gpu_start"], col["gpu_end"])
     delay = col["queued"] - col["synth_end"]
     slot_end = np.where(delay > BLOCKED_MS, col["queued"], col["synth_end"])
     taken = np.fmax(ready, free)
@@ -68,6 +70,7 @@ def stages(session: Session) -> pd.DataFrame:
             "wait_end": wait_end,
             "queue_wait_ms": np.where(waiting, np.nan, wait_end - ready),
             "worker_free": free,
+            "worker_first": first,
             "taken": taken,
             "dispatch_ms": col["gpu_start"] - taken,
             "pickup_ms": col["pickup"] - taken,
@@ -97,14 +100,18 @@ _NEEDED = (
 )
 
 
-def _worker_free(worker: np.ndarray, start: np.ndarray, end: np.ndarray) -> np.ndarray:
-    """The end of each started call's previous call on the same worker (NaN for none).
-
-    An open previous call (no GPU_END) leaves it NaN: the worker's free time is unknown.
-    """
+def _worker_free(
+    worker: np.ndarray, start: np.ndarray, end: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """(end of each started call's previous call on the same worker, NaN for none; True for
+    a worker's first call).  An open previous call (no GPU_END) leaves it NaN: the worker's
+    free time is unknown."""
     free = np.full(len(worker), np.nan)
+    first = np.zeros(len(worker), dtype=bool)
     started = np.flatnonzero(np.isfinite(start) & (worker >= 0))
     order = started[np.lexsort((start[started], worker[started]))]
     same = worker[order][1:] == worker[order][:-1]
     free[order[1:][same]] = end[order[:-1][same]]
-    return free
+    first[order[:1]] = True
+    first[order[1:][~same]] = True
+    return free, first

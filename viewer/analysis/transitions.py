@@ -13,6 +13,7 @@ import pandas as pd
 
 from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, calls, check_range
+from viewer.analysis.stages import stages
 from viewer.model import Session
 
 TRANSITION_COLUMNS = [
@@ -38,26 +39,15 @@ def _empty() -> pd.DataFrame:
     )
 
 
-def _worker_free(c: pd.DataFrame, session_start: float) -> np.ndarray:
-    """When each call's worker became free: its previous call's end (session start if none)."""
-    order = np.lexsort((c["start"].to_numpy(), c["worker"].to_numpy()))
-    worker = c["worker"].to_numpy()[order]
-    end = c["end"].to_numpy()[order]
-    prev = np.full(len(order), session_start, dtype=np.float64)
-    same = worker[1:] == worker[:-1]
-    prev[1:] = np.where(same, end[:-1], session_start)
-    free = np.empty_like(prev)
-    free[order] = prev
-    return free
-
-
 @per_session
 def _all_transitions(session: Session) -> pd.DataFrame:
     """Every transition of the session, with ``cold_start`` decided on the whole run."""
     c = calls(session)
     if len(c) == 0:
         return _empty()
-    c = c.assign(free=_worker_free(c, session.start_ms))
+    # A worker's first call: it was free since the session started.
+    first = stages(session)["worker_first"].to_numpy()[c["row"].to_numpy()]
+    c = c.assign(free=np.where(first, session.start_ms, c["free"].to_numpy()))
     # First call of each job (calls are sorted by start, so the first row per job).
     firsts = c.drop_duplicates("job", keep="first").reset_index(drop=True)
     last_end = c.groupby("job")["end"].max()

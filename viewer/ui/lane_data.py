@@ -17,6 +17,7 @@ import pandas as pd
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.packing import pack_rows
+from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.ui.lane_lod import Intervals, Stack
 
@@ -176,13 +177,10 @@ def _synth_lanes(session: Session) -> list[Lane]:
     rows = np.flatnonzero(has)
     job = p["job"].to_numpy()[rows]
     s0, s1 = s0[rows], s1[rows]
-    queued, pickup = _col(p, "queued")[rows], _col(p, "pickup")[rows]
-    gpu_start = _col(p, "gpu_start")[rows]
+    st = stages(session)
+    wait_from, wait_to = st["ready"].to_numpy()[rows], st["wait_end"].to_numpy()[rows]
     synth_open = ~np.isfinite(s1)
     s1 = np.where(synth_open, max(session.end_ms, np.nanmax(s0)), s1)
-    wait_from = np.where(np.isfinite(queued), queued, s1)
-    wait_to = np.where(np.isfinite(pickup), pickup, gpu_start)
-    wait_to = np.where(np.isfinite(wait_to), wait_to, np.where(synth_open, np.nan, session.end_ms))
     row_of = pack_rows(s0, np.fmax(s1, wait_to))
     lanes = []
     for r in range(int(row_of.max()) + 1):

@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 
 
@@ -18,7 +19,8 @@ def _s(value: float) -> str:
 
 
 def describe_partition(session: Session, row: int) -> str:
-    """Job id, partition, worker, GPU times, kernel breakdown, synthesis and waits of one call."""
+    """Job id, partition, worker, GPU times, kernel breakdown and every stage of one call's
+    life (``viewer.analysis.stages``)."""
     p = session.partitions.iloc[row]
     job = session.jobs.iloc[int(p["job"])]
     part = int(p["partition"])
@@ -50,18 +52,23 @@ def describe_partition(session: Session, row: int) -> str:
         lines.append(f"kernel {_ms(kernel)}{detail}")
     elif session.kernel_source != KERNEL_SOURCE_TIMING and math.isfinite(start):
         lines.append("kernel: no CUZK_TIMING (gpu_ms is an upper bound)")
-    synth = float(p["synth_ms"])
-    if not math.isfinite(synth):
-        synth = float(p["synth_end"]) - float(p["synth_start"])
-    if math.isfinite(synth):
-        lines.append(f"synthesis {_ms(synth)}")
-    elif bool(p["synth_open"]):
+    st = stages(session).iloc[row]
+    if bool(p["synth_open"]):
         lines.append(f"synthesis from {_s(float(p['synth_start']))}, never ended")
-    ready = float(p["queued"]) if math.isfinite(float(p["queued"])) else float(p["synth_end"])
-    if math.isfinite(ready) and math.isfinite(float(p["pickup"])):
-        lines.append(f"queue wait {_ms(float(p['pickup']) - ready)}")
-    if math.isfinite(float(p["pickup"])) and math.isfinite(start):
-        lines.append(f"pickup → start {_ms(start - float(p['pickup']))}")
+    life = [
+        (label, float(st[col]))
+        for label, col in (
+            ("synthesis", "synth_ms"),
+            ("held by a full queue", "queue_delay_ms"),
+            ("queue wait", "queue_wait_ms"),
+            ("dispatch", "dispatch_ms"),
+            ("CPU prep", "prep_ms"),
+            ("mutex wait", "mutex_wait_ms"),
+            ("post (b_g2 + epilogue)", "post_ms"),
+        )
+        if math.isfinite(float(st[col])) and (col != "queue_delay_ms" or st[col] > BLOCKED_MS)
+    ]
+    lines += [f"{label} {_ms(value)}" for label, value in life]
     return "\n".join(lines)
 
 
