@@ -81,3 +81,27 @@ def test_text_report_and_range() -> None:
     assert "range 100000-150000 ms" in text
     assert "sector 1->2" in text and "sector 0->1" not in text
     assert "Verdict (insufficient-data)" in text
+
+
+def test_many_skipped_lines_warn_next_to_the_verdict(tmp_path: Path) -> None:
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+    lines = sample.read_text().splitlines(True)
+    timeline_lines = [i for i, line in enumerate(lines) if line.startswith("TIMELINE,")]
+    for i in timeline_lines[::10]:  # 10 % of the events lose their offset
+        lines[i] = lines[i].replace("TIMELINE,", "TIMELINE,?", 1)
+    path = tmp_path / "run.log"
+    path.write_text("".join(lines))
+    from viewer.io import open_log
+
+    t = open_log(path)
+    text = report_text(t)
+    verdict_at = text.index("Verdict (")
+    warning_at = text.index("Warning: 30 of 300 TIMELINE lines (10.0 %) were skipped")
+    assert verdict_at < warning_at < text.index("  - ", verdict_at)
+    assert "**Warning:** 30 of 300" in report_markdown(t)
+    (s,) = report_dict(t)["sessions"]
+    assert s["verdict"]["warning"].startswith("30 of 300 TIMELINE lines")
+    assert (
+        report_dict(Timeline(path, [pipeline([1.0, 2.0])]))["sessions"][0]["verdict"]["warning"]
+        is None
+    )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pandas as pd
 
@@ -13,7 +13,7 @@ from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import Throughput, job_table, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.transitions import cold_start_regions, transitions
-from viewer.analysis.verdict import Verdict, decide
+from viewer.analysis.verdict import Verdict, decide, skipped_warning
 from viewer.model import Session
 
 
@@ -71,7 +71,10 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         throughput=tp,
         jobs=job_table(session, rng),
         floors=fl,
-        verdict=decide(gpus, gaps, trans, cold, kernel, tp, fl),
+        verdict=replace(
+            decide(gpus, gaps, trans, cold, kernel, tp, fl),
+            warning=skipped_warning(session),
+        ),
     )
 
 

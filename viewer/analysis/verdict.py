@@ -20,6 +20,7 @@ from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
+from viewer.model import Session
 
 EXPLAINED = 0.9  # the binding floor is at least this share of the measured s/proof
 BUSY_EFFICIENCY = 0.95  # GPU calls cover at least this much: no real idle between calls
@@ -33,11 +34,29 @@ BOUND_KIND = {
 KINDS = (*BOUND_KIND.values(), "dispatch", "cpu-prep", "insufficient-data")
 
 
+#: Over this share of TIMELINE-looking lines skipped as damaged, the verdict warns.
+SKIPPED_WARN = 0.01
+
+
 @dataclass(frozen=True)
 class Verdict:
     kind: str
     sentence: str
     evidence: tuple[str, ...]
+    warning: str = ""  # what may make the verdict wrong (damaged lines), shown beside it
+
+
+def skipped_warning(session: Session) -> str:
+    """A warning when over ``SKIPPED_WARN`` of the session's TIMELINE-looking lines were
+    skipped as damaged."""
+    share = session.skipped_share()
+    if share <= SKIPPED_WARN:
+        return ""
+    skipped = session.skipped_timeline_lines
+    return (
+        f"{skipped} of {skipped + session.events} TIMELINE lines ({share * 100:.1f} %) were "
+        "skipped as damaged: the figures and this verdict may be wrong (`info` says why)."
+    )
 
 
 def _s(ms: float) -> str:

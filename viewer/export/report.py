@@ -113,6 +113,7 @@ def summary_dict(sm: SessionSummary) -> dict:
             "kind": sm.verdict.kind,
             "sentence": sm.verdict.sentence,
             "evidence": list(sm.verdict.evidence),
+            "warning": sm.verdict.warning or None,
         },
     }
 
@@ -292,6 +293,8 @@ def report_markdown(timeline: Timeline, session: int | None = None, rng: Range =
         if len(sm.gpus) > 1:
             out.append(markdown_table(GPU_HEAD, gpu_rows(sm)))
         out.append(f"**Verdict ({sm.verdict.kind}):** {sm.verdict.sentence}")
+        if sm.verdict.warning:
+            out.append(f"**Warning:** {sm.verdict.warning}")
         out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
         out += [f"> note: {n}" for n in sm.session.notes]
     return "\n\n".join(out) + "\n"
@@ -312,6 +315,8 @@ def report_text(timeline: Timeline, session: int | None = None, rng: Range = Non
                 )
         out += ["", text_table(GPU_HEAD, gpu_rows(sm))]
         out += ["", f"Verdict ({sm.verdict.kind}): {sm.verdict.sentence}"]
+        if sm.verdict.warning:
+            out.append(f"Warning: {sm.verdict.warning}")
         out += [f"  - {e}" for e in sm.verdict.evidence]
         out += [f"  note: {n}" for n in sm.session.notes]
     return "\n".join(out) + "\n"

@@ -97,8 +97,12 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         self.efficiency.setContentsMargins(8, 0, 8, 0)
         f.add_widget(self.efficiency)
         self.verdict = QtWidgets.QLabel()
+        self.warning = QtWidgets.QLabel()
+        self.warning.setObjectName("verdictWarning")
+        self.warning.setStyleSheet("color: #c0392b;")
+        self.warning.hide()
         self.evidence = QtWidgets.QLabel()
-        for label in (self.verdict, self.evidence):
+        for label in (self.verdict, self.warning, self.evidence):
             label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -112,6 +116,7 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         layout.addWidget(f)
         layout.addWidget(section_label("   Verdict"))
         layout.addWidget(self.verdict)
+        layout.addWidget(self.warning)
         layout.addWidget(self.evidence)
         layout.addStretch(1)
         self.setWidget(container)
@@ -122,6 +127,8 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         self.gauge.set_ratio(None)
         self.efficiency.setText("")
         self.verdict.setText("")
+        self.warning.setText("")
+        self.warning.hide()
         self.evidence.setText("")
 
     def set_summary(self, summary) -> None:
@@ -148,4 +155,6 @@ class ThroughputPanel(QtWidgets.QScrollArea):
             or "—"
         )
         self.verdict.setText(summary.verdict.sentence)
+        self.warning.setText(f"⚠ {summary.verdict.warning}")
+        self.warning.setVisible(bool(summary.verdict.warning))
         self.evidence.setText("\n".join(f"• {e}" for e in summary.verdict.evidence))

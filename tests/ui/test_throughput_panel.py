@@ -1,0 +1,48 @@
+"""The throughput panel shows the verdict, and beside it a warning when many lines were damaged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from viewer.analysis import summarize
+from viewer.io import open_log
+from viewer.ui.panels.throughput import ThroughputPanel
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+
+
+def damaged(tmp_path: Path, every: int) -> Path:
+    """The sample with the offset of every ``every``-th TIMELINE line broken."""
+    out, k = [], 0
+    for line in SAMPLE.read_text().splitlines(True):
+        if line.startswith("TIMELINE,"):
+            if k % every == 0:
+                line = line.replace("TIMELINE,", "TIMELINE,x", 1)
+            k += 1
+        out.append(line)
+    path = tmp_path / "damaged.log"
+    path.write_text("".join(out))
+    return path
+
+
+def test_a_clean_log_has_no_warning(qtbot) -> None:
+    panel = ThroughputPanel()
+    qtbot.addWidget(panel)
+    panel.set_summary(summarize(open_log(SAMPLE).sessions[0]))
+    assert panel.verdict.text().startswith("GPU-bound")
+    assert panel.warning.isHidden()
+
+
+def test_over_one_percent_skipped_is_said_next_to_the_verdict(qtbot, tmp_path: Path) -> None:
+    panel = ThroughputPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    sm = summarize(open_log(damaged(tmp_path, 20)).sessions[0])
+    panel.set_summary(sm)
+    assert not panel.warning.isHidden()
+    assert "15 of 300 TIMELINE lines (5.0 %) were skipped" in panel.warning.text()
+    panel.clear()
+    assert panel.warning.isHidden()
+    # 1 line in 300 (0.3 %) is under the threshold.
+    panel.set_summary(summarize(open_log(damaged(tmp_path, 1000)).sessions[0]))
+    assert panel.warning.isHidden()
