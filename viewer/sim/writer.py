@@ -110,14 +110,17 @@ def _cuzk_groups(s: Schedule) -> list[tuple[np.ndarray, list[str]]]:
         cols = [v.tolist() for v in values]
         return times, [("CUZK_TIMING: " + fmt + "\n") % v for v in zip(*cols, strict=True)]
 
+    # Lines written in one millisecond keep this order (the sort is stable): a block's
+    # kernel lines and its mutex_held (written before the unlock, as upstream does) come
+    # before the acquire line of the next block on that GPU.
     return [
         col(s.start + d.prep, "prep_msm_ms=%d", d.prep),
-        col(a, "pre_lock_cpu_ms=%d mutex_wait_ms=%d", s.prelock, s.wait),
         col(a + s.ntt, "gpu_tid=0 ntt_msm_h_ms=%d", s.ntt),
         col(after_ntt, "gpu_tid=0 barrier_wait_ms=%d", d.barrier),
         col(after_ntt + d.batch, "gpu_tid=0 batch_add_ms=%d", d.batch),
         col(a + s.kernel, "gpu_tid=0 tail_msm_ms=%d gpu_total_ms=%d", d.tail, s.kernel),
         col(r, "mutex_held_ms=%d total_start_fn_ms=%d", r - a, r - s.start),
+        col(a, "pre_lock_cpu_ms=%d mutex_wait_ms=%d", s.prelock, s.wait),
         col(r + d.b_g2, "b_g2_msm_ms=%d num_circuits=%d", d.b_g2, d.circuits),
     ]
 
