@@ -1,13 +1,14 @@
-"""`python -m viewer report LOG`: every figure of the analysis, for a terminal, Markdown or JSON."""
+"""`python -m viewer report LOG...`: every figure of the analysis, for a terminal, Markdown or
+JSON; several logs (a fleet of provers) in parallel, one record per session."""
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from viewer.commands.common import (
     RANGE_HELP,
-    add_log_argument,
     add_range_argument,
     add_session_argument,
     add_workers_argument,
@@ -15,30 +16,61 @@ from viewer.commands.common import (
     load,
 )
 
+FLEET_HELP = """\
+several logs: `report LOG... --json-lines` (or --table, the default for several logs)
+reads them in parallel, one process per log over all cores (--jobs N), and prints one
+record per session in the order given: s/proof, GPU efficiency, the binding floor,
+cold start, skipped lines. Quoted globs are expanded ("logs/*.log.gz"). Every log is
+independent, so past one machine any scheduler scales it unchanged (a cluster job
+array, `xargs -P`): concatenate the JSON lines.
+"""
+
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     p = sub.add_parser(
         name,
-        help="kernel time, idle gaps, sector transitions, s/proof and a verdict",
+        help="kernel time, idle gaps, sector transitions, s/proof, floors and a verdict",
         description="Analyse a cuzk log: CUDA kernel time, GPU efficiency, idle gaps, sector "
-        "transitions, theoretical vs measured s/proof, and whether the run is GPU-bound.",
-        epilog=RANGE_HELP,
+        "transitions, theoretical vs measured s/proof, the four floors, and which one binds.",
+        epilog=RANGE_HELP + "\n" + FLEET_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_log_argument(p)
+    p.add_argument("paths", nargs="+", metavar="LOG", help="log files (.log, .gz, .zst)")
     add_session_argument(p)
     add_range_argument(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (schema cuzk-timeline-report/1)")
     fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    fmt.add_argument(
+        "--json-lines",
+        action="store_true",
+        help="one JSON line per session of every log (format cuzk-timeline-fleet/1)",
+    )
+    fmt.add_argument("--table", action="store_true", help="one table row per session")
+    p.add_argument(
+        "--jobs",
+        type=int,
+        default=None,
+        metavar="N",
+        help="logs read at once (default: the CPU cores)",
+    )
     add_workers_argument(p)
 
 
 def run(args: argparse.Namespace) -> int:
+    from viewer.export.fleet import expand
+
+    paths = expand(args.paths)
+    if args.json_lines or args.table or len(paths) > 1:
+        return _fleet(args, paths)
+    return _one(args, paths[0])
+
+
+def _one(args: argparse.Namespace, path: str) -> int:
     from viewer.export.format import to_json
     from viewer.export.report import report_dict, report_markdown, report_text
 
-    timeline = load("report", args.path, args.workers_per_gpu)
+    timeline = load("report", path, args.workers_per_gpu)
     if timeline is None:
         return 2
     try:
@@ -53,3 +85,54 @@ def run(args: argparse.Namespace) -> int:
         return fail("report", exc)
     sys.stdout.write(text)
     return 0
+
+
+MAX_JOBS = 256
+
+
+def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
+    from viewer.export.fleet import fleet_table, log_records
+    from viewer.export.format import to_json
+
+    if args.json or args.markdown:
+        return fail("report", "several logs: use --json-lines or --table")
+    if args.range is not None:
+        return fail("report", "--range needs one log (each log has its own clock)")
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        return fail("report", f"--jobs must be a whole number from 1 to {MAX_JOBS}")
+    jobs = min(args.jobs or os.cpu_count() or 1, len(paths))
+    work = [(p, args.workers_per_gpu, args.session) for p in paths]
+    failed = 0
+    rows = []
+    for records in _map(log_records, work, jobs):
+        for r in records:
+            if "error" in r:
+                failed += 1
+                print(f"report: {r['error']}", file=sys.stderr)
+            if args.json_lines:
+                sys.stdout.write(to_json(r) + "\n")
+                sys.stdout.flush()  # a fleet takes a while: show each log as it is done
+            else:
+                rows.append(r)
+    if not args.json_lines:
+        sys.stdout.write(fleet_table(rows) + "\n")
+    return 0 if not failed else 2 if failed == len(paths) else 1
+
+
+def _map(fn, work: list[tuple], jobs: int):
+    """``fn(*item)`` of every item, in order; over ``jobs`` processes when more than one."""
+    if jobs <= 1:
+        yield from (fn(*item) for item in work)
+        return
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    methods = multiprocessing.get_all_start_methods()
+    context = multiprocessing.get_context("fork" if "fork" in methods else None)
+    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+        yield from pool.map(_call, [(fn, item) for item in work])
+
+
+def _call(task: tuple) -> object:
+    fn, item = task
+    return fn(*item)

@@ -1,0 +1,80 @@
+"""`report LOG...`: a fleet of logs, in parallel, one record per session in the order given."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from viewer.cli import main
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["report", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_json_lines_one_per_session_in_the_order_given(capsys) -> None:
+    logs = [SAMPLES / "two_gpus.log", SAMPLES / "damaged.log", SAMPLES / "phase7_gw1.log"]
+    code, out, _ = run(capsys, *map(str, logs), "--json-lines", "--jobs", "2")
+    assert code == 0
+    records = [json.loads(line) for line in out.splitlines()]
+    assert [(Path(r["log"]).name, r["session"]) for r in records] == [
+        ("two_gpus.log", 1),
+        ("damaged.log", 1),
+        ("damaged.log", 2),
+        ("phase7_gw1.log", 1),
+    ]
+    r = records[0]
+    assert r["format"] == "cuzk-timeline-fleet/1" and r["index"] == 0
+    assert r["measured_s_per_proof"] == pytest.approx(18.6, abs=0.05)
+    assert r["floors"]["bound"] == "kernel" and r["verdict"]["kind"] == "gpu-bound"
+    assert records[3]["floors"]["bound"] == "worker"
+    # One process or several: the same records.
+    code, serial, _ = run(capsys, *map(str, logs), "--json-lines", "--jobs", "1")
+    assert serial == out
+
+
+def test_table_and_globs(capsys, tmp_path: Path) -> None:
+    for name in ("phase8_pw10_5sectors.log", "phase8_pw20.log"):
+        shutil.copy(SAMPLES / name, tmp_path / name)
+    code, out, _ = run(capsys, str(tmp_path / "*.log"))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].split() == [
+        "log", "session", "s/proof", "efficiency", "bound", "cold", "start", "skipped"
+    ]  # fmt: skip
+    assert "phase8_pw10_5sectors.log  1        37.4     100.0 %     kernel (+3 %)" in out
+    assert "synthesis (+20 %)" in out and len(lines) == 4
+
+
+def test_a_bad_log_is_a_row_and_an_error_not_the_end(capsys, tmp_path: Path) -> None:
+    bad = tmp_path / "notes.txt"
+    bad.write_text("hello\n")
+    code, out, err = run(capsys, str(SAMPLES / "phase7_gw1.log"), str(bad), "--json-lines")
+    assert code == 1
+    first, second = (json.loads(line) for line in out.splitlines())
+    assert first["session"] == 1 and "error" in second and "notes.txt" in second["error"]
+    assert "notes.txt" in err
+    code, _, _ = run(capsys, str(bad), str(tmp_path / "missing.log"), "--table")
+    assert code == 2
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--json"], "several logs: use --json-lines or --table"),
+        (["--range", "0:10"], "--range needs one log"),
+        (["--jobs", "0"], "--jobs must be a whole number from 1 to 256"),
+    ],
+)
+def test_fleet_options_that_make_no_sense_are_refused(capsys, argv, message) -> None:
+    code, out, err = run(
+        capsys, str(SAMPLES / "phase7_gw1.log"), str(SAMPLES / "damaged.log"), *argv
+    )
+    assert code == 2 and out == "" and message in err

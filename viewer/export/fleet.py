@@ -1,0 +1,100 @@
+"""Many logs at once: one compact record per session (a JSON line or a table row).
+
+A fleet of provers writes one log each; ``report LOG... --json-lines`` / ``--table`` read
+them in parallel (one process per log, see ``viewer.commands.report``) and print one
+record per session, in the order the logs were given.  Each record holds the figures a
+person scans a fleet for, not the per-gap and per-transition rows of ``report --json``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+from viewer.analysis import SessionSummary
+from viewer.analysis.floors import LABEL
+from viewer.analysis.gpus import overall_efficiency
+from viewer.export.format import display_path, num, pct, sec, text_table
+from viewer.export.report import floors_dict, summaries
+
+FORMAT = "cuzk-timeline-fleet/1"
+TABLE_HEAD = ("log", "session", "s/proof", "efficiency", "bound", "cold start", "skipped")
+
+
+def session_record(log: str, sm: SessionSummary) -> dict:
+    """The fleet record of one session (``session`` counts from 1; ``index`` from 0)."""
+    tp = sm.throughput
+    s = sm.session
+    return {
+        "format": FORMAT,
+        "log": log,
+        "session": int(s.index) + 1,
+        "index": int(s.index),
+        "events": int(s.events),
+        "skipped_lines": sm.skipped_lines,
+        "skipped_share": num(s.skipped_share(), 6),
+        "jobs_completed": int(tp.jobs_completed),
+        "measured_s_per_proof": num(tp.measured_s_per_proof, 4),
+        "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, 4),
+        "gpu_efficiency": num(overall_efficiency(sm.gpus), 6),
+        "cold_start_ms": num(sum(g.cold_start_ms for g in sm.gpus)),
+        "floors": floors_dict(sm.floors),
+        "verdict": {
+            "kind": sm.verdict.kind,
+            "sentence": sm.verdict.sentence,
+            "warning": sm.verdict.warning or None,
+        },
+    }
+
+
+def log_records(
+    path: str, workers_per_gpu: int | None = None, session: int | None = None
+) -> list[dict]:
+    """Every session record of one log; an ``error`` record when it cannot be read.  Runs
+    in a worker process: everything it returns is plain data."""
+    from viewer.io import LogError, open_log
+
+    name = display_path(path)
+    try:
+        timeline = open_log(path, workers_per_gpu=workers_per_gpu)
+        return [session_record(name, sm) for sm in summaries(timeline, session)]
+    except (LogError, OSError, ValueError) as exc:
+        return [{"format": FORMAT, "log": name, "error": str(exc)}]
+
+
+def table_row(r: dict) -> tuple[str, ...]:
+    if "error" in r:
+        return (r["log"], "-", "-", "-", f"error: {r['error']}", "-", "-")
+    f = r["floors"]
+    bound = LABEL[f["bound"]] if f["bound"] else "-"
+    if f["bound"] and f["margin"] is not None:
+        bound += f" (+{f['margin'] * 100:.0f} %)"
+    eff = r["gpu_efficiency"]
+    share = r["skipped_share"] or 0.0
+    return (
+        r["log"],
+        str(r["session"]),
+        sec(r["measured_s_per_proof"], "").strip(),
+        "-" if eff is None else pct(eff),
+        bound,
+        sec((r["cold_start_ms"] or 0.0) / 1000),
+        f"{r['skipped_lines']} ({share * 100:.1f} %)" if r["skipped_lines"] else "0",
+    )
+
+
+def fleet_table(records: Sequence[dict]) -> str:
+    """One row per session: s/proof, GPU efficiency, binding floor (and its lead over the
+    runner-up), cold start, skipped lines."""
+    return text_table(TABLE_HEAD, [table_row(r) for r in records])
+
+
+def expand(patterns: Sequence[str]) -> list[str]:
+    """The logs named: each pattern that is not a file is read as a glob (sorted); a
+    pattern matching nothing stays, so that reading it reports it."""
+    import glob
+
+    out: list[str] = []
+    for p in patterns:
+        hits = [] if Path(p).exists() or not glob.has_magic(p) else sorted(glob.glob(p))
+        out += hits or [p]
+    return out
