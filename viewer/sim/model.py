@@ -13,11 +13,11 @@ Times are integer milliseconds since the engine started.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
-from viewer.sim.engine import Shape, Tasks, play
+from viewer.sim.engine import Played, Shape, Tasks, play
 
 #: Proof kinds; porep-c2 is partitioned, the others are one GPU call per job.
 KINDS = ("porep-c2", "snap-update", "window-post", "winning-post")
@@ -103,22 +103,17 @@ class Draws:
         return self.ntt + self.barrier + self.batch + self.tail
 
 
-@dataclass
-class Schedule:
+@dataclass(frozen=True)
+class Schedule(Played):
     """When everything happened (-1 = never), one row per task, plus the draws that made it."""
 
     config: SimConfig
     draws: Draws
-    synth_start: np.ndarray
-    synth_end: np.ndarray
-    queued: np.ndarray
-    pickup: np.ndarray
-    start: np.ndarray
-    acquire: np.ndarray
-    release: np.ndarray
-    end: np.ndarray
-    worker: np.ndarray
-    ntt: np.ndarray = field(repr=False)  # ntt_msm_h_ms as run (warm-up included)
+
+    @property
+    def ntt(self) -> np.ndarray:
+        """ntt_msm_h_ms of every task as run (the first kernel on a GPU carries the warm-up)."""
+        return self.draws.ntt + self.warm
 
     @property
     def kernel(self) -> np.ndarray:
@@ -218,21 +213,7 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
         hold=d.hold,
         post=d.hold + d.b_g2 + d.epilogue,
     )
-    p = play(shape_of(cfg), tasks)
-    return Schedule(
-        config=cfg,
-        draws=d,
-        synth_start=p.synth_start,
-        synth_end=p.synth_end,
-        queued=p.queued,
-        pickup=p.pickup,
-        start=p.start,
-        acquire=p.acquire,
-        release=p.release,
-        end=p.end,
-        worker=p.worker,
-        ntt=d.ntt + p.warm,
-    )
+    return Schedule(**vars(play(shape_of(cfg), tasks)), config=cfg, draws=d)
 
 
 def simulate(cfg: SimConfig) -> Schedule:
