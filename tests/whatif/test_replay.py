@@ -206,3 +206,11 @@ def test_an_empty_session_cannot_be_replayed() -> None:
 
     with pytest.raises(ValueError, match="nothing|no synthesis"):
         plan(build_session([]))
+
+
+def test_what_the_reader_assumed_is_said_with_the_replay() -> None:
+    """Without "GPU worker started" lines every worker is taken to be on GPU 0: a 2-GPU run
+    replays on one GPU, and the notes say why (`--workers-per-gpu` fixes it)."""
+    a = SimConfig(sectors=6, pw=16, gw=1, gpus=2, seed=2)
+    w = what_if(_read(simulate(a), tracing=False))
+    assert any(n.startswith("the log: ") and "--workers-per-gpu" in n for n in w.notes)

@@ -62,7 +62,9 @@ def plan(session: Session) -> Plan:
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
     rows = rows[np.lexsort((p["partition"].to_numpy()[rows], rank[job[rows]]))]
-    notes: list[str] = []
+    # What the reader had to assume (e.g. every worker on GPU 0 without "GPU worker started"
+    # lines) shapes the replay as much as the log: say it with the replay.
+    notes: list[str] = [f"the log: {n}" for n in session.notes]
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
     synth = _filled(st["synth_ms"].to_numpy()[rows], "synthesis", notes)
