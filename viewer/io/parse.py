@@ -134,8 +134,10 @@ def merge_exact(
             for c in EVENT_COLUMNS
         }
         kinds = sorted(kinds + exact.kinds)
+        # By position alone: lines skipped at one place (oversized, then cut) keep their order.
         skipped = sorted(
-            skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True))
+            skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True)),
+            key=lambda s: s[0],
         )
     return EventBatch(
         **fast,
