@@ -210,3 +210,36 @@ def test_a_log_without_the_new_lines_reads_as_before(tmp_path):
     assert (row.kernel_ms, row.kernel_start, row.pre_lock_cpu_ms) == (3746, 203 + 12, 5)
     for name in ("prep_msm_ms", "barrier_wait_ms", "mutex_held_ms", "b_g2_msm_ms"):
         assert np.isnan(row[name]), name
+
+
+DATA = Path(__file__).with_name("data")
+
+
+def test_a_block_no_call_takes_still_counts_in_the_kernel_total():
+    """Two GPUs, the GPU_START line of j1's partition 2 lost: its CUZK_TIMING block matches no
+    call, yet its kernel time is the session's (the total is exact by definition), placed
+    where its lines stand; the session says how many blocks were read, ambiguous and
+    unattributed."""
+    from viewer.analysis.kernels import kernel_stats
+
+    (s,) = open_log(DATA / "two_gpus_block_without_its_gpu_start.log").sessions
+    assert (s.kernel_blocks, s.ambiguous_blocks, s.unattributed_blocks) == (8, 0, 1)
+    assert s.unattributed_kernel_ms == 202
+    assert s.unattributed["kernel_start"].tolist() == [1402]  # its GPU_PICKUP, just before
+    assert s.partitions["kernel_ms"].sum() == 2 * 806 - 202
+    whole = kernel_stats(s)
+    assert (whole.total_ms, whole.unattributed_ms) == (2 * 806, 202)
+    assert whole.breakdown_ms["tail_msm"] == 8 * 125
+    assert any("1 of 8 CUZK_TIMING blocks matched no GPU call" in n for n in s.notes)
+    p = s.partitions
+    ks = p["kernel_start"].to_numpy()
+    ke = ks + p["kernel_ms"].to_numpy()
+    attributed = np.nansum(np.clip(ke, 1500, 1700) - np.clip(ks, 1500, 1700))
+    assert kernel_stats(s, (1500, 1700)).total_ms == attributed + (1604 - 1500)
+
+
+def test_ambiguous_blocks_are_counted_on_the_session():
+    (s,) = open_log(SAMPLES / "two_gpus.log").sessions
+    assert (s.kernel_blocks, s.ambiguous_blocks, s.unattributed_blocks) == (100, 2, 0)
+    (one,) = open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions
+    assert (one.kernel_blocks, one.ambiguous_blocks, one.unattributed_blocks) == (50, 0, 0)

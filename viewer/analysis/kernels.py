@@ -22,7 +22,9 @@ class KernelStats:
     call, an upper bound).  ``total_ms`` clips each kernel interval to the
     range; ``mean_ms`` is the mean whole-kernel time of the ``partitions``
     whose kernel touches the range (a per-partition figure, not total / n);
-    the breakdown is scaled by each kernel's clipped fraction.
+    the breakdown is scaled by each kernel's clipped fraction.  ``total_ms`` and the
+    breakdown include the ``unattributed_ms`` of CUZK_TIMING blocks no call took (placed
+    where their lines stand in the file): the total is exact, whichever call ran them.
     """
 
     source: str
@@ -34,6 +36,7 @@ class KernelStats:
     per_gpu: dict[int, float] = field(default_factory=dict)
     gpu_call_ms: float = 0.0
     synth_ms: float = 0.0
+    unattributed_ms: float = 0.0
 
     @property
     def upper_bound(self) -> bool:
@@ -77,11 +80,16 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     touching = _touching(ks, ke, inside, rng)
     frac = np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
+    u = session.unattributed if timing else session.unattributed.iloc[:0]
+    us, ums = u["kernel_start"].to_numpy(), u["kernel_ms"].to_numpy()
+    u_inside = overlap_ms(us, us + np.nan_to_num(ums), rng)
+    u_frac = np.where(ums > 0, u_inside / np.where(ums > 0, ums, 1.0), 0.0)
     breakdown = {}
     for name, col in BREAKDOWN.items():
-        part = k[col].to_numpy()
-        known = timing and bool(np.isfinite(part).any())
-        breakdown[name] = float(np.nansum(part * frac)) if known else float("nan")
+        part, u_part = k[col].to_numpy(), u[col].to_numpy()
+        known = timing and bool(np.isfinite(part).any() or np.isfinite(u_part).any())
+        both = np.nansum(part * frac) + np.nansum(u_part * u_frac)
+        breakdown[name] = float(both) if known else float("nan")
     sums = pd.DataFrame({"worker": k["worker"], "gpu": k["gpu"], "ms": inside})
     per_worker = sums.groupby("worker")["ms"].sum()
     per_gpu = sums.groupby("gpu")["ms"].sum()
@@ -100,7 +108,7 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     n = int(touching.sum())
     return KernelStats(
         source=session.kernel_source,
-        total_ms=float(inside.sum()),
+        total_ms=float(inside.sum() + u_inside.sum()),
         mean_ms=float(kms[touching].mean()) if n else float("nan"),
         partitions=n,
         breakdown_ms=breakdown,
@@ -108,4 +116,5 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
         per_gpu={int(g): float(v) for g, v in per_gpu.items()},
         gpu_call_ms=float(call_ms.sum()),
         synth_ms=float(synth.sum()),
+        unattributed_ms=float(u_inside.sum()),
     )

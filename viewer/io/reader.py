@@ -215,16 +215,17 @@ def _one_session(
     calls["gpu"] = np.array([mapping.get(int(w), -1) for w in distinct], np.int32)[inverse]
 
     kernel_source = KERNEL_SOURCE_GPU_MS
+    att = None
     if len(cuzk.seq):
         gpus_used = np.unique(calls["gpu"].to_numpy()[calls["start_seq"].to_numpy() >= 0])
         blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
         skipped.update(cz_skipped)
-        cols, at_skipped, at_notes = attribute(calls, blocks, ev["seq"], ev["offset"])
-        skipped.update(at_skipped)
-        notes += at_notes
-        for name, col in cols.items():
+        att = attribute(calls, blocks, ev["seq"], ev["offset"])
+        skipped.update(att.skipped)
+        notes += att.notes
+        for name, col in att.columns.items():
             calls[name] = col
-        if np.isfinite(cols["kernel_start"]).any():
+        if np.isfinite(att.columns["kernel_start"]).any():
             kernel_source = KERNEL_SOURCE_TIMING
     calls["job_id"] = (
         np.array(job_ids, dtype=object)[calls["job"].to_numpy()]
@@ -244,6 +245,9 @@ def _one_session(
         end_ms=paired.end_ms,
         kernel_source=kernel_source,
         notes=notes,
+        kernel_blocks=att.blocks if att else 0,
+        ambiguous_blocks=att.ambiguous if att else 0,
+        unattributed=att.unattributed if att else None,
     )
 
 

@@ -49,6 +49,8 @@ COLUMNS: dict[int, tuple[str, str | None]] = {
 assert sorted(COLUMNS) == list(range(len(CUZK_FORMS)))
 #: Every column a block fills.
 VALUES = tuple(name for pair in COLUMNS.values() for name in pair if name)
+#: The figures a block no call takes keeps (``model.BLOCK_COLUMNS`` but its start).
+UNATTRIBUTED_VALUES = ("kernel_ms", "ntt_msm_h_ms", "batch_add_ms", "tail_msm_ms")
 
 
 @dataclass
@@ -141,34 +143,64 @@ def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
     return np.where(taken < len(acq_seq), taken, -1)
 
 
+@dataclass
+class Attribution:
+    """What ``attribute`` made of a session's blocks."""
+
+    columns: dict[str, np.ndarray]  # kernel_start and VALUES, one row per call
+    skipped: Counter[str]
+    notes: list[str]
+    blocks: int  # blocks read
+    ambiguous: int  # blocks matched with several plausible calls
+    unattributed: pd.DataFrame  # the blocks no call took (model.BLOCK_COLUMNS)
+
+
 def attribute(
     calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
-) -> tuple[dict[str, np.ndarray], Counter[str], list[str]]:
-    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu)."""
+) -> Attribution:
+    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu).
+
+    A block no call takes keeps its figures (``Attribution.unattributed``): its kernel time
+    is the session's, whichever call ran it, and counts in the kernel total."""
     n = len(calls)
     out = {k: np.full(n, np.nan) for k in ("kernel_start", *VALUES)}
     skipped: Counter[str] = Counter()
     notes: list[str] = []
-    owner, gpus_seen, ambiguous = _match(calls, blocks, event_seq, event_offset)
+    owner, gpus_seen, ambiguous, placed = _match(calls, blocks, event_seq, event_offset)
     hit = np.flatnonzero(owner >= 0)
     skipped["orphan_cuzk_timing"] += len(owner) - len(hit)
     chosen = owner[hit]
     out["kernel_start"][chosen] = calls["gpu_start"].to_numpy()[chosen] + blocks.lock_ms[hit]
     for name, col in blocks.values.items():
         out[name][chosen] = col[hit]
+    lost = np.flatnonzero(owner < 0)
+    unattributed = pd.DataFrame(
+        {
+            "kernel_start": placed[lost],
+            **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
+        }
+    )
     if gpus_seen > 1 and len(blocks.seq):
         notes.append(
             f"CUZK_TIMING blocks matched to GPU calls on {gpus_seen} GPUs by best effort "
             f"({ambiguous} of {len(blocks.seq)} blocks had several plausible calls): per-call "
             "kernel times may be swapped between GPUs; their total is exact."
         )
-    return out, +skipped, notes
+    if len(lost):
+        kernel = float(np.nansum(unattributed["kernel_ms"].to_numpy()))
+        notes.append(
+            f"{len(lost)} of {len(blocks.seq)} CUZK_TIMING blocks matched no GPU call (a lost "
+            f"GPU_START line?): their {kernel:.0f} ms of kernel time count in the session's "
+            "kernel total, in no call."
+        )
+    return Attribution(out, +skipped, notes, len(blocks.seq), ambiguous, unattributed)
 
 
 def _match(
     calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
-) -> tuple[np.ndarray, int, int]:
-    """(call of every block or -1, GPUs that had calls open, ambiguous blocks).
+) -> tuple[np.ndarray, int, int, np.ndarray]:
+    """(call of every block or -1, GPUs that had calls open, ambiguous blocks, where each
+    block stands in session time: the offset of the event before its acquire line).
 
     Each GPU keeps a queue of its started calls in start order; a block drops the calls
     that ended before it and takes the front of a queue (see the module docstring).  The
@@ -187,6 +219,7 @@ def _match(
     where = np.searchsorted(event_seq, blocks.seq)
     offsets = np.concatenate([[-np.inf], event_offset.astype(np.float64), [np.inf]])
     lows, highs = offsets[where], offsets[where + 1]
+    placed = np.where(np.isfinite(lows), lows, highs)
     ids = np.unique(gpu[order]).astype(np.int64)
     queues = [order[gpu[order] == g] for g in ids.tolist()]
     started = [np.searchsorted(start_seq[q], blocks.seq, side="left") for q in queues]
@@ -207,7 +240,7 @@ def _match(
             ids,
             AMBIGUOUS_MS,
         )
-        return np.frombuffer(packed, np.int64).copy(), seen, ambiguous
+        return np.frombuffer(packed, np.int64).copy(), seen, ambiguous, placed
     owner, ambiguous = _match_loop(
         [q.tolist() for q in queues],
         [end[q].tolist() for q in queues],
@@ -220,7 +253,7 @@ def _match(
         highs.tolist(),
         ids.tolist(),
     )
-    return np.array(owner, dtype=np.int64), seen, ambiguous
+    return np.array(owner, dtype=np.int64), seen, ambiguous, placed
 
 
 def _match_loop(

@@ -2,6 +2,7 @@
 
 from viewer.model.build import build_session
 from viewer.model.timeline import (
+    BLOCK_COLUMNS,
     JOB_COLUMNS,
     KERNEL_SOURCE_GPU_MS,
     KERNEL_SOURCE_TIMING,
@@ -12,6 +13,7 @@ from viewer.model.timeline import (
 )
 
 __all__ = [
+    "BLOCK_COLUMNS",
     "JOB_COLUMNS",
     "KERNEL_SOURCE_GPU_MS",
     "KERNEL_SOURCE_TIMING",

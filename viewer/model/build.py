@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.model.timeline import (
+    BLOCK_COLUMNS,
     JOB_COLUMNS,
     KERNEL_SOURCE_GPU_MS,
     KERNEL_SOURCE_TIMING,
@@ -31,6 +32,9 @@ def build_session(
     end_ms: float | None = None,
     kernel_source: str | None = None,
     notes: Iterable[str] = (),
+    kernel_blocks: int = 0,
+    ambiguous_blocks: int = 0,
+    unattributed: pd.DataFrame | None = None,
 ) -> Session:
     """A Session from one row per GPU call.
 
@@ -39,6 +43,8 @@ def build_session(
     defaults to "has a GPU_START but no GPU_END".  Jobs are numbered in order
     of first appearance; ``kinds`` maps job id -> proof kind; ``workers`` maps
     worker -> GPU (default: every worker seen, GPU from the calls' ``gpu``).
+    ``kernel_blocks``, ``ambiguous_blocks``, ``unattributed``: how the CUZK_TIMING blocks
+    were matched to calls (``unattributed``: the blocks no call took, ``BLOCK_COLUMNS``).
     """
     frame = calls if isinstance(calls, pd.DataFrame) else pd.DataFrame(list(calls))
     if "job_id" not in frame:
@@ -110,4 +116,9 @@ def build_session(
         end_ms=float(end_ms if end_ms is not None else (finite.max() if finite.size else 0)),
         kernel_source=kernel_source,
         notes=list(notes),
+        kernel_blocks=int(kernel_blocks),
+        ambiguous_blocks=int(ambiguous_blocks),
+        unattributed=conform(
+            unattributed if unattributed is not None else pd.DataFrame(), BLOCK_COLUMNS
+        ),
     )

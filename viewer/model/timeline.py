@@ -63,6 +63,18 @@ JOB_COLUMNS: dict[str, str] = {
     "monolithic": "bool",
 }
 
+#: Column name -> dtype of ``Session.unattributed``: the CUZK_TIMING blocks no GPU call took.
+#: Their kernel time is still the session's (it counts in the kernel total); ``kernel_start``
+#: is where the block's acquire line stands in the file (the offset of the TIMELINE event
+#: before it), since no GPU_START places it.
+BLOCK_COLUMNS: dict[str, str] = {
+    "kernel_start": "float64",
+    "kernel_ms": "float64",
+    "ntt_msm_h_ms": "float64",
+    "batch_add_ms": "float64",
+    "tail_msm_ms": "float64",
+}
+
 #: Column name -> dtype of ``Session.workers``, sorted by worker.
 WORKER_COLUMNS: dict[str, str] = {
     "worker": "int32",
@@ -113,6 +125,9 @@ class Session:
     end_ms: float = 0.0  # last event of the session
     kernel_source: str = KERNEL_SOURCE_GPU_MS
     notes: list[str] = field(default_factory=list)  # e.g. ambiguous kernel attribution
+    kernel_blocks: int = 0  # CUZK_TIMING blocks read (one per mutex-acquired line)
+    ambiguous_blocks: int = 0  # blocks matched with several plausible calls (several GPUs)
+    unattributed: pd.DataFrame = field(default_factory=lambda: empty_frame(BLOCK_COLUMNS))
 
     @property
     def gpus(self) -> dict[int, list[int]]:
@@ -130,6 +145,16 @@ class Session:
     def job_ids(self) -> np.ndarray:
         """Job id of every partition row, as an object array."""
         return self.jobs["job_id"].to_numpy()[self.partitions["job"].to_numpy()]
+
+    @property
+    def unattributed_blocks(self) -> int:
+        """CUZK_TIMING blocks no GPU call took (their kernel time counts in no call)."""
+        return len(self.unattributed)
+
+    @property
+    def unattributed_kernel_ms(self) -> float:
+        """Kernel time of the blocks no GPU call took."""
+        return float(np.nansum(self.unattributed["kernel_ms"].to_numpy()))
 
     @property
     def skipped_timeline_lines(self) -> int:
