@@ -105,3 +105,20 @@ def test_many_skipped_lines_warn_next_to_the_verdict(tmp_path: Path) -> None:
         report_dict(Timeline(path, [pipeline([1.0, 2.0])]))["sessions"][0]["verdict"]["warning"]
         is None
     )
+
+
+def test_the_report_says_how_many_kernel_blocks_were_ambiguous_or_unmatched() -> None:
+    from viewer.io import open_log
+
+    data = Path(__file__).resolve().parents[1] / "io" / "data"
+    t = open_log(data / "two_gpus_block_without_its_gpu_start.log")
+    (s,) = report_dict(t)["sessions"]
+    k = s["kernel"]
+    session = t.sessions[0]
+    assert k["unattributed_blocks"] == session.unattributed_blocks >= 1
+    assert k["blocks"] == session.kernel_blocks
+    assert k["unattributed_ms"] == pytest.approx(session.unattributed_kernel_ms)
+    text = report_text(t)
+    row = f"{session.ambiguous_blocks} / {session.unattributed_blocks} of {session.kernel_blocks}"
+    assert "CUZK_TIMING blocks: ambiguous / matched to no call" in text and row in text
+    assert "CUZK_TIMING blocks" not in report_text(warm_timeline())

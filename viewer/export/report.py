@@ -97,6 +97,10 @@ def summary_dict(sm: SessionSummary) -> dict:
             "breakdown_ms": {name: num(v) for name, v in k.breakdown_ms.items()},
             "per_worker_ms": {str(w): num(v) for w, v in k.per_worker.items()},
             "per_gpu_ms": {str(g): num(v) for g, v in k.per_gpu.items()},
+            "blocks": int(s.kernel_blocks),
+            "ambiguous_blocks": int(s.ambiguous_blocks),
+            "unattributed_blocks": int(s.unattributed_blocks),
+            "unattributed_ms": num(k.unattributed_ms),
         },
         "gpu_ms_total": num(k.gpu_call_ms),
         "synth_ms_total": num(k.synth_ms),
@@ -208,6 +212,17 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
         ("cold start", ms(sum(g.cold_start_ms for g in sm.gpus))),
         ("jobs completed", str(tp.jobs_completed)),
         ("partitions with kernel time / open GPU calls", f"{k.partitions} / {sm.open_intervals}"),
+    ]
+    s = sm.session
+    if s.ambiguous_blocks or s.unattributed_blocks:
+        rows.append(
+            (
+                "CUZK_TIMING blocks: ambiguous / matched to no call",
+                f"{s.ambiguous_blocks} / {s.unattributed_blocks} of {s.kernel_blocks} "
+                f"({ms(s.unattributed_kernel_ms)} in the total, on no worker)",
+            )
+        )
+    rows += [
         (
             "GPU call time / synthesis time",
             f"{sec(k.gpu_call_ms / 1000)} / {sec(k.synth_ms / 1000)}",
