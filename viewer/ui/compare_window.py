@@ -25,6 +25,7 @@ from viewer.model import Session, Timeline
 from viewer.ui.background import BackgroundWorker
 from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.image_export import png_bytes
+from viewer.ui.lane_data import SessionLanes
 from viewer.ui.loader import LoadJob
 from viewer.ui.timeline_view import TimelineView
 
@@ -103,6 +104,7 @@ class CompareWindow(QtWidgets.QWidget):
         self.workers_per_gpu = workers_per_gpu
         self._sessions: list[Session | None] = [None, None]
         self._labels = ["A", "B"]
+        self._details = ["", ""]
         self._sources = ["", ""]
         self._whole: tuple | None = None  # whole-run summaries, once computed
         self._choice: tuple[int | None, int | None] = (None, None)
@@ -186,14 +188,23 @@ class CompareWindow(QtWidgets.QWidget):
         label_b: str = "B",
         source_a: str = "",
         source_b: str = "",
+        lanes: tuple[SessionLanes | None, SessionLanes | None] = (None, None),
+        details: tuple[str, str] = ("", ""),
     ) -> None:
-        """Show sessions ``a`` and ``b`` (a Timeline each is built around them for the views)."""
+        """Show sessions ``a`` and ``b`` (a Timeline each is built around them for the views;
+        a run need not come from a file, e.g. a what-if's predicted run).  ``lanes``: their
+        lanes when already built off the GUI thread; ``details``: more words on each run
+        for its caption (the labels head the diff table's columns: keep them short)."""
         self._sessions = [a, b]
         self._labels = [label_a, label_b]
+        self._details = list(details)
         self._sources = [source_a, source_b]
         self._whole = None
-        for pane, s, source in ((self.pane_a, a, source_a), (self.pane_b, b, source_b)):
-            pane.view.set_timeline(Timeline(Path(source or "run"), [s]), 0)
+        for pane, s, source, built in zip(
+            (self.pane_a, self.pane_b), (a, b), (source_a, source_b), lanes, strict=True
+        ):
+            timeline = Timeline(Path(source or "run"), [s])
+            pane.view.set_timeline(timeline, 0, None if built is None else {0: built})
         self.setWindowTitle(f"{label_a} vs {label_b} — compare — cuzk Timeline Viewer")
         if not self._apply_alignment(self._alignment):
             self._apply_alignment(Alignment())
@@ -287,9 +298,12 @@ class CompareWindow(QtWidgets.QWidget):
         self.status.setText("")
         self._alignment, self._offsets = alignment, offsets
         self._show_alignment_controls()
-        for pane, label, off in zip((self.pane_a, self.pane_b), self._labels, offsets, strict=True):
+        for pane, label, detail, off in zip(
+            (self.pane_a, self.pane_b), self._labels, self._details, offsets, strict=True
+        ):
+            named = f"{label} ({detail})" if detail else label
             pane.caption.setText(
-                f"{pane.tag}: {label} — aligned time 0 = {alignment.describe()} "
+                f"{pane.tag}: {named} — aligned time 0 = {alignment.describe()} "
                 f"at {off / 1000:.3f} s of the log"
             )
         self._follow(self.view_a, self.view_b)
@@ -464,11 +478,24 @@ def open_compare(window, b: str | Path | Timeline, a: str | Path | Timeline | No
         a = window.timeline()
         current = window.session()
         session_a = current.index if current is not None else None
+    cw = _new_window(window)
+    cw.load(a, b, session_a=session_a)
+    cw.show()
+    return cw
+
+
+def open_runs(window, a: Session, b: Session, label_a: str, label_b: str, **kwargs):
+    """A compare window of two sessions already in memory (``set_runs``'s keywords)."""
+    cw = _new_window(window)
+    cw.set_runs(a, b, label_a, label_b, **kwargs)
+    cw.show()
+    return cw
+
+
+def _new_window(window) -> CompareWindow:
     cw = CompareWindow(window, getattr(window, "workers_per_gpu", None))
     cw.setWindowFlag(Qt.WindowType.Window, True)
     cw.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose, True)
-    cw.load(a, b, session_a=session_a)
-    cw.show()
     return cw
 
 
