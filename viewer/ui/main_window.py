@@ -16,6 +16,8 @@ from viewer.ui.dialogs import show_about, show_shortcuts
 from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
+from viewer.ui.panels.whatif import WhatIfPanel
+from viewer.ui.panels.whatif import install as install_whatif
 from viewer.ui.resources import app_icon
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.timeline_view import TimelineView
@@ -126,6 +128,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.transitions_panel = TransitionsPanel()
         self.gaps_panel = GapsPanel()
         self.jobs_panel = JobsPanel()
+        self.whatif_panel = WhatIfPanel()
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         right = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
         bottom = QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
@@ -135,10 +138,12 @@ class MainWindow(QtWidgets.QMainWindow):
             ("transitions", "Sector transitions", self.transitions_panel, bottom),
             ("gaps", "Idle gaps", self.gaps_panel, bottom),
             ("jobs", "Jobs", self.jobs_panel, bottom),
+            ("whatif", "What if", self.whatif_panel, bottom),
         ):
             self._add_dock(key, title, panel, area)
         self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
+        self.tabifyDockWidget(self.docks["jobs"], self.docks["whatif"])
         self.docks["transitions"].raise_()
 
         self.runner = SummaryRunner(self)
@@ -154,6 +159,7 @@ class MainWindow(QtWidgets.QMainWindow):
         install_write_ups(self)
         install_compare(self)
         install_follow(self)
+        install_whatif(self)
 
     # ----------------------------------------------------------------- building
     def _add_dock(self, key, title, widget, area) -> None:

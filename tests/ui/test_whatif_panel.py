@@ -1,0 +1,437 @@
+"""The What if dock driven like a user would: knobs -> replay in the background -> predicted
+s/proof, floors as bars, the compare window; and the main window feeding it sessions."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.analysis.floors import REMEDY
+from viewer.io import open_log
+from viewer.ui import MainWindow
+from viewer.ui.floor_bars import BarColors, FloorBars
+from viewer.ui.image_export import dark_palette
+from viewer.ui.panels import whatif as whatif_module
+from viewer.ui.panels.whatif import WhatIfPanel
+from viewer.whatif import Knobs, WhatIf, plan, what_if
+from viewer.whatif.replay import stage_means
+
+Qt = QtCore.Qt
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
+PHASE8 = SAMPLES / "phase8_pw10_5sectors.log"
+PHASE7 = SAMPLES / "phase7_gw1.log"
+DAMAGED = SAMPLES / "damaged.log"  # two daemon runs: two sessions
+PHASE9 = {"kernel": 1824, "prep": 1909, "post": 504}  # published Phase 9 timings, ms
+COUNTS = ("gw", "pw", "gpus")
+TIMEOUT = 30000
+
+
+@pytest.fixture
+def window(qtbot, tmp_path):
+    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.resize(1500, 900)
+    win.show()
+    win.docks["whatif"].raise_()
+    yield win
+    win.cancel_loading()
+    win.runner.wait()
+    win.whatif_panel.runner.wait()
+
+
+def open_and_answer(qtbot, win: MainWindow, path: Path):
+    """Open ``path`` and wait for the dock's first answer on it."""
+    panel = win.whatif_panel
+    with qtbot.waitSignal(win.timeline_loaded, timeout=TIMEOUT):
+        win.open_paths([path])
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and panel.answer().session is win.view.session(),
+        timeout=TIMEOUT,
+    )
+    return panel.answer()
+
+
+def type_into(qtbot, spin: QtWidgets.QAbstractSpinBox, text: str) -> None:
+    """Select the spin box's text and type ``text`` as a user would."""
+    spin.setFocus()
+    spin.selectAll()
+    qtbot.keyClicks(spin, text)
+
+
+def set_knobs(qtbot, panel: WhatIfPanel, **values: float):
+    """Type each knob's value, then wait for the answer with exactly those knobs."""
+    for name, value in values.items():
+        type_into(qtbot, panel.spins[name], f"{value:g}")
+    want = {n if n in COUNTS else f"{n}_ms": v for n, v in values.items()}
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and panel.answer().knobs.changed() == want,
+        timeout=TIMEOUT,
+    )
+    return panel.answer()
+
+
+def shown(panel: WhatIfPanel, key: str) -> float:
+    return float(panel.figures[key].number.text())
+
+
+# ---------------------------------------------------------------------------- defaults
+
+
+def test_defaults_are_the_measured_values_of_the_log(qtbot, window) -> None:
+    answer = open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    session = window.view.session()
+    pl = plan(session)
+    means = stage_means(pl)
+    assert panel.spins["gw"].value() == pl.cfg.gw == 2
+    assert panel.spins["pw"].value() == pl.cfg.pw == 10
+    assert panel.spins["gpus"].value() == pl.cfg.gpus == 1
+    for name in ("kernel", "prep", "post", "synth"):
+        assert panel.spins[name].value() == round(means[name])
+        assert panel.measured[name].text() == f"measured {means[name]:.0f} ms"
+        assert panel.spins[name].isEnabled()
+    assert panel.measured["kernel"].text() == "measured 3746 ms"
+    assert panel.measured["gw"].text() == "measured 2"
+    assert panel.knobs() == Knobs()
+    assert answer.knobs == Knobs()
+    assert shown(panel, "measured") == 37.4
+    assert shown(panel, "replayed") == pytest.approx(37.4, abs=0.4)
+    assert panel.figures["predicted"].number.text() == panel.figures["replayed"].number.text()
+    assert panel.bars.binding("measured") == "kernel"
+    assert "kernel floor" in panel.sentence.text()
+
+
+# ------------------------------------------------------------------------------ knobs
+
+
+def test_phase9_timings_predict_a_synthesis_bound_run(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    answer = set_knobs(qtbot, panel, **PHASE9)
+    predicted = answer.result.scenario.s_per_proof
+    assert 34.5 <= predicted <= 40.0
+    assert shown(panel, "predicted") == round(predicted, 1)
+    assert panel.bars.binding("predicted") == "synthesis"
+    assert panel.bars.binding("measured") == "kernel"
+    assert "synthesis floor" in panel.sentence.text()
+    change = panel.figures["predicted"].note.text()
+    assert change.endswith("% faster")
+    for name in PHASE9:  # a changed knob shows in bold
+        assert panel.spins[name].font().bold()
+    assert not panel.spins["gw"].font().bold()
+
+
+def test_one_worker_with_phase9_timings_is_gpu_worker_bound(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    answer = set_knobs(qtbot, panel, gw=1, **PHASE9)
+    predicted = answer.result.scenario.s_per_proof
+    assert predicted == pytest.approx(42.9, rel=0.05)  # published: 42.9 s/proof
+    assert panel.bars.binding("predicted") == "worker"
+    assert panel.figures["predicted"].note.text().endswith("% slower")
+    assert "GPU worker floor" in panel.sentence.text()
+
+
+def test_reset_restores_the_measured_values(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    set_knobs(qtbot, panel, gw=1, kernel=1824)
+    assert panel.spins["gw"].value() == 1
+    qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
+    assert panel.spins["gw"].value() == 2
+    assert panel.spins["kernel"].value() == 3746
+    assert panel.knobs() == Knobs()
+    assert not panel.spins["kernel"].font().bold()
+    qtbot.waitUntil(lambda: panel.answer().knobs == Knobs(), timeout=TIMEOUT)
+    assert panel.figures["predicted"].number.text() == panel.figures["replayed"].number.text()
+    assert panel.bars.binding("predicted") == "kernel"
+
+
+def test_edits_are_debounced_into_one_replay(qtbot, window, monkeypatch) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    asked: list[Knobs] = []
+    request = panel.runner.request
+    monkeypatch.setattr(panel.runner, "request", lambda s, k: (asked.append(k), request(s, k)))
+    for value in (3000, 2500, 2000, 1824):
+        panel.spins["kernel"].setValue(value)
+        qtbot.wait(20)
+    assert asked == []  # nothing before the edits settle
+    qtbot.waitUntil(lambda: panel.answer().knobs == Knobs(kernel_ms=1824.0), timeout=TIMEOUT)
+    assert asked == [Knobs(kernel_ms=1824.0)]
+
+
+def test_the_latest_request_wins(qtbot) -> None:
+    """Requests made while a replay runs collapse into the newest; stale answers are dropped."""
+    session = open_log(PHASE8).sessions[0]
+    runner = whatif_module.WhatIfRunner()
+    got = []
+    runner.answer_ready.connect(got.append)
+    for kernel in (3000.0, 2500.0, 2000.0):
+        runner.request(session, Knobs(kernel_ms=kernel))
+    qtbot.waitUntil(lambda: bool(got), timeout=TIMEOUT)
+    runner.wait()
+    qtbot.wait(50)
+    assert [a.knobs for a in got] == [Knobs(kernel_ms=2000.0)]
+
+
+def test_values_out_of_range_cannot_be_typed(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    for name, text in (("gw", "0"), ("gpus", "-3"), ("kernel", "0"), ("pw", "99999")):
+        type_into(qtbot, panel.spins[name], text)
+        spin = panel.spins[name]
+        assert spin.minimum() <= spin.value() <= spin.maximum()
+    assert panel.spins["gw"].maximum() == whatif_module.MAX_WORKERS
+    assert panel.spins["kernel"].minimum() > 0
+    panel.knobs()  # whatever was typed makes valid knobs: no KnobError
+
+
+def test_a_replay_error_shows_inline_and_the_window_stays_usable(
+    qtbot, window, monkeypatch
+) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+
+    def refuse(session, knobs, pl=None):
+        raise ValueError("the log has no prep time to scale to 1909 ms")
+
+    monkeypatch.setattr(whatif_module, "what_if", refuse)
+    type_into(qtbot, panel.spins["prep"], "1909")
+    qtbot.waitUntil(lambda: "no prep time" in panel.error.text(), timeout=TIMEOUT)
+    assert "Traceback" not in panel.error.text()
+    assert panel.spins["prep"].isEnabled()
+    # No figure of earlier knobs stays beside the error.
+    assert panel.answer() is None
+    assert panel.figures["predicted"].number.text() == "—"
+    monkeypatch.undo()
+    qtbot.mouseClick(panel.reset_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and panel.answer().knobs == Knobs(), timeout=TIMEOUT
+    )
+    assert panel.error.text() == ""
+
+
+def test_a_session_with_nothing_to_replay_says_so(qtbot) -> None:
+    from tests.ui.conftest import phase8_calls
+    from viewer.model import build_session
+
+    calls = phase8_calls(jobs=1)
+    calls = calls.iloc[:0]
+    panel = WhatIfPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    panel.set_session(build_session(calls), "empty.log")
+    qtbot.waitUntil(lambda: "Nothing to replay" in panel.error.text(), timeout=TIMEOUT)
+    assert panel.answer() is None
+    assert panel.figures["predicted"].number.text() == "—"
+    assert not panel.spins["gw"].isEnabled()
+    panel.runner.wait()
+
+
+def test_a_log_without_cuzk_timing_has_no_prep_or_post_knob(qtbot, window, tmp_path) -> None:
+    grepped = tmp_path / "timeline_only.log"
+    lines = PHASE8.read_text().splitlines(keepends=True)
+    grepped.write_text("".join(line for line in lines if line.startswith("TIMELINE")))
+    answer = open_and_answer(qtbot, window, grepped)
+    panel = window.whatif_panel
+    for name in ("prep", "post"):
+        assert not panel.spins[name].isEnabled()
+        assert panel.measured[name].text() == "not in this log"
+    assert panel.spins["kernel"].isEnabled()
+    assert any("upper bound" in n for n in answer.result.notes)
+    assert "upper bound" in panel.notes.text()
+
+
+# ------------------------------------------------------------------- logs, sessions
+
+
+def test_switching_logs_recomputes_and_never_shows_the_previous_answer(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    set_knobs(qtbot, panel, kernel=1824)
+    shown_answers = []
+    panel.prediction_ready.connect(shown_answers.append)
+    with qtbot.waitSignal(window.timeline_loaded, timeout=TIMEOUT):
+        window.open_paths([PHASE7])
+    new = window.view.session()
+    # Straight after the switch: nothing of the previous log is on screen.
+    assert panel.figures["predicted"].number.text() == "—"
+    assert panel.answer() is None
+    assert panel.bars.binding("predicted") is None
+    qtbot.waitUntil(lambda: panel.answer() is not None, timeout=TIMEOUT)
+    assert all(a.session is new for a in shown_answers)
+    assert panel.spins["gw"].value() == 1  # Phase 7: one worker per GPU
+    assert panel.knobs() == Knobs()  # a new log starts from its own measured values
+    assert shown(panel, "measured") == pytest.approx(59.7, abs=0.1)
+
+
+def test_switching_sessions_recomputes(qtbot, window) -> None:
+    first = open_and_answer(qtbot, window, DAMAGED)
+    panel = window.whatif_panel
+    timeline = window.timeline()
+    other = 1 - window.view.session_index()
+    window.set_session(other)
+    assert panel.answer() is None
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and panel.answer().session is timeline.sessions[other],
+        timeout=TIMEOUT,
+    )
+    assert panel.answer().session is not first.session
+
+
+def test_a_re_read_of_the_same_log_keeps_the_knobs(qtbot) -> None:
+    """Follow mode swaps in a newer read of the same log: the user's knobs stay, and the
+    answer is recomputed for the new read."""
+    panel = WhatIfPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    first = open_log(PHASE8).sessions[0]
+    panel.set_session(first, str(PHASE8))
+    qtbot.waitUntil(lambda: panel.answer() is not None, timeout=TIMEOUT)
+    set_knobs(qtbot, panel, gw=1)
+    again = open_log(PHASE8).sessions[0]
+    panel.set_session(again, str(PHASE8))
+    assert panel.spins["gw"].isEnabled() and panel.spins["gw"].value() == 1
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and panel.answer().session is again, timeout=TIMEOUT
+    )
+    assert panel.answer().knobs == Knobs(gw=1)
+    panel.set_session(open_log(PHASE7).sessions[0], str(PHASE7))  # another log: reset
+    assert panel.knobs() == Knobs() and not panel.spins["gw"].isEnabled()
+    panel.runner.wait()
+
+
+def test_a_hidden_dock_replays_once_shown(qtbot, window) -> None:
+    window.docks["transitions"].raise_()
+    panel = window.whatif_panel
+    with qtbot.waitSignal(window.timeline_loaded, timeout=TIMEOUT):
+        window.open_paths([PHASE8])
+    qtbot.wait(300)
+    assert panel.answer() is None
+    action = window.findChild(QtGui.QAction, "action_whatif")
+    assert action.shortcut() == QtGui.QKeySequence("Ctrl+I")
+    action.trigger()
+    qtbot.waitUntil(lambda: panel.answer() is not None, timeout=TIMEOUT)
+    assert panel.isVisible()
+
+
+def test_the_view_menu_toggles_the_dock(qtbot, window) -> None:
+    dock = window.docks["whatif"]
+    panels = next(a.menu() for a in window.view_menu.actions() if a.menu() and "Panels" in a.text())
+    assert dock.toggleViewAction() in panels.actions()
+    dock.toggleViewAction().trigger()
+    assert dock.isHidden()
+    dock.toggleViewAction().trigger()
+    assert not dock.isHidden()
+
+
+# -------------------------------------------------------------------------- compare
+
+
+def test_show_prediction_beside_opens_both_runs_linked(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    answer = set_knobs(qtbot, panel, gw=1, kernel=1824)
+    with qtbot.waitSignal(panel.compare_opened, timeout=TIMEOUT) as opened:
+        qtbot.mouseClick(panel.compare_button, Qt.MouseButton.LeftButton)
+    cw = opened.args[0]
+    a, b = cw.sessions()
+    assert a is window.view.session()
+    assert b is answer.result.scenario.session
+    assert cw.view_a.lanes() is window.view.lanes()  # the lanes on screen, not rebuilt
+    assert "measured" in cw.pane_a.caption.text()
+    assert "predicted (gw 1, kernel 1824 ms)" in cw.pane_b.caption.text()
+    assert "gw 1, kernel 1824 ms" in cw.windowTitle()
+    oa, ob = cw.offsets()
+    cw.view_a.set_x_range(oa + 1000, oa + 9000)
+    x0, x1 = cw.view_b.x_range()
+    assert (x0, x1) == pytest.approx((ob + 1000, ob + 9000), abs=1e-3)
+    with qtbot.waitSignal(cw.comparison_ready, timeout=TIMEOUT) as ready:
+        pass
+    res = ready.args[0]
+    assert res.whole.b.session is b
+    cw.runner.wait()
+    cw.close()
+
+
+# ----------------------------------------------------------------------- floor bars
+
+
+def floor_bars(qtbot, w: WhatIf, palette: QtGui.QPalette | None = None) -> FloorBars:
+    bars = FloorBars()
+    qtbot.addWidget(bars)
+    if palette is not None:
+        bars.setPalette(palette)
+    bars.resize(520, bars.minimumSizeHint().height())
+    bars.set_floors(w.measured.floors, w.scenario.floors, w.measured.s_per_proof)
+    return bars
+
+
+@pytest.fixture(scope="module")
+def phase9() -> WhatIf:
+    """The Phase 8 sample with Phase 9 timings: kernel binds the measured run, synthesis the
+    prediction."""
+    session = open_log(PHASE8).sessions[0]
+    return what_if(session, Knobs(kernel_ms=1824.0, prep_ms=1909.0, post_ms=504.0))
+
+
+@pytest.mark.parametrize("palette", [None, dark_palette()], ids=["light", "dark"])
+def test_floor_bars_paint_the_binding_floor_in_the_accent(qtbot, phase9, palette) -> None:
+    bars = floor_bars(qtbot, phase9, palette)
+    image = bars.grab().toImage()
+    colors = BarColors.from_palette(bars.palette())
+    accent = bars.palette().color(QtGui.QPalette.ColorRole.Highlight)
+
+    def at(floor: str, run: str) -> QtGui.QColor:
+        r = bars.bar_rect(floor, run)
+        return image.pixelColor(int(r.left() + 5), int(r.center().y()))
+
+    assert at("synthesis", "predicted") == accent  # binds the prediction
+    assert at("kernel", "predicted") == colors.predicted
+    assert at("kernel", "measured") == colors.measured_binding  # binds the measured run
+    assert at("synthesis", "measured") == colors.measured
+    background = bars.palette().color(QtGui.QPalette.ColorRole.Window)
+    for c in (colors.measured, colors.predicted, accent):
+        assert abs(c.lightnessF() - background.lightnessF()) > 0.12 or c == accent
+    # Bars are to scale: kernel 37.5 against 18.2 s/proof.
+    w = phase9
+    ratio = (
+        bars.bar_rect("kernel", "measured").width() / bars.bar_rect("kernel", "predicted").width()
+    )
+    assert ratio == pytest.approx(w.measured.floors.kernel_s / w.scenario.floors.kernel_s, rel=0.02)
+    # The dashed line at the measured s/proof: a foreground pixel between the rows.
+    x = bars.measured_line_x()
+    assert x is not None
+    r = bars.bar_rect("kernel", "measured")
+    assert bars.bar_rect("kernel", "measured").right() == pytest.approx(x, abs=3)
+    column = [image.pixelColor(round(x), y) for y in range(int(r.top()), int(r.top()) + 60)]
+    assert any(abs(c.lightnessF() - background.lightnessF()) > 0.4 for c in column)
+
+
+def test_floor_tooltips_say_what_each_floor_is_and_what_relieves_it(qtbot, phase9) -> None:
+    bars = floor_bars(qtbot, phase9)
+    text = bars.tooltip_text("kernel")
+    assert "measured: kernel 3746 ms × 10 partitions / 1 GPU = 37.5 s/proof  (binds)" in text
+    assert "predicted: kernel 1824 ms × 10 partitions / 1 GPU = 18.2 s/proof" in text
+    assert REMEDY["kernel"] in text
+    synth = bars.tooltip_text("synthesis")
+    assert "/ 10 slots" in synth and REMEDY["synthesis"] in synth
+    assert "GPU workers" in bars.tooltip_text("worker")
+    assert REMEDY["arrival"] in bars.tooltip_text("arrival")
+    r = bars.bar_rect("worker", "predicted")
+    assert bars.floor_at(r.center()) == "worker"
+    assert bars.floor_at(QtCore.QPointF(5, 1)) is None  # the legend
+
+
+def test_the_dock_arranges_itself_to_its_width(qtbot) -> None:
+    panel = WhatIfPanel()
+    qtbot.addWidget(panel)
+    panel.resize(1900, 260)
+    panel.show()
+    qtbot.waitUntil(lambda: panel.arrangement() == "row", timeout=5000)
+    panel.resize(420, 900)
+    qtbot.waitUntil(lambda: panel.arrangement() == "column", timeout=5000)

@@ -1,0 +1,653 @@
+"""The What if dock: the knobs (workers, GPUs, stage means; the measured values as defaults),
+the predicted against the measured s/proof, and the four floors of both runs as bars.
+
+Replays run off the GUI thread (``WhatIfRunner``: one at a time, the latest request wins,
+a new log or session drops what is pending).  ``install(window)`` wires the dock into the
+main window: it follows the session on screen, View > What if (Ctrl+I) raises it, and
+"Show prediction beside" opens the compare window with the measured and predicted runs.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.model import Session
+from viewer.ui.actions import make_action
+from viewer.ui.background import BackgroundWorker
+from viewer.ui.compare_panel import judgement_colors
+from viewer.ui.compare_window import open_runs
+from viewer.ui.floor_bars import FloorBars
+from viewer.ui.lane_data import SessionLanes, build_lanes
+from viewer.ui.panels.common import fmt_pct, section_label
+from viewer.whatif import KnobError, Knobs, WhatIf, plan, sentence, what_if
+from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
+from viewer.whatif.replay import stage_means
+
+Qt = QtCore.Qt
+#: Knob edits within this long collapse into one replay.
+DEBOUNCE_MS = 300
+GAP = 16  # between the dock's parts
+#: Whole-number knobs: name, caption, upper bound, tooltip.
+COUNTS = (
+    ("gw", "GPU workers / GPU", MAX_WORKERS, "GPU workers per GPU (gw): 2 since Phase 8"),
+    ("pw", "Synthesis slots", MAX_PW, "partitions synthesized at once on the CPU (pw)"),
+    ("gpus", "GPUs", MAX_GPUS, "GPUs; all their workers share one queue"),
+)
+#: Stage means: name, caption.
+MEANS = (
+    ("kernel", "Kernel"),
+    ("prep", "CPU prep"),
+    ("post", "Post"),
+    ("synth", "Synthesis"),
+)
+
+
+@dataclass(frozen=True, eq=False)
+class Answer:
+    """One replay of ``session`` with ``knobs``: the what-if, or why there is none."""
+
+    session: Session
+    knobs: Knobs
+    defaults: dict[str, float] = field(default_factory=dict)  # knob -> measured value
+    result: WhatIf | None = None
+    error: str = ""
+
+
+class WhatIfRunner(QtCore.QObject):
+    """``request(session, knobs)`` -> ``answer_ready(Answer)`` for the latest request only.
+
+    One replay runs at a time on a background thread; requests made meanwhile collapse
+    into the newest, so a burst of edits costs at most one stale replay.  The plan of
+    the last session is kept (on the worker thread) for the next knobs.
+    ``request_lanes(sessions)`` -> ``lanes_ready(tuple)`` builds lanes off the GUI thread.
+    """
+
+    answer_ready = QtCore.Signal(object)
+    lanes_ready = QtCore.Signal(object)
+    failed = QtCore.Signal(str)
+
+    def __init__(self, parent: QtCore.QObject | None = None) -> None:
+        super().__init__(parent)
+        self._worker = BackgroundWorker(self, "whatif")
+        self._worker.finished.connect(self._on_done)
+        self._generation = 0
+        self._lanes_generation = 0
+        self._pending: tuple | None = None
+        self._busy = False
+        self._plan: tuple | None = None  # (session, Plan): worker thread only
+
+    def request(self, session: Session, knobs: Knobs) -> None:
+        self._generation += 1
+        self._pending = (self._generation, session, knobs)
+        self._submit()
+
+    def cancel(self) -> None:
+        """Drop what is pending; a replay already running finishes unseen."""
+        self._generation += 1
+        self._lanes_generation += 1
+        self._pending = None
+
+    def request_lanes(self, sessions: tuple[Session, ...]) -> None:
+        self._lanes_generation += 1
+        token = ("lanes", self._lanes_generation)
+        self._worker.submit(token, lambda: tuple(build_lanes(s) for s in sessions))
+
+    def _submit(self) -> None:
+        if self._busy or self._pending is None:
+            return
+        generation, session, knobs = self._pending
+        self._pending = None
+        self._busy = True
+        self._worker.submit(("whatif", generation), self._compute, session, knobs)
+
+    def _compute(self, session: Session, knobs: Knobs) -> Answer:
+        """On the worker thread."""
+        if self._plan is None or self._plan[0] is not session:
+            self._plan = None
+            try:
+                self._plan = (session, plan(session))
+            except ValueError as exc:
+                return Answer(session, knobs, error=f"Nothing to replay: {exc}.")
+        pl = self._plan[1]
+        defaults = {"gw": pl.cfg.gw, "pw": pl.cfg.pw, "gpus": pl.cfg.gpus, **stage_means(pl)}
+        try:
+            result = what_if(session, knobs, pl=pl)
+        except ValueError as exc:  # KnobError included
+            return Answer(session, knobs, defaults, error=str(exc))
+        return Answer(session, knobs, defaults, result)
+
+    def _on_done(self, token: tuple, result, error: str) -> None:
+        kind, generation = token
+        if kind == "lanes":
+            if generation != self._lanes_generation:
+                return
+            if error:
+                self.failed.emit(error)
+            else:
+                self.lanes_ready.emit(result)
+            return
+        self._busy = False
+        self._submit()
+        if generation != self._generation:
+            return  # superseded by a newer request
+        if error:
+            self.failed.emit(error)
+        else:
+            self.answer_ready.emit(result)
+
+    def wait(self, msecs: int = 30000) -> bool:
+        """Block until the background work is done (tests and shutdown)."""
+        return self._worker.wait(msecs)
+
+
+def _label(text: str = "", *, wrap: bool = False, scale: float = 1.0, bold: bool = False):
+    label = QtWidgets.QLabel(text)
+    label.setTextFormat(Qt.TextFormat.PlainText)
+    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setWordWrap(wrap)
+    if scale != 1.0 or bold:
+        font = label.font()
+        font.setPointSizeF(font.pointSizeF() * scale)
+        font.setBold(bold)
+        label.setFont(font)
+    return label
+
+
+def _signed_pct(fraction: float) -> str:
+    text = f"{fraction * 100:+.1f} %"
+    return "0.0 %" if text[1:] == "0.0 %" else text
+
+
+def _per_proof(seconds: float | None) -> str:
+    return "—" if seconds is None or math.isnan(seconds) else f"{seconds:.1f}"
+
+
+class _Figure(QtWidgets.QWidget):
+    """A caption above a big number with its unit, and a small line below."""
+
+    def __init__(self, caption: str, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.caption = _label(caption)
+        self.number = _label("—", scale=1.9, bold=True)
+        self.unit = _label("s/proof")
+        self.note = _label()
+        row = QtWidgets.QHBoxLayout()
+        row.setSpacing(4)
+        row.addWidget(self.number, 0, Qt.AlignmentFlag.AlignBaseline)
+        row.addWidget(self.unit, 0, Qt.AlignmentFlag.AlignBaseline)
+        row.addStretch(1)
+        layout = QtWidgets.QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        layout.addWidget(self.caption)
+        layout.addLayout(row)
+        layout.addWidget(self.note)
+
+
+class WhatIfPanel(QtWidgets.QScrollArea):
+    """Knobs -> a replay in the background -> predicted against measured s/proof and floors.
+
+    ``set_session(session, source)`` follows the session on screen; ``prediction_ready(answer)``
+    fires when a new answer is shown; ``compare_opened(window)`` when "Show prediction
+    beside" has opened the compare window.  ``measured_lanes(session)`` may give the lanes
+    already built for the measured session (the main window's view).
+    """
+
+    prediction_ready = QtCore.Signal(object)
+    compare_opened = QtCore.Signal(object)
+
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.measured_lanes = lambda session: None
+        self._session: Session | None = None
+        self._key: tuple | None = None
+        self._source = ""
+        self._defaults: dict[str, float] = {}
+        self._defaults_key: tuple | None = None  # the (log, session) they were measured on
+        self._edited: dict[str, float | int] = {}  # Knobs field -> value, set by the user
+        self._answer: Answer | None = None
+        self._stale = False  # a replay is due once the panel is on screen
+        self._on_screen = True  # False while its dock is closed or behind another tab
+        self._compare_answer: Answer | None = None
+        self._compare_measured_lanes: SessionLanes | None = None
+
+        self.runner = WhatIfRunner(self)
+        self.runner.answer_ready.connect(self._on_answer)
+        self.runner.lanes_ready.connect(self._on_lanes)
+        self.runner.failed.connect(self._on_failed)
+        self._timer = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
+        self._timer.timeout.connect(self._request)
+
+        self.spins: dict[str, QtWidgets.QAbstractSpinBox] = {}
+        self.measured: dict[str, QtWidgets.QLabel] = {}
+        self._build()
+        self._clear_results("Open a log to replay it with other workers, GPUs or timings.")
+
+    # ---------------------------------------------------------------- building
+    def _build(self) -> None:
+        counts = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(counts)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(section_label("Pipeline"), 0, 0, 1, 3)
+        for row, (name, caption, top, tip) in enumerate(COUNTS, start=1):
+            spin = QtWidgets.QSpinBox()
+            spin.setRange(1, top)
+            self._add_knob(grid, row, name, caption, spin, tip)
+        self.reset_button = QtWidgets.QPushButton("Reset to measured")
+        self.reset_button.setToolTip("Every knob back to what the log measured")
+        self.reset_button.clicked.connect(self.reset)
+        grid.addWidget(self.reset_button, len(COUNTS) + 1, 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
+
+        means = QtWidgets.QWidget()
+        grid = QtWidgets.QGridLayout(means)
+        grid.setContentsMargins(0, 0, 0, 0)
+        grid.addWidget(section_label("Mean per partition"), 0, 0, 1, 3)
+        for row, (name, caption) in enumerate(MEANS, start=1):
+            spin = QtWidgets.QDoubleSpinBox()
+            spin.setDecimals(0)
+            spin.setRange(1.0, MAX_MS)
+            spin.setSuffix(" ms")
+            spin.setSingleStep(50.0)
+            tip = f"{STAGES[name]}: each partition is scaled to this mean (its spread kept)"
+            self._add_knob(grid, row, name, caption, spin, tip)
+
+        self.figures = {k: _Figure(k.capitalize()) for k in ("measured", "replayed", "predicted")}
+        self.figures["replayed"].setToolTip(
+            "The replay of the log unchanged: how far it is from the measured s/proof says "
+            "how far to trust the prediction"
+        )
+        self.efficiency = _label()
+        self.sentence = _label(wrap=True)
+        self.notes = _label(wrap=True)
+        self.error = _label(wrap=True)
+        self.status = _label(wrap=True)
+        self.compare_button = QtWidgets.QPushButton("Show prediction beside")
+        self.compare_button.setToolTip(
+            "Open the compare window: the measured run (A) and the predicted run (B), "
+            "their lanes linked"
+        )
+        self.compare_button.clicked.connect(self.show_prediction_beside)
+        numbers = QtWidgets.QHBoxLayout()
+        numbers.setSpacing(12)
+        for fig in self.figures.values():
+            numbers.addWidget(fig)
+        numbers.addStretch(1)
+        # Messages come and go: they must not widen the column (that would re-arrange).
+        self.status.setSizePolicy(
+            QtWidgets.QSizePolicy.Policy.Ignored, QtWidgets.QSizePolicy.Policy.Preferred
+        )
+        head = QtWidgets.QHBoxLayout()
+        head.addWidget(section_label("Seconds per proof"))
+        head.addStretch(1)
+        head.addWidget(self.compare_button, 0, Qt.AlignmentFlag.AlignBottom)
+        results = QtWidgets.QWidget()
+        col = QtWidgets.QVBoxLayout(results)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(3)
+        col.addLayout(head)
+        col.addLayout(numbers)
+        for w in (self.efficiency, self.sentence, self.notes, self.error, self.status):
+            col.addWidget(w)
+        col.addStretch(1)
+
+        self.bars = FloorBars()
+        floors = QtWidgets.QWidget()
+        col = QtWidgets.QVBoxLayout(floors)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.addWidget(section_label("Floors (s/proof; the highest binds)"))
+        col.addWidget(self.bars)
+        col.addStretch(1)
+
+        self._knobs_box = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        self._results_box = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        self._main_box = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
+        top_left = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
+        for part in (counts, means):
+            self._knobs_box.addWidget(part, 0, top_left)
+        self._knobs_box.addStretch(1)  # side by side, the two grids keep to the left
+        self._results_box.addWidget(results, 3, Qt.AlignmentFlag.AlignTop)
+        self._results_box.addWidget(floors, 4, Qt.AlignmentFlag.AlignTop)
+        for box in (self._knobs_box, self._results_box, self._main_box):
+            box.setSpacing(GAP)
+        # On wide screens the figures and bars stop growing: labels stay near their values.
+        results.setMaximumWidth(results.fontMetrics().horizontalAdvance("x") * 110)
+        floors.setMaximumWidth(floors.fontMetrics().horizontalAdvance("x") * 130)
+        self._main_box.addLayout(self._knobs_box)
+        self._main_box.addLayout(self._results_box, 1)
+        self._parts = (counts, means, results, floors)
+        container = QtWidgets.QWidget()
+        outer = QtWidgets.QVBoxLayout(container)
+        outer.setContentsMargins(8, 2, 8, 4)
+        outer.addLayout(self._main_box)
+        outer.addStretch(1)
+        self.setWidget(container)
+
+    def _add_knob(self, grid, row: int, name: str, caption: str, spin, tip: str) -> None:
+        spin.setKeyboardTracking(True)
+        spin.setAlignment(Qt.AlignmentFlag.AlignRight)
+        spin.setAccelerated(True)
+        spin.setToolTip(tip)
+        spin.setEnabled(False)
+        spin.valueChanged.connect(lambda _v, n=name: self._on_knob_changed(n))
+        # As wide as its widest value, so the grid keeps still as values change.
+        widest = f"{spin.maximum():.0f}{spin.suffix()}"
+        spin.setFixedWidth(spin.fontMetrics().horizontalAdvance(widest) + 36)
+        measured = _label()
+        if isinstance(spin, QtWidgets.QDoubleSpinBox):  # room for any measured mean
+            measured.setMinimumWidth(measured.fontMetrics().horizontalAdvance("measured 99999 ms"))
+        label = _label(caption)
+        label.setBuddy(spin)
+        label.setToolTip(tip)
+        grid.addWidget(label, row, 0)
+        grid.addWidget(spin, row, 1)
+        grid.addWidget(measured, row, 2)
+        self.spins[name] = spin
+        self.measured[name] = measured
+
+    # --------------------------------------------------------------- layout
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        self._arrange()
+
+    def _arrange(self) -> None:
+        """One row when everything fits, else knobs above results, else one column."""
+        width = self.viewport().width() - 16
+        widths = [p.minimumSizeHint().width() for p in self._parts]
+        Dir = QtWidgets.QBoxLayout.Direction
+        if sum(widths) + 3 * GAP <= width:
+            dirs = (Dir.LeftToRight, Dir.LeftToRight, Dir.LeftToRight)
+        elif max(widths[0] + widths[1], widths[2] + widths[3]) + GAP <= width:
+            dirs = (Dir.TopToBottom, Dir.LeftToRight, Dir.LeftToRight)
+        else:
+            dirs = (Dir.TopToBottom, Dir.TopToBottom, Dir.TopToBottom)
+        for box, d in zip((self._main_box, self._knobs_box, self._results_box), dirs, strict=True):
+            if box.direction() != d:
+                box.setDirection(d)
+
+    def arrangement(self) -> str:
+        """The layout in use: "row", "two rows" or "column" (tests and screenshots)."""
+        if self._main_box.direction() == QtWidgets.QBoxLayout.Direction.LeftToRight:
+            return "row"
+        if self._knobs_box.direction() == QtWidgets.QBoxLayout.Direction.LeftToRight:
+            return "two rows"
+        return "column"
+
+    # ---------------------------------------------------------------- session
+    def session(self) -> Session | None:
+        return self._session
+
+    def answer(self) -> Answer | None:
+        """The answer on screen (None while the first one for this session is computed)."""
+        return self._answer
+
+    def set_session(self, session: Session | None, source: str | Path = "") -> None:
+        """Follow ``session`` of the log ``source``.  The user's knobs are kept while the
+        log and session stay the same (follow mode's re-reads), else reset."""
+        if session is self._session:
+            return
+        key = None if session is None else (str(source), session.index)
+        same = key is not None and key == self._key
+        self._session, self._key, self._source = session, key, str(source)
+        self.runner.cancel()
+        self._timer.stop()
+        if not same:  # a re-read of the same run keeps its knobs usable meanwhile
+            self._defaults_key = None
+            for spin in self.spins.values():
+                spin.setEnabled(False)
+            self._edited.clear()
+            self._answer = None
+            self._clear_results(
+                "computing…"
+                if session is not None
+                else "Open a log to replay it with other workers, GPUs or timings."
+            )
+        if session is not None:
+            self._request()
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        if self._stale:
+            self._request()
+
+    def set_on_screen(self, visible: bool) -> None:
+        """Whether the dock shows the panel (its tab raised, not closed): replays wait for it."""
+        self._on_screen = visible
+        if visible and self._stale:
+            self._request()
+
+    # ------------------------------------------------------------------ knobs
+    def knobs(self) -> Knobs:
+        """The knobs the user changed (KnobError when one is out of range)."""
+        return Knobs(**self._edited)
+
+    def reset(self) -> None:
+        self._edited.clear()
+        self._show_defaults()
+        self._request()
+
+    def _field(self, name: str) -> str:
+        return name if name in self._count_names() else f"{name}_ms"
+
+    @staticmethod
+    def _count_names() -> tuple[str, ...]:
+        return tuple(c[0] for c in COUNTS)
+
+    def _is_default(self, name: str, value: float) -> bool:
+        default = self._defaults.get(name)
+        if default is None or not math.isfinite(default):
+            return True
+        return round(value) == round(default)
+
+    def _on_knob_changed(self, name: str) -> None:
+        if self._defaults_key != self._key:
+            return
+        spin = self.spins[name]
+        value = spin.value()
+        key = self._field(name)
+        if self._is_default(name, value):
+            self._edited.pop(key, None)
+        else:
+            self._edited[key] = int(value) if name in self._count_names() else float(value)
+        self._mark(name)
+        self.status.setText("")
+        self._timer.start()
+
+    def _mark(self, name: str) -> None:
+        """A knob changed from its measured value shows in bold."""
+        spin = self.spins[name]
+        font = spin.font()
+        font.setBold(self._field(name) in self._edited)
+        spin.setFont(font)
+
+    def _show_defaults(self) -> None:
+        for name, spin in self.spins.items():
+            default = self._defaults.get(name, math.nan)
+            known = math.isfinite(default) and default > 0
+            value = self._edited.get(self._field(name), default if known else spin.minimum())
+            if spin.value() != round(value):  # leave a spin box being typed in alone
+                spin.blockSignals(True)
+                spin.setValue(value)
+                spin.blockSignals(False)
+            spin.setEnabled(known)
+            unit = "" if name in self._count_names() else " ms"
+            self.measured[name].setText(
+                f"measured {default:.0f}{unit}" if known else "not in this log"
+            )
+            self._mark(name)
+        self._arrange()
+
+    def _request(self) -> None:
+        self._timer.stop()
+        if self._session is None:
+            return
+        if not (self.isVisible() and self._on_screen):
+            self._stale = True  # replayed when the dock is shown
+            return
+        self._stale = False
+        try:
+            knobs = self.knobs()
+        except KnobError as exc:
+            self.error.setText(str(exc))
+            return
+        self.error.setText("")
+        self.status.setText("computing…")
+        self.runner.request(self._session, knobs)
+
+    # ---------------------------------------------------------------- answers
+    def _on_answer(self, answer: Answer) -> None:
+        if answer.session is not self._session:
+            return  # an earlier log's (never shown)
+        fresh = self._defaults_key != self._key or answer.defaults != self._defaults
+        if answer.defaults and fresh:
+            self._defaults = answer.defaults
+            self._defaults_key = self._key
+            for key in [k for k in self._edited if k.removesuffix("_ms") not in self._defaults]:
+                del self._edited[key]
+            self._show_defaults()
+        self.status.setText("")
+        if answer.error:  # no figures for these knobs: none of earlier ones either
+            self._answer = None
+            self._clear_results("")
+            self.error.setText(answer.error)
+            return
+        self.error.setText("")
+        self._answer = answer
+        self._show(answer)
+        self.prediction_ready.emit(answer)
+
+    def _on_failed(self, message: str) -> None:
+        self.status.setText("")
+        self.error.setText(f"The replay failed: {message}")
+
+    def _clear_results(self, status: str) -> None:
+        for fig in self.figures.values():
+            fig.number.setText("—")
+            fig.note.setText("")
+        self.efficiency.setText("")
+        self.sentence.setText("")
+        self.notes.setText("")
+        self.error.setText("")
+        self.status.setText(status)
+        self.bars.clear()
+        self.compare_button.setEnabled(False)
+
+    def _show(self, answer: Answer) -> None:
+        w = answer.result
+        m, b, s = w.measured, w.baseline, w.scenario
+        f = self.figures
+        f["measured"].number.setText(_per_proof(m.s_per_proof))
+        f["measured"].note.setText(f"{m.floors.jobs} jobs")
+        f["replayed"].number.setText(_per_proof(b.s_per_proof))
+        err = w.replay_error
+        f["replayed"].note.setText("" if err is None else f"{_signed_pct(err)} vs measured")
+        f["predicted"].number.setText(_per_proof(s.s_per_proof))
+        change = w.change
+        note = f["predicted"].note
+        if change is None:
+            note.setText("")
+            note.setStyleSheet("")
+        else:
+            colors = judgement_colors(self.palette())
+            word = "faster" if change < 0 else "slower"
+            same = abs(change) < 0.005
+            note.setText("no change" if same else f"{abs(change) * 100:.1f} % {word}")
+            tone = "" if same else colors["better" if change < 0 else "worse"].name()
+            note.setStyleSheet(f"color: {tone}; font-weight: bold;" if tone else "")
+        self.efficiency.setText(
+            f"GPU efficiency: measured {fmt_pct(m.gpu_efficiency)}, "
+            f"predicted {fmt_pct(s.gpu_efficiency)}"
+        )
+        self.sentence.setText(sentence(w))
+        self.notes.setText("\n".join(f"• {n}" for n in w.notes))
+        self.notes.setVisible(bool(w.notes))
+        self.bars.set_floors(m.floors, s.floors, m.s_per_proof)
+        self.compare_button.setEnabled(True)
+
+    # ---------------------------------------------------------------- compare
+    def _source_name(self) -> str:
+        return Path(self._source).name if self._source else ""
+
+    def show_prediction_beside(self) -> None:
+        """Open the compare window: measured (A) against predicted (B), lanes built off the
+        GUI thread first."""
+        a = self._answer
+        if a is None or a.result is None:
+            return
+        self._compare_answer = a
+        self.compare_button.setEnabled(False)
+        self.status.setText("preparing the lanes…")
+        measured = self.measured_lanes(a.session)
+        self._compare_measured_lanes = measured
+        predicted = a.result.scenario.session
+        self.runner.request_lanes((predicted,) if measured is not None else (a.session, predicted))
+
+    def _on_lanes(self, lanes: tuple[SessionLanes, ...]) -> None:
+        a, self._compare_answer = self._compare_answer, None
+        self.status.setText("")
+        self.compare_button.setEnabled(self._answer is not None)
+        if a is None or a.session is not self._session:
+            return
+        pair = (self._compare_measured_lanes, *lanes) if len(lanes) == 1 else lanes
+        self._compare_measured_lanes = None
+        # Short: the compare table heads its columns with these labels.
+        label_a = "measured" if not a.session.index else f"measured session {a.session.index + 1}"
+        cw = open_runs(
+            self.window(),
+            a.session,
+            a.result.scenario.session,
+            label_a,
+            "predicted",
+            source_a=self._source,
+            lanes=pair,
+            details=(self._source_name(), a.knobs.describe()),
+        )
+        cw.setWindowTitle(f"{label_a} vs predicted ({a.knobs.describe()}) — cuzk Timeline Viewer")
+        self.compare_opened.emit(cw)
+
+
+# ---------------------------------------------------------------- main window hooks
+
+
+def _lanes_on_screen(window, session: Session) -> SessionLanes | None:
+    lanes = window.view.lanes()
+    return lanes if lanes is not None and lanes.session is session else None
+
+
+def _follow(window, panel: WhatIfPanel) -> None:
+    timeline = window.view.timeline()
+    panel.set_session(window.view.session(), "" if timeline is None else timeline.source)
+
+
+def _raise(window, dock: QtWidgets.QDockWidget) -> None:
+    dock.show()
+    dock.raise_()
+    first = window.whatif_panel.spins["gw"]
+    if first.isEnabled():
+        first.setFocus()
+
+
+def install(window) -> QtGui.QAction:
+    """Make ``window.whatif_panel`` (in ``window.docks["whatif"]``) follow the session on
+    screen, and add View > What if (Ctrl+I), which shows and raises its dock."""
+    panel: WhatIfPanel = window.whatif_panel
+    dock = window.docks["whatif"]
+    panel.measured_lanes = lambda session: _lanes_on_screen(window, session)
+    dock.visibilityChanged.connect(panel.set_on_screen)
+    window.view.session_changed.connect(lambda _index: _follow(window, panel))
+    action = make_action(
+        window,
+        "What &if…",
+        lambda: _raise(window, dock),
+        "Ctrl+I",
+        "Replay the run with other workers, GPUs or timings: what would help",
+    )
+    action.setObjectName("action_whatif")
+    window.view_menu.addAction(action)
+    _follow(window, panel)
+    return action
