@@ -313,6 +313,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self._knobs_box.addStretch(1)  # side by side, the two grids keep to the left
         self._results_box.addWidget(results, 3, Qt.AlignmentFlag.AlignTop)
         self._results_box.addWidget(floors, 4, Qt.AlignmentFlag.AlignTop)
+        self._results_box.addStretch(1)  # past their widest, the space goes to the right
         for box in (self._knobs_box, self._results_box, self._main_box):
             box.setSpacing(GAP)
         # On wide screens the figures and bars stop growing: labels stay near their values.
