@@ -13,19 +13,11 @@ from dataclasses import dataclass
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
+from viewer.ui.palette import mix
 
 Qt = QtCore.Qt
 RUNS = ("measured", "predicted")
 LEGEND = ("measured", "predicted", "binds", "measured s/proof")
-
-
-def _mix(a: QtGui.QColor, b: QtGui.QColor, t: float) -> QtGui.QColor:
-    """``a`` moved a fraction ``t`` towards ``b``, in 8-bit channels (as painted)."""
-    return QtGui.QColor(
-        round(a.red() + (b.red() - a.red()) * t),
-        round(a.green() + (b.green() - a.green()) * t),
-        round(a.blue() + (b.blue() - a.blue()) * t),
-    )
 
 
 @dataclass(frozen=True)
@@ -47,12 +39,12 @@ class BarColors:
         accent = palette.color(roles.Highlight)
         dark = base.lightnessF() < 0.5
         return cls(
-            measured=_mix(base, text, 0.22),
-            predicted=_mix(base, text, 0.45),
-            measured_binding=_mix(accent, base, 0.5),
+            measured=mix(base, text, 0.22),
+            predicted=mix(base, text, 0.45),
+            measured_binding=mix(accent, base, 0.5),
             predicted_binding=accent,
             text=text,
-            muted=_mix(base, text, 0.6),
+            muted=mix(base, text, 0.6),
             # On a dark window the accent itself may be too deep for text: lighten it.
             accent_text=accent.lighter(140) if dark else accent.darker(115),
         )

@@ -32,7 +32,7 @@ def job_color(job: int) -> QtGui.QColor:
     return QtGui.QColor(JOB_COLORS[job % len(JOB_COLORS)])
 
 
-def _mix(a: QtGui.QColor, b: QtGui.QColor, t: float) -> QtGui.QColor:
+def mix(a: QtGui.QColor, b: QtGui.QColor, t: float) -> QtGui.QColor:
     """``a`` moved a fraction ``t`` towards ``b``."""
     return QtGui.QColor.fromRgbF(
         a.redF() + (b.redF() - a.redF()) * t,
@@ -80,11 +80,11 @@ class Theme:
             dark=dark,
             background=bg,
             foreground=fg,
-            band=_mix(bg, fg, 0.08),
-            separator=_mix(bg, fg, 0.18),
-            mixed=_mix(bg, fg, 0.45),
-            busy=_mix(bg, fg, 0.32),
-            wait=_mix(bg, fg, 0.6),
+            band=mix(bg, fg, 0.08),
+            separator=mix(bg, fg, 0.18),
+            mixed=mix(bg, fg, 0.45),
+            busy=mix(bg, fg, 0.32),
+            wait=mix(bg, fg, 0.6),
             highlight=QtGui.QColor("#ffd400" if dark else "#1a1a1a"),
             gap=(
                 amber,
@@ -95,7 +95,7 @@ class Theme:
             cross_band=with_alpha(red, 0.16),
             cold=with_alpha(fg, 0.06),
             cold_hatch=with_alpha(fg, 0.22),
-            marker=_mix(bg, fg, 0.75),
+            marker=mix(bg, fg, 0.75),
             label_bg=with_alpha(bg, 0.85),
             selection=with_alpha(palette.color(QtGui.QPalette.ColorRole.Highlight), 0.22),
         )
