@@ -49,3 +49,55 @@ def big_gz() -> Path:
             subprocess.run(["gzip", "-1", "-c", str(plain)], check=True, stdout=out)
         tmp.rename(path)
     return path
+
+
+#: One record as the daemon writes it (a GPU_START with a UUID job id).
+RECORD = b"TIMELINE,123456,GPU_START,0b7c6a52-8e5f-4d2b-9a1c-3f2e1d0c9b8a,worker=0,partition=3"
+
+
+def _write_once(name: str, write) -> Path:
+    """``bench_data/NAME``, written by ``write(file)`` on first use."""
+    path = DATA / name
+    if not path.exists():
+        DATA.mkdir(exist_ok=True)
+        tmp = path.with_suffix(".part")
+        with open(tmp, "wb") as out:
+            write(out)
+        tmp.rename(path)
+    return path
+
+
+def _repeat(out, unit: bytes, size: int) -> None:
+    block = unit * max(1, (8 << 20) // len(unit))
+    for _ in range(size // len(block)):
+        out.write(block)
+    out.write(unit * ((size % len(block)) // len(unit)))
+
+
+def hostile_logs() -> dict[str, Path]:
+    """The hostile shapes of issue 13, item 12, by what they are: records glued into one
+    200 MB line (over MAX_LINE: skipped whole), into 50 MB lines (under it: read), and
+    2 GB of one line repeated; and 200 MB of distinct events (one call's GPU_START at
+    every millisecond: every line differs, every event but the first repeats it)."""
+
+    def distinct(out) -> None:
+        line = RECORD.replace(b"123456", b"%d") + b"\n"
+        for k in range(0, (200 << 20) // len(line), 100_000):
+            out.write(b"".join(line % (10**6 + i) for i in range(k, k + 100_000)))
+
+    return {
+        "records glued into one 200 MB line": _write_once(
+            "hostile-glued-200MB-line.log",
+            lambda out: (_repeat(out, RECORD, 200 << 20), out.write(b"\n")),
+        ),
+        "records glued into 50 MB lines": _write_once(
+            "hostile-glued-50MB-lines.log",
+            lambda out: [_repeat(out, RECORD, 50 << 20) or out.write(b"\n") for _ in range(4)],
+        ),
+        "one line repeated, 2 GB": _write_once(
+            "hostile-repeated-line-2GB.log", lambda out: _repeat(out, RECORD + b"\n", 2 << 30)
+        ),
+        "distinct events of one call, 200 MB": _write_once(
+            "hostile-distinct-events-200MB.log", distinct
+        ),
+    }

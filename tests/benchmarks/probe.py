@@ -11,6 +11,7 @@ import sys
 import time
 
 import viewer.io  # noqa: F401 - the baseline includes the package and its imports
+from viewer.io import LogError
 from viewer.io.reader import open_log, read_events
 
 
@@ -44,10 +45,14 @@ def main(mode: str, path: str) -> None:
         ev = read_events(path)
         out["events"] = len(ev["seq"])
     elif mode == "load":
-        tl = open_log(path)
-        out["events"] = tl.events
-        out["held"] = _held(tl)
-        out["calls"] = sum(len(s.partitions) for s in tl.sessions)
+        try:
+            tl = open_log(path)
+        except LogError as exc:  # a hostile file may be refused: its cost still counts
+            out["error"] = str(exc)
+        else:
+            out["events"] = tl.events
+            out["held"] = _held(tl)
+            out["calls"] = sum(len(s.partitions) for s in tl.sessions)
     out["seconds"] = time.perf_counter() - t
     out["cpu"] = time.process_time() - cpu  # the machine is shared: CPU time is steadier
     out["maxrss"] = _peak_rss()

@@ -17,7 +17,7 @@ from test_damage import apply, damage
 
 from viewer.io import fastscan, open_log
 from viewer.io.fastscan import Ordinals
-from viewer.io.parse import EVENT_COLUMNS, merge_batches, parse_records
+from viewer.io.parse import EVENT_COLUMNS, fold_copies, merge_batches, parse_records
 from viewer.io.scan import CUZK_FORMS, RawBatch, find_records
 from viewer.io.source import MAX_LINE
 
@@ -88,7 +88,7 @@ LINES[4:4] = cuzk_block(5, 7)
 def python_scan(data: bytes, jobs: dict[bytes, int]):
     raw = RawBatch()
     find_records(data, 0, len(data), raw)
-    return parse_records(raw, jobs), len(raw.items)
+    return fold_copies(parse_records(raw, jobs)), len(raw.items)
 
 
 def assert_same(a, a_jobs, b, b_jobs) -> None:
@@ -100,6 +100,7 @@ def assert_same(a, a_jobs, b, b_jobs) -> None:
             x, y = [a_ids[j] for j in x], [b_ids[j] for j in y]
         np.testing.assert_array_equal(x, y, err_msg=col)
         assert np.asarray(x).dtype == np.asarray(y).dtype or col == "job", col
+    assert a.copy_seq.tolist() == b.copy_seq.tolist() and a.copy_n.tolist() == b.copy_n.tolist()
     assert a.skipped_seq.tolist() == b.skipped_seq.tolist()
     assert a.skipped_reason == b.skipped_reason
     assert [(s, a_ids[j], k) for s, j, k in a.kinds] == [(s, b_ids[j], k) for s, j, k in b.kinds]

@@ -62,6 +62,23 @@ def test_glued_lines(tmp_path):
     assert s.events == 3 and s.partitions.iloc[0].gpu_end == 508
 
 
+def test_records_of_both_kinds_glued_into_one_line(tmp_path):
+    """Each TIMELINE, or CUZK_TIMING: starts a record: a torn write that glued a call's
+    GPU_END, its b_g2 line and the next GPU_START loses none of them."""
+    a = partition_lines("j", 0, 5, 0)
+    b = partition_lines("j", 1, 600, 1)
+    glued = a[5] + "CUZK_TIMING: b_g2_msm_ms=380 num_circuits=1" + b[4]
+    lines = [*a[:5], *cuzk_block(5, 7)[:-1], glued, *cuzk_block(6, 8)[1:-1], b[5]]
+    for pure in ("", "1"):
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("CUZK_PURE_PYTHON", pure)
+            (s,) = load(tmp_path, lines).sessions
+        assert s.events == 8 and s.skipped == {}, pure
+        rows = s.partitions.set_index("partition")
+        assert rows.loc[0, "gpu_end"] == 508 and rows.loc[0, "b_g2_msm_ms"] == 380
+        assert rows.loc[1, "gpu_start"] == 703 and rows.loc[1, "kernel_ms"] == 3746
+
+
 def test_torn_line_glued_to_the_next(tmp_path):
     a, b = partition_lines("j", 0, 5, 0)[4:]
     (s,) = load(tmp_path, [a[:20] + b]).sessions

@@ -32,3 +32,21 @@ def test_prefilter_finds_what_the_definition_finds(steps, walk):
     if walk:
         o = np.cumsum(o)
     assert _first_restart(o) == reference(o)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(st.tuples(st.integers(-1500, 1500), st.integers(1, 12)), max_size=40),
+    st.booleans(),
+)
+def test_folded_copies_find_what_the_repeated_events_find(runs, walk):
+    """Events with exact copies folded into them (``w`` times in a row) split where the
+    events written out in full split, and never at a copy."""
+    o = np.array([v for v, _ in runs], dtype=np.float64)
+    if walk:
+        o = np.cumsum(o)
+    w = np.array([k for _, k in runs], dtype=np.int64)
+    hit = reference(np.repeat(o, w))
+    heads = np.concatenate([[0], np.cumsum(w)[:-1]]).tolist()
+    assert hit is None or hit in heads
+    assert _first_restart(o, w) == (None if hit is None else heads.index(hit))

@@ -250,6 +250,9 @@ typedef struct {
     Vec markers;   /* (matches before the marker's line, kind, heap offset, length) */
     Vec skips;     /* (matches before the line, heap offset, length of the reason) */
     Vec job_spans; /* (heap offset, length) of each local job id */
+    Vec copies;    /* (row, copies) of the rows exact copies were folded into */
+    int64_t last_ord;              /* the ordinal of the last TIMELINE row taken */
+    size_t last_markers, last_skips; /* markers.len and skips.len then */
     Vec heap;
     Jobs jobs;
     int64_t matches;
@@ -319,6 +322,29 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     }
     int32_t code = jobs_code(&o->jobs, &o->heap, &o->job_spans, job, job_len);
     if (code < 0) return -1;
+    size_t rows = c->ord.len / 8;
+    if (!kind && rows && ord == o->last_ord + 1 && o->markers.len == o->last_markers &&
+        o->skips.len == o->last_skips) {
+        /* An exact copy of the row just before it, with nothing between (no other record,
+         * marker or skipped line): a count on that row, not a row (parse.fold_copies). */
+        size_t r = rows - 1;
+        int64_t *last = o->copies.len ? (int64_t *)(o->copies.data + o->copies.len) - 2 : NULL;
+        if (((int64_t *)c->off.data)[r] == off && ((int8_t *)c->event.data)[r] == event &&
+            ((int32_t *)c->job.data)[r] == code && ((int64_t *)c->worker.data)[r] == worker &&
+            ((int64_t *)c->part.data)[r] == part && ((int64_t *)c->synth.data)[r] == synth &&
+            ((int64_t *)c->gpu.data)[r] == gpu && ((uint8_t *)c->flags.data)[r] == flags) {
+            o->last_ord = ord;
+            if (last && last[0] == (int64_t)r) {
+                last[1]++;
+                return 1;
+            }
+            int64_t rec[2] = {(int64_t)r, 1};
+            return vec_put(&o->copies, rec, sizeof rec) ? -1 : 1;
+        }
+    }
+    o->last_ord = ord;
+    o->last_markers = o->markers.len;
+    o->last_skips = o->skips.len;
     if (kind) {
         int64_t row = (int64_t)(c->ord.len / 8);
         if (put_text_record(&o->kinds, &o->heap, &row, 1, kind, kind_len)) return -1;
@@ -433,45 +459,65 @@ static const char *line_end(const char *p, const char *end) {
     return n ? n : end;
 }
 
-static const char *line_start(const char *lo, const char *p) {
-    while (p > lo && !is_eol(p[-1])) p--;
-    return p;
-}
-
 static int add_marker(Out *o, int kind, const char *text, const char *end, int64_t before) {
     int64_t head[2] = {before, kind};
     return put_text_record(&o->markers, &o->heap, head, 2, text, line_end(text, end) - text);
 }
 
-/* One matched line [q, eol): parse it, or hand it to Python. */
-static int take_line(Out *o, const char *lo, const char *q, const char *eol,
-                     int is_tl, int64_t ord, const char *end, const char **marker_line_end) {
-    /* Markers and other candidates inside the line: a glued line goes to Python whole. */
-    int plain = 1;
+/* The start of the next record in (p, e) after the record text at p, or NULL: a
+ * "TIMELINE," or a "CUZK_TIMING:" (*cz set; the result points at its "CUZK_"). */
+static const char *next_record(const char *p, const char *e, int *cz) {
+    for (const char *c = candidate(p + 1, e); c; c = candidate(c + 1, e)) {
+        if (starts_with(c, e, "TIMELINE,", 9)) {
+            *cz = 0;
+            return c;
+        }
+        if (c - p >= 5 && !memcmp(c - 5, "CUZK_", 5) && starts_with(c, e, "TIMING:", 7)) {
+            *cz = 1;
+            return c - 5;
+        }
+    }
+    return NULL;
+}
+
+/* One record [q, e) ("TIMELINE,..." or "TIMING:..."): parse it, or hand it to Python. */
+static int take_record(Out *o, const char *q, const char *e, int is_tl) {
+    int64_t ord = o->matches++;
+    if (!has_byte_outside(q, e)) {
+        int r = is_tl ? parse_tl(o, q + 9, e, ord) : parse_cz(q + 7, e, ord, &o->cz);
+        if (r) return r < 0 ? -1 : 0;
+    }
+    if (!is_tl && !has_cuzk_key(q, e)) return 0; /* a CUZK line we do not use */
+    return put_text_record(&o->reject, &o->heap, &ord, 1, q, e - q);
+}
+
+/* One matched line [q, eol), q at its first record: each "TIMELINE," or "CUZK_TIMING:"
+ * in it starts a record that runs to the next one (a torn write glues records), as
+ * scan.records cuts it. */
+static int take_line(Out *o, const char *lo, const char *q, const char *eol, int is_tl,
+                     const char *end, const char **marker_line_end) {
+    int64_t first = o->matches;
     for (const char *c = candidate(q + 3, eol); c; c = candidate(c + 1, eol)) {
         const char *text;
         int kind = marker_at(lo, c, end, &text);
-        if (kind >= 0) {
-            /* One marker of each kind per line, as scan.find_records finds them. */
-            if (!marker_line_end[kind] || c >= marker_line_end[kind]) {
-                if (add_marker(o, kind, text, end, ord)) return -1;
-                marker_line_end[kind] = eol;
-            }
-        } else if (c[0] == 'T') {
-            plain = 0;
+        /* One marker of each kind per line, as scan.find_records finds them. */
+        if (kind >= 0 && (!marker_line_end[kind] || c >= marker_line_end[kind])) {
+            if (add_marker(o, kind, text, end, first)) return -1;
+            marker_line_end[kind] = eol;
         }
     }
-    if (plain && !has_byte_outside(q, eol)) {
-        int r = is_tl ? parse_tl(o, q + 9, eol, ord) : parse_cz(q + 7, eol, ord, &o->cz);
-        if (r) return r < 0 ? -1 : 0;
+    for (;;) {
+        int cz = 0;
+        const char *next = next_record(q, eol, &cz);
+        if (take_record(o, q, next ? next : eol, is_tl)) return -1;
+        if (!next) return 0;
+        q = cz ? next + 5 : next;
+        is_tl = !cz;
     }
-    if (!is_tl && plain && !has_cuzk_key(q, eol)) return 0; /* a CUZK line we do not use */
-    return put_text_record(&o->reject, &o->heap, &ord, 1, q, eol - q);
 }
 
 static int scan_region(Out *o, const char *lo, const char *end) {
     const char *p = lo;
-    const char *last_match = NULL; /* where the last match starts */
     const char *marker_line_end[2] = {NULL, NULL};
     for (const char *q = candidate(p, end); q; q = candidate(p, end)) {
         const char *text;
@@ -479,9 +525,8 @@ static int scan_region(Out *o, const char *lo, const char *end) {
         if (kind >= 0) {
             /* One marker of each kind per line, as scan.find_records finds them. */
             if (!marker_line_end[kind] || q >= marker_line_end[kind]) {
-                const char *ls = line_start(lo, q);
-                int64_t before = o->matches - (last_match && last_match >= ls);
-                if (add_marker(o, kind, text, end, before)) return -1;
+                /* before the records of its line: none of them is found yet */
+                if (add_marker(o, kind, text, end, o->matches)) return -1;
                 marker_line_end[kind] = line_end(q, end);
             }
             p = q + 1;
@@ -494,9 +539,7 @@ static int scan_region(Out *o, const char *lo, const char *end) {
             continue;
         }
         const char *eol = line_end(q, end);
-        last_match = q;
-        int64_t ord = o->matches++;
-        if (take_line(o, lo, q, eol, is_tl, ord, end, marker_line_end)) return -1;
+        if (take_line(o, lo, q, eol, is_tl, end, marker_line_end)) return -1;
         p = eol;
     }
     return 0;
@@ -619,7 +662,7 @@ static void out_free(Out *o) {
     Vec *all[] = {&o->tl.ord,   &o->tl.off,  &o->tl.event, &o->tl.job,  &o->tl.worker,
                   &o->tl.part,  &o->tl.synth, &o->tl.gpu,  &o->tl.flags, &o->kinds,
                   &o->cz.ord,   &o->cz.kind, &o->cz.a,     &o->cz.b,    &o->reject,
-                  &o->markers, &o->skips, &o->job_spans, &o->heap};
+                  &o->markers, &o->skips, &o->job_spans, &o->copies, &o->heap};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->data);
     jobs_free(&o->jobs);
 }
@@ -655,7 +698,7 @@ static PyObject *build_result(Out *o) {
     PyObject *skips = text_list(&o->skips, 3, heap);
     if (jobs && kinds && rejects && markers && skips) {
         res = Py_BuildValue(
-            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
+            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
             "tl_ord", vec_bytes(&o->tl.ord), "tl_off", vec_bytes(&o->tl.off), "tl_event",
             vec_bytes(&o->tl.event), "tl_job", vec_bytes(&o->tl.job), "tl_worker",
             vec_bytes(&o->tl.worker), "tl_part", vec_bytes(&o->tl.part), "tl_synth",
@@ -663,7 +706,7 @@ static PyObject *build_result(Out *o) {
             vec_bytes(&o->tl.flags), "cz_ord", vec_bytes(&o->cz.ord), "cz_kind",
             vec_bytes(&o->cz.kind), "cz_a", vec_bytes(&o->cz.a), "cz_b", vec_bytes(&o->cz.b),
             "jobs", jobs, "kinds", kinds, "rejects", rejects, "markers", markers, "skips",
-            skips);
+            skips, "copies", vec_bytes(&o->copies));
         jobs = kinds = rejects = markers = skips = NULL;
     }
     Py_XDECREF(jobs);
@@ -681,7 +724,8 @@ static PyObject *build_result(Out *o) {
     "jobs: the local job ids; kinds: [(row, kind)]; cz_* columns of the strict\n"         \
     "CUZK_TIMING lines (ord int64, kind int8, a, b int64, b -1 absent); rejects:\n"       \
     "[(ord, line)] for the exact path; markers: [(matches before its line, kind, text)];\n"\
-    "skips: [(matches before it, reason)] of the lines dropped whole (scan_file)."
+    "skips: [(matches before it, reason)] of the lines dropped whole (scan_file);\n"     \
+    "copies: packed int64 (row, n): n exact copies of row folded into it."
 
 PyDoc_STRVAR(SCAN_DOC, "scan(buffer, start, end) -> dict\n\n"
                        "Scan buffer[start:end] (whole lines).  " RESULT_DOC);

@@ -182,10 +182,6 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
             rank[sel[hit]] = r
             field_ok[sel[hit]] = True
         ok &= field_ok
-    if f.buf.count(TL) > n:  # a glued line somewhere: the exact path splits it
-        for k in np.flatnonzero(ok).tolist():
-            if TL in f.buf[s[k] : e[k]]:
-                ok[k] = False
     job, job_ids = _job_codes(u, c1 + 1, c2, ok)
     synth = values[b"synth_ms="].astype(np.float64)
     gpu = values[b"gpu_ms="].astype(np.float64)

@@ -19,7 +19,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 import numpy as np
 
 from viewer.io import source
-from viewer.io.parse import merge_cuzk, merge_exact, parse_records
+from viewer.io.parse import fold_copies, merge_cuzk, merge_exact, parse_records
 from viewer.io.scan import (
     SEQ_SHIFT,
     SYNTH_START,
@@ -40,7 +40,7 @@ except ImportError:  # no compiler when installed: the pure-Python scanner does 
 
 PIECE_BYTES = 16 << 20  # one piece per thread task; also the progress step
 PY_CHUNK = 1 << 20  # pure-Python path: bytes scanned at once (see source.CHUNK_BYTES)
-BATCH_RECORDS = 200_000  # pure-Python path: lines parsed at once
+BATCH_RECORDS = 100_000  # pure-Python path: records parsed at once
 BOUNDARY_PROBE = 1 << 16  # a piece boundary moves to the next line start within this
 
 
@@ -71,16 +71,34 @@ def scan_chunks(
     raw = RawBatch(base=ords.base)
     batches: list[EventBatch] = []
     for chunk in chunks:
-        if isinstance(chunk, Skip) or len(raw.items) >= BATCH_RECORDS:
-            batches.append(parse_records(raw, jobs))
-            raw = RawBatch(base=raw.base + len(raw.items))
         if isinstance(chunk, Skip):
+            raw = _parse_all(raw, jobs, batches)
             batches.append(_skipped(Ordinals(raw.base), chunk))
-        else:
-            find_records(*chunk, raw)
-    batches.append(parse_records(raw, jobs))
-    ords.base = raw.base + len(raw.items)
+            continue
+        find_records(*chunk, raw)
+        del chunk  # a long line's chunk is freed before the next one is read
+        if len(raw.items) >= BATCH_RECORDS:
+            raw = _parse_all(raw, jobs, batches)
+    ords.base = _parse_all(raw, jobs, batches).base
     return batches
+
+
+def _parse_all(raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch]) -> RawBatch:
+    """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
+    records holds any number of them), freeing the records as they are parsed; the empty
+    batch that follows it."""
+    end = raw.base + len(raw.items)
+    while True:
+        part = RawBatch(base=raw.base, items=raw.items[:BATCH_RECORDS])
+        del raw.items[:BATCH_RECORDS]
+        last = not raw.items
+        limit = (raw.base + len(part.items)) << SEQ_SHIFT  # markers before the next part
+        part.markers = [m for m in raw.markers if last or m[0] < limit]
+        raw.markers = raw.markers[len(part.markers) :]
+        out.append(fold_copies(parse_records(part, jobs)))
+        raw.base += len(part.items)
+        if last:
+            return RawBatch(base=end)
 
 
 def _skipped(ords: Ordinals, skip: Skip) -> EventBatch:
@@ -209,7 +227,17 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
         for r, kind in res["kinds"]
         if good[r] and event[r] == SYNTH_START
     ]
-    skipped = [(int(s), "malformed_timeline") for s in seq[bad].tolist()]
+    # Exact copies the scanner folded into the row before them: counts on good rows, and
+    # a bad row's copies are skipped lines of their own (each the record after the last).
+    crow, cn = np.frombuffer(res["copies"], I64).reshape(-1, 2).T
+    bad_seq = seq[bad]
+    if len(crow) and bad[crow].any():
+        reps = np.ones(len(seq), np.int64)
+        reps[crow] += cn
+        reps = reps[bad]
+        ramp = np.arange(reps.sum()) - np.repeat(np.cumsum(reps) - reps, reps)
+        bad_seq = np.repeat(bad_seq, reps) + (ramp << SEQ_SHIFT)
+    skipped = [(int(s), "malformed_timeline") for s in bad_seq.tolist()]
     skipped += [(((base + before) << SEQ_SHIFT) - 1, r.decode()) for before, r in res["skips"]]
     cz_seq = (np.frombuffer(res["cz_ord"], I64) + base) << SEQ_SHIFT
     cuzk = CuzkLines(
@@ -223,12 +251,17 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
     markers = [
         (((base + before) << SEQ_SHIFT) - 1, kind, text) for before, kind, text in res["markers"]
     ]
-    if not res["rejects"]:
-        return merge_exact(fast, kinds, skipped, cuzk, markers, None)
-    ordinals, lines = zip(*res["rejects"], strict=True)
-    rest_seq = (np.array(ordinals, dtype=np.int64) + base) << SEQ_SHIFT
-    exact = parse_records(RawBatch(items=list(lines)), jobs, seq=rest_seq)
-    return merge_exact(fast, kinds, skipped, merge_cuzk(cuzk, exact.cuzk), markers, exact)
+    exact = None
+    if res["rejects"]:
+        ordinals, lines = zip(*res["rejects"], strict=True)
+        rest_seq = (np.array(ordinals, dtype=np.int64) + base) << SEQ_SHIFT
+        exact = parse_records(RawBatch(items=list(lines)), jobs, seq=rest_seq)
+        cuzk = merge_cuzk(cuzk, exact.cuzk)
+    batch = merge_exact(fast, kinds, skipped, cuzk, markers, exact)
+    if len(crow):
+        kept = good[crow]
+        batch.copy_seq, batch.copy_n = seq[crow[kept]], cn[kept].copy()
+    return fold_copies(batch)
 
 
 def _ms(packed: bytes) -> np.ndarray:

@@ -45,7 +45,8 @@ class Paired:
 
 
 def pair_events(ev: dict[str, np.ndarray]) -> Paired:
-    """Calls from the events of one session (arrays in file order)."""
+    """Calls from the events of one session (arrays in file order; ``copies``, when there,
+    counts the exact copies folded into each row: each is a repeat of its row)."""
     job, part, event = ev["job"], ev["partition"], ev["event"]
     skipped: Counter[str] = Counter()
     # A partition-less event of a partitioned job is a torn line, not a monolithic job.
@@ -57,6 +58,10 @@ def pair_events(ev: dict[str, np.ndarray]) -> Paired:
     dense = _dense(job, part)
     dup = _repeats(event, call_key, dense) & ~torn
     skipped["duplicate_event"] += int(dup.sum())
+    if "copies" in ev:  # exact copies folded into their rows: torn as theirs, else repeats
+        copies = ev["copies"]
+        skipped["malformed_timeline"] += int(copies[torn].sum())
+        skipped["duplicate_event"] += int(copies[~torn].sum())
     keep = ~(torn | dup)
     idx = np.flatnonzero(keep)
     codes, uniques = _factorize(call_key[idx], None if dense is None else dense[idx])

@@ -14,7 +14,6 @@ import numpy as np
 from viewer.io import fastparse as fp
 from viewer.io.scan import (
     CUZK_KEYS,
-    CZ,
     SEQ_SHIFT,
     SYNTH_START,
     TL,
@@ -48,31 +47,10 @@ def parse_records(
     f = fp.flatten(items)
     is_tl = f.u[f.start + 3] == ord("E")  # "TIMELINE," vs "TIMING:"
     tl, cz = np.flatnonzero(is_tl), np.flatnonzero(~is_tl)
-    # A glued line may hide the other kind of line after its start: the old byte scan
-    # found both, so do we.
-    cz_in_tl = _embedded(items, seq, tl, f, CZ, 0)
-    tl_in_cz = _embedded(items, seq, cz, f, TL, len(tl))
-    batch = _events(items, seq, tl, f, tl_in_cz, jobs)
-    batch.cuzk = _cuzk(items, seq, cz, f, cz_in_tl)
+    batch = _events(items, seq, tl, f, jobs)
+    batch.cuzk = _cuzk(items, seq, cz, f)
     batch.markers = raw.markers
     return batch
-
-
-def _embedded(
-    items: list[bytes], seq: np.ndarray, rows: np.ndarray, f: fp.Flat, needle: bytes, own: int
-) -> tuple[list[bytes], list[int]]:
-    """Text after ``needle`` found past the start of the lines ``rows`` (glued lines);
-    ``own``: how many lines start with ``needle`` (those hits are not glued lines)."""
-    texts: list[bytes] = []
-    where: list[int] = []
-    if not len(rows) or f.buf.count(needle) <= own:
-        return texts, where
-    for i in rows.tolist():
-        q = items[i].find(needle, 1)
-        if q > 0:
-            texts.append(items[i][q + len(needle) :])
-            where.append(int(seq[i]) + min(q, (1 << SEQ_SHIFT) - 1))
-    return texts, where
 
 
 def _events(
@@ -80,15 +58,12 @@ def _events(
     seq: np.ndarray,
     tl: np.ndarray,
     f: fp.Flat,
-    more: tuple[list[bytes], list[int]],
     jobs: dict[bytes, int],
 ) -> EventBatch:
     fe = fp.parse_events(f, tl, TL_SKIP)
     acc = np.flatnonzero(fe.ok)
     rest = tl[~fe.ok].tolist()
-    exact = parse_exact(
-        [items[i][TL_SKIP:] for i in rest] + more[0], seq[rest].tolist() + more[1], jobs
-    )
+    exact = parse_exact([items[i][TL_SKIP:] for i in rest], seq[rest].tolist(), jobs)
     lut = np.array([jobs.setdefault(j, len(jobs)) for j in fe.job_ids] + [-1], dtype=np.int32)
     event = fe.event[acc]
     worker, partition = fe.worker[acc], fe.partition[acc]
@@ -164,10 +139,11 @@ CUZK_FIELDS = dataclasses.fields(CuzkLines)
 
 
 def merge_batches(batches: list[EventBatch]) -> EventBatch:
-    """One batch holding ``batches`` in order.  The batches are emptied as their columns
-    are joined: the peak holds one column twice, not all of them."""
+    """One batch holding ``batches`` in order, its copies folded (``fold_copies``).  The
+    batches are emptied as their columns are joined: the peak holds one column twice, not
+    all of them."""
     if len(batches) <= 1:
-        return batches[0] if batches else empty_batch()
+        return fold_copies(batches[0]) if batches else empty_batch()
     out: dict[str, object] = {}
     for f in dataclasses.fields(EventBatch):
         parts = [getattr(b, f.name) for b in batches]
@@ -177,7 +153,53 @@ def merge_batches(batches: list[EventBatch]) -> EventBatch:
             out[f.name] = _join(batches, f.name)
         else:
             out[f.name] = [x for p in parts for x in p]
-    return EventBatch(**out)
+    return fold_copies(EventBatch(**out))
+
+
+#: The columns that make two rows copies of each other (all but ``seq``).
+VALUE_COLUMNS = EVENT_COLUMNS[1:]
+
+
+def fold_copies(batch: EventBatch) -> EventBatch:
+    """``batch`` without the rows that repeat the row before them exactly, with no marker
+    and no CUZK_TIMING line between them; each kept row counts its copies (``copy_seq``,
+    ``copy_n``).  A duplicated line costs a count, not a row (2 GB of one repeated line
+    read as one row), and nothing it could change is lost: a copy can never start a
+    session (``sessions.split_sessions`` counts the copies), pairing skips it as its row's
+    duplicate, and the events around it stay the same."""
+    seq, offset = batch.seq, batch.offset
+    at = np.flatnonzero(offset[1:] == offset[:-1]) + 1  # rows that may repeat the one before
+    for name in VALUE_COLUMNS[1:]:
+        if not len(at):
+            return batch
+        col = getattr(batch, name)
+        same = col[at] == col[at - 1]
+        if col.dtype.kind == "f":
+            same |= np.isnan(col[at]) & np.isnan(col[at - 1])
+        at = at[same]
+    if len(at):
+        between = np.sort(
+            np.concatenate([batch.cuzk.seq, np.array([m[0] for m in batch.markers], np.int64)])
+        )
+        at = at[np.searchsorted(between, seq[at]) == np.searchsorted(between, seq[at - 1])]
+    if not len(at):
+        return batch
+    n = len(seq)
+    counts = np.zeros(n, np.int64)
+    counts[np.searchsorted(seq, batch.copy_seq)] = batch.copy_n
+    keep = np.ones(n, bool)
+    keep[at] = False
+    counts[at] += 1  # a folded row counts itself and its own copies
+    kept = np.cumsum(keep) - 1  # the kept row each row folds into
+    folded = np.bincount(kept, weights=counts, minlength=int(kept[-1]) + 1).astype(np.int64)
+    rows = np.flatnonzero(keep)
+    has = folded > 0
+    return dataclasses.replace(
+        batch,
+        **{name: getattr(batch, name)[rows] for name in EVENT_COLUMNS},
+        copy_seq=seq[rows][has],
+        copy_n=folded[has],
+    )
 
 
 def _join(holders: list, name: str) -> np.ndarray:
@@ -200,7 +222,6 @@ def _cuzk(
     seq: np.ndarray,
     cz: np.ndarray,
     f: fp.Flat,
-    more: tuple[list[bytes], list[int]],
 ) -> CuzkLines:
     kind, a, b = fp.parse_cuzk(f, cz, CZ_SKIP)
     rej = cz[kind < 0]
@@ -211,6 +232,6 @@ def _cuzk(
         blob = b"\n".join([items[i] for i in rej.tolist()])
         if any(k in blob for k in CUZK_NEEDLES):
             rest = [i for i in rej.tolist() if any(k in items[i] for k in CUZK_NEEDLES)]
-    exact = parse_cuzk([items[i][CZ_SKIP:] for i in rest] + more[0], seq[rest].tolist() + more[1])
+    exact = parse_cuzk([items[i][CZ_SKIP:] for i in rest], seq[rest].tolist())
     keep = kind >= 0
     return merge_cuzk(CuzkLines(seq[cz[keep]], kind[keep], a[keep], b[keep]), exact)

@@ -139,10 +139,13 @@ def _not_a_log_reason(head: bytes) -> str:
 def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None) -> list[Session]:
     """The sessions of everything read (``batch``: the whole file's lines, merged)."""
     ev = {f: getattr(batch, f) for f in EVENT_COLUMNS}
+    if len(batch.copy_seq):  # exact copies folded into their rows: how many, per row
+        ev["copies"] = np.zeros(len(batch.seq), np.int64)
+        ev["copies"][np.searchsorted(batch.seq, batch.copy_seq)] = batch.copy_n
     kinds = {job_ids[j]: k for _, j, k in batch.kinds}
     markers = batch.markers
     daemon_starts = np.array([s for s, k, _ in markers if k == MARK_DAEMON], dtype=np.int64)
-    sid = split_sessions(ev["seq"], ev["offset"], daemon_starts)
+    sid = split_sessions(ev["seq"], ev["offset"], daemon_starts, ev.get("copies"))
     n_sessions = int(sid[-1]) + 1
 
     skipped_sid = session_of(batch.skipped_seq, ev["seq"], sid, daemon_starts)

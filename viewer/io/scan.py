@@ -130,8 +130,12 @@ def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
 
 
 #: One regex for both kinds of lines: the literal prefix keeps the C search fast.  A line
-#: ends at LF, CR (old Mac files) or CRLF.
+#: ends at LF, CR (old Mac files) or CRLF.  A match runs from the line's first record to
+#: the line end; ``records`` cuts it where a torn write glued more records to it.
 SCAN_RE = re.compile(rb"TIM(?:ELINE,|(?<=CUZK_TIM)ING:)[^\r\n]*")
+#: Where a record starts: a ``CUZK_TIMING:`` record's text starts at ``TIMING:``, but the
+#: record before it ends before ``CUZK_``.
+RECORD_RE = re.compile(rb"TIMELINE,|CUZK_TIMING:")
 EOL_RE = re.compile(rb"[\r\n]")
 
 
@@ -148,9 +152,9 @@ def last_line_end(buf: bytes, pos: int, end: int) -> int:
     return max(lf, buf.rfind(b"\r", max(lf + 1, pos), end))
 
 
-#: ``seq`` of a line = its match ordinal << SEQ_SHIFT (+ byte offset inside a glued line).
+#: ``seq`` of a record = its ordinal << SEQ_SHIFT; a line skipped or marker found before
+#: record k sorts at (k << SEQ_SHIFT) - 1.
 SEQ_SHIFT = 20
-IN_LINE = 1 << 19  # byte offsets inside a line are capped here
 
 
 @dataclass
@@ -162,14 +166,32 @@ class RawBatch:
     markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (seq, kind, text)
 
 
+def records(buf: bytes, start: int, end: int) -> list[bytes]:
+    """The records of the whole lines ``buf[start:end]``, in order: each ``TIMELINE,`` or
+    ``CUZK_TIMING:`` starts one, which runs to the next one on its line or to the line end
+    (a torn write glues records into one line)."""
+    found = SCAN_RE.findall(buf, start, end)
+    if buf.count(TL, start, end) + buf.count(CZ, start, end) == len(found):
+        return found  # one record per line: nothing glued
+    del found
+    out: list[bytes] = []
+    for line in SCAN_RE.finditer(buf, start, end):
+        at, stop = line.span()
+        for m in RECORD_RE.finditer(buf, at + 1, stop):
+            out.append(buf[at : m.start()])
+            at = m.start() + (len(CZ) - len(b"TIMING:")) * (m[0] == CZ)
+        out.append(buf[at:stop])
+    return out
+
+
 def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
-    """Append our lines of ``buf[start:end]`` (whole lines) to ``out``."""
+    """Append the records of ``buf[start:end]`` (whole lines) to ``out``."""
     items = out.items
     # Two long needles are found at bytes.find speed; one short probe common to both
     # (" start") would be slower than the pair.
     first = [buf.find(DAEMON, start, end), buf.find(WORKER, start, end)]
     if first == [-1, -1]:
-        items += SCAN_RE.findall(buf, start, end)
+        items += records(buf, start, end)
         return
     found: list[tuple[int, int, bytes]] = []
     for (needle, kind), p in zip(MARKERS, first, strict=True):
@@ -182,10 +204,10 @@ def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
     for p, kind, text in sorted(found):
         line = last_line_end(buf, start, p) + 1 or start
         if line > pos:  # the lines before the marker's line, so the marker sorts after them
-            items += SCAN_RE.findall(buf, pos, line)
+            items += records(buf, pos, line)
             pos = line
         out.markers.append((((out.base + len(items)) << SEQ_SHIFT) - 1, kind, text))
-    items += SCAN_RE.findall(buf, pos, end)
+    items += records(buf, pos, end)
 
 
 @dataclass
@@ -206,14 +228,14 @@ class EventBatch:
     skipped_reason: list[str]
     cuzk: CuzkLines
     markers: list[tuple[int, int, bytes]]  # (seq, kind, text) of tracing lines
+    # Rows followed by exact copies of themselves (``parse.fold_copies``): seq, copies.
+    copy_seq: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    copy_n: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
 
 
 def parse_exact(payloads: list[bytes], positions: list[int], jobs: dict[bytes, int]) -> EventBatch:
     """Parse TIMELINE payloads (after ``TIMELINE,``) into columns, whatever their damage."""
     joined = b"\n".join(payloads)
-    if TL in joined:  # two lines glued together by a torn write: split them
-        payloads, positions = _unglue(payloads, positions)
-        joined = b"\n".join(payloads)
     if b"\x1b" in joined:
         joined = ANSI_RE.sub(b"", joined)
     n = len(payloads)
@@ -313,19 +335,6 @@ def empty_batch() -> EventBatch:
         i64, i64, np.empty(0, np.int8), i32, i32, i32, np.empty(0), np.empty(0),
         np.empty(0, bool), [], i64, [], parse_cuzk([], []), [],
     )  # fmt: skip
-
-
-def _unglue(payloads: list[bytes], positions: list[int]) -> tuple[list[bytes], list[int]]:
-    """Split payloads that contain another ``TIMELINE,`` (lines glued by a torn write)."""
-    out: list[bytes] = []
-    where: list[int] = []
-    for text, pos in zip(payloads, positions, strict=True):
-        at = pos
-        for piece in text.split(TL):
-            out.append(piece)
-            where.append(at)
-            at = min(at + len(piece) + len(TL), pos + IN_LINE)
-    return out, where
 
 
 def _line_reason(text: bytes) -> str:

@@ -18,8 +18,15 @@ PREV_WINDOW = 8
 NEXT_WINDOW = 3
 
 
-def split_sessions(seq: np.ndarray, offset: np.ndarray, daemon_starts: np.ndarray) -> np.ndarray:
-    """Session number of every event (events in file order)."""
+def split_sessions(
+    seq: np.ndarray,
+    offset: np.ndarray,
+    daemon_starts: np.ndarray,
+    copies: np.ndarray | None = None,
+) -> np.ndarray:
+    """Session number of every event (events in file order).  ``copies``: how many exact
+    copies of each event were folded into it (``parse.fold_copies``); the windows count
+    them as the events they are."""
     n = len(seq)
     starts = np.zeros(n, dtype=bool)
     if not n:
@@ -30,19 +37,23 @@ def split_sessions(seq: np.ndarray, offset: np.ndarray, daemon_starts: np.ndarra
         i = a
         while i < b:
             starts[i] = True
-            hit = _first_restart(offset[i:b].astype(np.float64))
+            w = None if copies is None else copies[i:b] + 1
+            hit = _first_restart(offset[i:b].astype(np.float64), w)
             if hit is None:
                 break
             i += hit
     return (np.cumsum(starts) - 1).astype(np.int32)
 
 
-def _first_restart(o: np.ndarray) -> int | None:
+def _first_restart(o: np.ndarray, w: np.ndarray | None = None) -> int | None:
     """Index (> 0) of the first event where the offsets start again, else None.
 
-    An event can only qualify if it lies that far below the largest of the events before
-    it (the median is no larger): that cheap rolling maximum picks the few candidates,
-    and the medians are computed for those alone.
+    ``w``: how many times each event occurs in a row (copies folded into it); the result
+    is that of the events repeated so, and a copy never qualifies (the event before it,
+    equal, would qualify first).  An event can only qualify if it lies that far below the
+    largest of the events before it (the median is no larger): that cheap rolling maximum
+    picks the few candidates (with copies, over the rows before: they hold the events
+    before), and the medians are computed for those alone.
     """
     n = len(o)
     if n < 2:
@@ -55,11 +66,29 @@ def _first_restart(o: np.ndarray) -> int | None:
     cand = cand[cand > 0]
     if not cand.size:
         return None
-    prev = np.median(sliding_window_view(before, PREV_WINDOW)[cand], axis=1)
-    after = np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])])
-    nxt = np.median(sliding_window_view(after, NEXT_WINDOW)[cand], axis=1)
+    if w is None or (w == 1).all():
+        prev = np.median(sliding_window_view(before, PREV_WINDOW)[cand], axis=1)
+        after = np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])])
+        nxt = np.median(sliding_window_view(after, NEXT_WINDOW)[cand], axis=1)
+    else:
+        prev, nxt = _repeated_windows(o, w, cand)
     hits = cand[(o[cand] < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)]
     return int(hits[0]) if hits.size else None
+
+
+def _repeated_windows(o: np.ndarray, w: np.ndarray, rows: np.ndarray):
+    """The medians of the windows before and from ``rows``, counting event k ``w[k]``
+    times: the windows of the expanded stream (``np.repeat(o, w)``), not built whole."""
+    ends = np.cumsum(w)  # one past the last expanded event of each row
+    head = ends[rows] - w[rows]  # expanded index of each row's first event
+    back = head[:, None] + np.arange(-PREV_WINDOW, 0)
+    ahead = np.minimum(head[:, None] + np.arange(NEXT_WINDOW), ends[-1] - 1)
+
+    def value(x: np.ndarray) -> np.ndarray:
+        return o[np.searchsorted(ends, np.maximum(x, 0), side="right")]
+
+    prev = np.where(back < 0, o[0], value(back))
+    return np.median(prev, axis=1), np.median(value(ahead), axis=1)
 
 
 def session_of(

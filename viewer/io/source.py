@@ -55,9 +55,11 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
     A line of MAX_LINE bytes or more is dropped whole (``OVERSIZED``).  The last line, when
     no line end follows it, is a line, unless ``cut()`` says the stream stopped inside it
     (a truncated .gz, a file that shrank): then it is dropped, counted as ``CUT`` when it
-    holds one of our records.  ``_cscan.scan_file`` cuts a file the same way.
+    holds one of our records.  ``_cscan.scan_file`` cuts a file the same way.  The start of
+    a long line is held as a list of blocks, joined once its end comes.
     """
-    carry = b""
+    carry: list[bytes] = []  # the start of a line: no line end in it
+    held = 0  # its length
     skipping = False  # inside an oversized line: dropped up to its end
     for block in _at_most(blocks, MAX_LINE):
         if skipping:
@@ -65,26 +67,30 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
             if k < 0:
                 continue
             block, skipping = block[k + 1 :], False
-        data = carry + block if carry else block
-        fresh = len(carry)  # data[:fresh] holds no line end
-        begin = 0
-        if len(data) >= MAX_LINE:  # only the first line can be that long
-            first = line_end(data, fresh, len(data))
-            if first < 0 or first >= MAX_LINE:
+        first = line_end(block, 0, len(block))
+        if first < 0 or held + first >= MAX_LINE:  # the line goes on, or is too long
+            if held + (len(block) if first < 0 else first) >= MAX_LINE:
                 yield OVERSIZED
+                carry, held = [], 0
                 if first < 0:
-                    carry, skipping = b"", True
+                    skipping = True
                     continue
-                begin = first + 1
-        last = last_line_end(data, max(fresh, begin), len(data))
-        if last < begin:
-            carry = data[begin:]
-            continue
-        yield data, begin, last + 1
-        carry = data[last + 1 :]
+                block = block[first + 1 :]
+                first = line_end(block, 0, len(block))
+            if first < 0:
+                carry.append(block)
+                held += len(block)
+                continue
+        data = b"".join([*carry, block]) if carry else block
+        carry = []
+        last = last_line_end(data, held + first, len(data))
+        yield data, 0, last + 1
+        carry = [data[last + 1 :]] if last + 1 < len(data) else []
+        held = len(data) - last - 1
     if carry and not cut():
-        yield carry, 0, len(carry)
-    elif carry and SCAN_RE.search(carry):
+        tail = b"".join(carry)
+        yield tail, 0, len(tail)
+    elif carry and SCAN_RE.search(b"".join(carry)):
         yield CUT
 
 

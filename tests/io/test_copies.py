@@ -1,0 +1,117 @@
+"""Exact copies of a line are folded into a count as they are read (2 GB of one repeated
+line must not cost a row each): the sessions come out exactly as if every copy were read."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from io_logs import cuzk_block, daemon_start, partition_lines, worker_started
+
+from viewer.io import fastscan, open_log, parse
+
+#: One small run of two jobs whose offsets start again halfway (a restart without a
+#: daemon line), with CUZK_TIMING blocks and tracing lines between.
+RUN = [
+    worker_started(0, 0),
+    *partition_lines("a", 0, 9000, 0)[:5],
+    *cuzk_block(5, 7),
+    partition_lines("a", 0, 9000, 0)[5],
+    *partition_lines("a", 1, 9600, 0),
+    *partition_lines("b", 0, 100, 1),  # offsets start again: a new session
+    *partition_lines("a", 0, 700, 1),  # job a again, in the new session: no duplicate
+    daemon_start(),
+    *partition_lines("b", 0, 50, 0),
+]
+
+
+def sessions(path: Path) -> list[tuple]:
+    return [
+        (s.partitions, s.skipped, s.events, s.start_ms, s.end_ms, s.notes, s.kernel_blocks)
+        for s in open_log(path).sessions
+    ]
+
+
+def assert_like_unfolded(path: Path, monkeypatch) -> None:
+    folded = sessions(path)
+    with monkeypatch.context() as m:
+        for module in (parse, fastscan):
+            m.setattr(module, "fold_copies", lambda batch: batch)
+        every_copy = sessions(path)
+    assert len(folded) == len(every_copy)
+    for a, b in zip(folded, every_copy, strict=True):
+        assert a[0].equals(b[0]) and a[1:] == b[1:]
+
+
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+def test_repeated_lines_around_a_restart(monkeypatch, scanner):
+    """Runs of copies before, at and after the restart, of a torn line and of a CUZK line."""
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    path = Path(__file__).with_name("data") / "repeated_lines_around_a_restart.log"
+    (first, second, third) = open_log(path).sessions
+    assert first.skipped == {"duplicate_event": 5, "orphan_cuzk_timing": 3}
+    assert second.skipped == {"duplicate_event": 4, "malformed_timeline": 4}  # 4 torn copies
+    assert third.skipped == {}
+    assert_like_unfolded(path, monkeypatch)
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.tuples(st.integers(0, len(RUN) - 1), st.integers(1, 12)), max_size=6),
+    st.lists(st.integers(0, len(RUN)), max_size=3),
+    st.sampled_from([97, 1 << 20]),
+    st.booleans(),
+)
+def test_folding_copies_changes_nothing(repeats, drops, piece, pure):
+    """Any lines repeated any number of times in a row, anywhere, with pieces of any size."""
+    lines = list(RUN)
+    for at, times in sorted(repeats, reverse=True):
+        lines[at:at] = [lines[at]] * times
+    for at in sorted(set(drops), reverse=True):
+        lines[at:at] = [lines[max(at - 1, 0)][:25]]  # a torn copy
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        if pure:
+            mp.setenv("CUZK_PURE_PYTHON", "1")
+        mp.setattr(fastscan, "PIECE_BYTES", piece)
+        mp.setattr(fastscan, "PY_CHUNK", piece)
+        path = Path(tmp) / "run.log"
+        path.write_text("\n".join(lines) + "\n")
+        assert_like_unfolded(path, mp)
+
+
+def test_a_copy_is_one_row_with_a_count(tmp_path):
+    lines = [*partition_lines("a", 0, 100, 0), *[partition_lines("a", 0, 100, 0)[5]] * 1000]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n")
+    with open(path, "rb") as f:
+        got = fastscan.scan_range(f.fileno(), 0, path.stat().st_size, fastscan.Ordinals(), {})
+    batch = parse.merge_batches(got)
+    assert len(batch.seq) == 6 and batch.copy_n.tolist() == [1000]
+    assert np.array_equal(batch.copy_seq, batch.seq[5:])
+
+
+@pytest.mark.parametrize("scanner", ["compiled", "python"])
+def test_copies_of_a_bad_line_are_each_skipped(tmp_path, monkeypatch, scanner):
+    """A GPU_END without a worker, written five times: five skipped lines, in both scanners;
+    a SYNTH_START with a kind, four times: one job of that kind, three repeats."""
+    if scanner == "python":
+        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    lines = [
+        *partition_lines("a", 0, 100, 0),
+        *["TIMELINE,700,GPU_END,a,partition=1"] * 5,
+        *["TIMELINE,800,SYNTH_START,w,kind=winning-post"] * 4,
+    ]
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n")
+    (s,) = open_log(path).sessions
+    assert s.skipped == {"malformed_timeline": 5, "duplicate_event": 3}
+    assert s.jobs.set_index("job_id").loc["w", "kind"] == "winning-post"
+    assert_like_unfolded(path, monkeypatch)
