@@ -214,3 +214,12 @@ def test_what_the_reader_assumed_is_said_with_the_replay() -> None:
     a = SimConfig(sectors=6, pw=16, gw=1, gpus=2, seed=2)
     w = what_if(_read(simulate(a), tracing=False))
     assert any(n.startswith("the log: ") and "--workers-per-gpu" in n for n in w.notes)
+
+
+def test_what_ifs_of_one_plan_share_its_unchanged_replay() -> None:
+    session = open_log(PHASE8).sessions[0]
+    pl = plan(session)
+    a, b = what_if(session, Knobs(gw=1), pl=pl), what_if(session, Knobs(gw=3), pl=pl)
+    assert a.baseline is b.baseline and a.measured is b.measured
+    assert a.scenario.s_per_proof != b.scenario.s_per_proof
+    assert what_if(session).baseline is not a.baseline  # a new plan replays again

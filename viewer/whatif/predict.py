@@ -3,7 +3,9 @@ scenario), each with its s/proof, GPU efficiency and floors."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
+from weakref import WeakKeyDictionary
 
 import numpy as np
 
@@ -85,11 +87,29 @@ def outcome(pl: Plan, s: Schedule) -> Outcome:
     )
 
 
+#: Per plan, the measured run and the unchanged replay: every what-if of one plan shares them
+#: (a window replays on each knob edit).
+_unchanged: WeakKeyDictionary[Plan, tuple[Outcome, Outcome, Schedule]] = WeakKeyDictionary()
+_lock = threading.Lock()
+
+
+def _measured_and_baseline(pl: Plan) -> tuple[Outcome, Outcome, Schedule]:
+    with _lock:
+        done = _unchanged.get(pl)
+    if done is None:
+        base = replay(pl)
+        done = (measure(pl.session), outcome(pl, base), base)
+        with _lock:
+            _unchanged[pl] = done
+    return done
+
+
 def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None) -> WhatIf:
-    """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made)."""
+    """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made;
+    the unchanged replay of a plan is computed once)."""
     knobs = knobs or Knobs()
     pl = plan(session) if pl is None else pl
-    base = replay(pl)
+    measured, b, base = _measured_and_baseline(pl)
     scen = base if not knobs.changed() else replay(pl, knobs)
     notes = list(pl.notes)
     n = int(pl.counted.sum())
@@ -97,10 +117,9 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         notes.append(
             f"{n} job{'' if n == 1 else 's'} completed in the log, two are needed for s/proof"
         )
-    b = outcome(pl, base)
     return WhatIf(
         knobs=knobs,
-        measured=measure(session),
+        measured=measured,
         baseline=b,
         scenario=b if scen is base else outcome(pl, scen),
         schedule=scen,

@@ -27,7 +27,7 @@ from viewer.whatif.knobs import Knobs
 PARTS = ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Plan:
     """A session's pipeline as the engine takes it: the shape and every task's durations.
 
