@@ -101,3 +101,23 @@ def hostile_logs() -> dict[str, Path]:
             "hostile-distinct-events-200MB.log", distinct
         ),
     }
+
+
+def restarts_log(runs: int = 3000) -> Path:
+    """One log of ``runs`` daemon runs (issue 13, item 13), each a daemon start, two GPU
+    workers and two jobs of three partitions with their CUZK_TIMING blocks."""
+    sys.path.insert(0, str(ROOT / "tests" / "io"))
+    from io_logs import cuzk_block, daemon_start, partition_lines, worker_started
+
+    def write(out) -> None:
+        for r in range(runs):
+            lines = [daemon_start(), worker_started(0, 0), worker_started(1, 0)]
+            t = 10
+            for j in range(2):
+                for p in range(3):
+                    call = partition_lines(f"job-{r}-{j}", p, t, worker=p % 2)
+                    lines += [*call[:5], *cuzk_block(10 + p, 5), call[5]]
+                    t += 600
+            out.write(("\n".join(lines) + "\n").encode())
+
+    return _write_once(f"restarts-{runs}.log", write)

@@ -15,6 +15,7 @@ from os import PathLike
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.fastscan import Ordinals, scan_chunks, scan_range
@@ -29,9 +30,9 @@ from viewer.io.scan import (
 )
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
-from viewer.io.timing import attribute, build_blocks
-from viewer.model import Session, Timeline, build_session
-from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING
+from viewer.io.timing import VALUES, Attribution, attribute, build_blocks
+from viewer.model import Session, Timeline, session_tables
+from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
 WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
@@ -137,7 +138,8 @@ def _not_a_log_reason(head: bytes) -> str:
 
 
 def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None) -> list[Session]:
-    """The sessions of everything read (``batch``: the whole file's lines, merged)."""
+    """The sessions of everything read (``batch``: the whole file's lines, merged), built
+    in one pass over all of them."""
     ev = {f: getattr(batch, f) for f in EVENT_COLUMNS}
     if len(batch.copy_seq):  # exact copies folded into their rows: how many, per row
         ev["copies"] = np.zeros(len(batch.seq), np.int64)
@@ -146,112 +148,138 @@ def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None
     markers = batch.markers
     daemon_starts = np.array([s for s, k, _ in markers if k == MARK_DAEMON], dtype=np.int64)
     sid = split_sessions(ev["seq"], ev["offset"], daemon_starts, ev.get("copies"))
-    n_sessions = int(sid[-1]) + 1
+    n = int(sid[-1]) + 1
+    skipped = _skipped_lines(batch, sid, daemon_starts, n)
+    mapping = _worker_lines(batch, sid, daemon_starts, n)
 
-    skipped_sid = session_of(batch.skipped_seq, ev["seq"], sid, daemon_starts)
-    skipped = [Counter() for _ in range(n_sessions)]
-    for s, r in zip(skipped_sid, batch.skipped_reason, strict=True):
-        skipped[s][r] += 1
+    paired = pair_events(ev, sid, n)
+    calls = paired.calls
+    for s, counts in enumerate(paired.skipped):
+        skipped[s].update(counts)
+    notes: list[list[str]] = [[] for _ in range(n)]
+    calls["gpu"] = _gpus(calls, mapping, workers_per_gpu, notes)
 
-    worker_lines = [(s, t) for s, k, t in markers if k == MARK_WORKER]
+    kernel_source = [KERNEL_SOURCE_GPU_MS] * n
+    blocks = [(0, 0, None)] * n  # (blocks read, ambiguous, unattributed) per session
+    cz = batch.cuzk
+    if len(cz.seq):
+        for name in ("kernel_start", *VALUES):
+            calls[name] = np.full(len(calls["job"]), np.nan)
+        c_bounds = np.searchsorted(session_of(cz.seq, ev["seq"], sid, daemon_starts), range(n + 1))
+        e_bounds = np.searchsorted(sid, np.arange(n + 1))
+        k_bounds = np.searchsorted(calls["session"], np.arange(n + 1))
+        for s in np.flatnonzero(np.diff(c_bounds)).tolist():
+            rows = slice(k_bounds[s], k_bounds[s + 1])
+            events = slice(e_bounds[s], e_bounds[s + 1])
+            att = _attribute(
+                {k: v[rows] for k, v in calls.items()},
+                _slice_cuzk(cz, c_bounds[s], c_bounds[s + 1]),
+                ev["seq"][events],
+                ev["offset"][events],
+            )
+            skipped[s].update(att.skipped)
+            notes[s] += att.notes
+            for name, col in att.columns.items():
+                calls[name][rows] = col
+            if np.isfinite(att.columns["kernel_start"]).any():
+                kernel_source[s] = KERNEL_SOURCE_TIMING
+            blocks[s] = (att.blocks, att.ambiguous, att.unattributed)
+    tables = session_tables(calls, job_ids, kinds, mapping, session=calls["session"])
+    return [
+        Session(
+            index=s,
+            partitions=t.partitions,
+            jobs=t.jobs,
+            workers=t.workers,
+            events=int(paired.accepted[s]),
+            skipped=dict(sorted(skipped[s].items())),
+            start_ms=float(paired.start_ms[s]),
+            end_ms=float(paired.end_ms[s]),
+            kernel_source=kernel_source[s],
+            notes=notes[s],
+            kernel_blocks=blocks[s][0],
+            ambiguous_blocks=blocks[s][1],
+            unattributed=NO_BLOCKS if blocks[s][2] is None else blocks[s][2],
+        )
+        for s, t in enumerate(tables)
+    ]
+
+
+def _skipped_lines(
+    batch: EventBatch, sid: np.ndarray, daemon_starts: np.ndarray, n: int
+) -> list[Counter[str]]:
+    """The lines the scanners skipped, counted per session and reason."""
+    out = [Counter() for _ in range(n)]
+    if batch.skipped_reason:
+        where = session_of(batch.skipped_seq, batch.seq, sid, daemon_starts)
+        codes, reasons = pd.factorize(np.array(batch.skipped_reason, dtype=object))
+        counts = np.bincount(where * len(reasons) + codes, minlength=n * len(reasons))
+        for cell in np.flatnonzero(counts).tolist():
+            out[cell // len(reasons)][reasons[cell % len(reasons)]] += int(counts[cell])
+    return out
+
+
+def _worker_lines(
+    batch: EventBatch, sid: np.ndarray, daemon_starts: np.ndarray, n: int
+) -> list[dict[int, int]]:
+    """Worker -> GPU per session, from the "GPU worker started" lines (each belongs to the
+    run whose first event follows it)."""
+    worker_lines = [(s, t) for s, k, t in batch.markers if k == MARK_WORKER]
     w_sid = session_of(
         np.array([s for s, _ in worker_lines], dtype=np.int64),
-        ev["seq"],
+        batch.seq,
         sid,
         daemon_starts,
         prefer_next=True,
     )
-    mapping: list[dict[int, int]] = [{} for _ in range(n_sessions)]
-    for (_, text), s in zip(worker_lines, w_sid, strict=True):
+    mapping: list[dict[int, int]] = [{} for _ in range(n)]
+    for (_, text), s in zip(worker_lines, w_sid.tolist(), strict=True):
         m = WORKER_RE.search(ANSI_RE.sub(b"", text))
         if m:
             mapping[s][int(m[1])] = int(m[2])
-
-    cz = batch.cuzk
-    c_sid = session_of(cz.seq, ev["seq"], sid, daemon_starts)
-    c_bounds = np.searchsorted(c_sid, np.arange(n_sessions + 1))
-
-    bounds = np.searchsorted(sid, np.arange(n_sessions + 1))
-    sessions = []
-    for s in range(n_sessions):
-        part = {k: v[bounds[s] : bounds[s + 1]] for k, v in ev.items()}
-        sessions.append(
-            _one_session(
-                s,
-                part,
-                skipped[s],
-                mapping[s],
-                _slice_cuzk(cz, c_bounds[s], c_bounds[s + 1]),
-                job_ids,
-                kinds,
-                workers_per_gpu,
-            )
-        )
-    return sessions
+    return mapping
 
 
-def _one_session(
-    index: int,
-    ev: dict[str, np.ndarray],
-    skipped: Counter[str],
-    mapping: dict[int, int],
-    cuzk: CuzkLines,
-    job_ids: list[str],
-    kinds: dict[str, str],
+def _gpus(
+    calls: dict[str, np.ndarray],
+    mapping: list[dict[int, int]],
     workers_per_gpu: int | None,
-) -> Session:
-    paired = pair_events(ev)
-    skipped.update(paired.skipped)
-    calls = paired.calls
-    notes: list[str] = []
-    workers = sorted(set(int(w) for w in np.unique(calls["worker"]) if w >= 0) | set(mapping))
-    unmapped = [w for w in workers if w not in mapping]
-    if unmapped:
+    notes: list[list[str]],
+) -> np.ndarray:
+    """The GPU of every call; the workers no line maps get one by rule, said in the
+    session's notes (``mapping`` gains them)."""
+    worker, session = calls["worker"], calls["session"]
+    known = worker >= 0
+    keys = (session[known].astype(np.int64) << 32) | worker[known].astype(np.int64)
+    pairs, where = np.unique(keys, return_inverse=True)
+    unmapped: dict[int, list[int]] = {}
+    for key in pairs.tolist():
+        s, w = key >> 32, key & 0xFFFFFFFF
+        if w not in mapping[s]:
+            unmapped.setdefault(s, []).append(w)
+    for s, ws in unmapped.items():
         if workers_per_gpu:
-            mapping.update({w: w // workers_per_gpu for w in unmapped})
+            mapping[s].update({w: w // workers_per_gpu for w in ws})
             rule = f"gpu = worker // {workers_per_gpu} (--workers-per-gpu)"
         else:
-            mapping.update({w: 0 for w in unmapped})
+            mapping[s].update({w: 0 for w in ws})
             rule = "all on GPU 0; pass --workers-per-gpu N for a multi-GPU run"
-        notes.append(f"no 'GPU worker started' line for worker(s) {_ranges(unmapped)}: {rule}")
-    distinct, inverse = np.unique(calls["worker"].to_numpy(), return_inverse=True)
-    calls["gpu"] = np.array([mapping.get(int(w), -1) for w in distinct], np.int32)[inverse]
+        notes[s].append(f"no 'GPU worker started' line for worker(s) {_ranges(ws)}: {rule}")
+    gpu = np.full(len(worker), -1, np.int32)
+    table = np.array([mapping[k >> 32][k & 0xFFFFFFFF] for k in pairs.tolist()], np.int32)
+    gpu[known] = table[where] if len(table) else []
+    return gpu
 
-    kernel_source = KERNEL_SOURCE_GPU_MS
-    att = None
-    if len(cuzk.seq):
-        gpus_used = np.unique(calls["gpu"].to_numpy()[calls["start_seq"].to_numpy() >= 0])
-        blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
-        skipped.update(cz_skipped)
-        att = attribute(calls, blocks, ev["seq"], ev["offset"])
-        skipped.update(att.skipped)
-        notes += att.notes
-        for name, col in att.columns.items():
-            calls[name] = col
-        if np.isfinite(att.columns["kernel_start"]).any():
-            kernel_source = KERNEL_SOURCE_TIMING
-    calls["job_id"] = (
-        np.array(job_ids, dtype=object)[calls["job"].to_numpy()]
-        if len(calls)
-        else np.zeros(0, object)
-    )
-    present = {job_ids[j] for j in np.unique(calls["job"].to_numpy()).tolist()}
-    calls = calls.drop(columns=["job", "start_seq", "end_seq"])
-    return build_session(
-        calls,
-        index=index,
-        kinds={j: k for j, k in kinds.items() if j in present},
-        workers=mapping,
-        events=paired.accepted,
-        skipped=dict(sorted(skipped.items())),
-        start_ms=paired.start_ms,
-        end_ms=paired.end_ms,
-        kernel_source=kernel_source,
-        notes=notes,
-        kernel_blocks=att.blocks if att else 0,
-        ambiguous_blocks=att.ambiguous if att else 0,
-        unattributed=att.unattributed if att else None,
-    )
+
+def _attribute(
+    calls: dict[str, np.ndarray], cuzk: CuzkLines, seq: np.ndarray, offset: np.ndarray
+) -> Attribution:
+    """One session's CUZK_TIMING blocks matched to its calls."""
+    gpus_used = np.unique(calls["gpu"][calls["start_seq"] >= 0])
+    blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
+    att = attribute(calls, blocks, seq, offset)
+    att.skipped.update(cz_skipped)
+    return att
 
 
 def _slice_cuzk(cz: CuzkLines, a: int, b: int) -> CuzkLines:

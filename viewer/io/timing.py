@@ -13,6 +13,7 @@ its GPU's previous kernel region, and say in the notes that this is a best effor
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -127,8 +128,9 @@ def _latest(marks: np.ndarray, block: np.ndarray, seq: np.ndarray) -> np.ndarray
     before every mark and for repeats (a block already taken by an earlier line)."""
     at = np.searchsorted(marks, seq, side="right") - 1
     owner = np.where(at >= 0, block[np.maximum(at, 0)] if len(block) else -1, -1)
-    repeat = pd.Series(owner).duplicated(keep="first").to_numpy()
-    return np.where(repeat, -1, owner)
+    first = np.zeros(len(owner), bool)
+    first[np.unique(owner, return_index=True)[1]] = True
+    return np.where(first, owner, -1)
 
 
 def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
@@ -152,17 +154,20 @@ class Attribution:
     notes: list[str]
     blocks: int  # blocks read
     ambiguous: int  # blocks matched with several plausible calls
-    unattributed: pd.DataFrame  # the blocks no call took (model.BLOCK_COLUMNS)
+    unattributed: pd.DataFrame | None  # the blocks no call took (model.BLOCK_COLUMNS)
 
 
 def attribute(
-    calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
+    calls: Mapping[str, np.ndarray],
+    blocks: Blocks,
+    event_seq: np.ndarray,
+    event_offset: np.ndarray,
 ) -> Attribution:
     """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu).
 
     A block no call takes keeps its figures (``Attribution.unattributed``): its kernel time
     is the session's, whichever call ran it, and counts in the kernel total."""
-    n = len(calls)
+    n = len(calls["gpu_start"])
     out = {k: np.full(n, np.nan) for k in ("kernel_start", *VALUES)}
     skipped: Counter[str] = Counter()
     notes: list[str] = []
@@ -170,23 +175,25 @@ def attribute(
     hit = np.flatnonzero(owner >= 0)
     skipped["orphan_cuzk_timing"] += len(owner) - len(hit)
     chosen = owner[hit]
-    out["kernel_start"][chosen] = calls["gpu_start"].to_numpy()[chosen] + blocks.lock_ms[hit]
+    out["kernel_start"][chosen] = np.asarray(calls["gpu_start"])[chosen] + blocks.lock_ms[hit]
     for name, col in blocks.values.items():
         out[name][chosen] = col[hit]
     lost = np.flatnonzero(owner < 0)
-    unattributed = pd.DataFrame(
-        {
-            "kernel_start": placed[lost],
-            **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
-        }
-    )
+    unattributed = None
+    if len(lost):
+        unattributed = pd.DataFrame(
+            {
+                "kernel_start": placed[lost],
+                **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
+            }
+        )
     if gpus_seen > 1 and len(blocks.seq):
         notes.append(
             f"CUZK_TIMING blocks matched to GPU calls on {gpus_seen} GPUs by best effort "
             f"({ambiguous} of {len(blocks.seq)} blocks had several plausible calls): per-call "
             "kernel times may be swapped between GPUs; their total is exact."
         )
-    if len(lost):
+    if unattributed is not None:
         kernel = float(np.nansum(unattributed["kernel_ms"].to_numpy()))
         notes.append(
             f"{len(lost)} of {len(blocks.seq)} CUZK_TIMING blocks matched no GPU call (a lost "
@@ -197,7 +204,10 @@ def attribute(
 
 
 def _match(
-    calls: pd.DataFrame, blocks: Blocks, event_seq: np.ndarray, event_offset: np.ndarray
+    calls: Mapping[str, np.ndarray],
+    blocks: Blocks,
+    event_seq: np.ndarray,
+    event_offset: np.ndarray,
 ) -> tuple[np.ndarray, int, int, np.ndarray]:
     """(call of every block or -1, GPUs that had calls open, ambiguous blocks, where each
     block stands in session time: the offset of the event before its acquire line).
@@ -207,13 +217,13 @@ def _match(
     queues are precomputed per GPU (how many calls had started by each block is one
     ``searchsorted``), so the pass over the blocks only moves integer heads.
     """
-    start_seq = calls["start_seq"].to_numpy()
-    end_seq = calls["end_seq"].to_numpy()
-    gpu = calls["gpu"].to_numpy()
+    start_seq = np.asarray(calls["start_seq"])
+    end_seq = np.asarray(calls["end_seq"])
+    gpu = np.asarray(calls["gpu"])
     order = np.argsort(start_seq, kind="stable")
     order = order[start_seq[order] >= 0]
     end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq)
-    gpu_start = calls["gpu_start"].to_numpy().astype(np.float64)
+    gpu_start = np.asarray(calls["gpu_start"], dtype=np.float64)
     locks = blocks.lock_ms.astype(np.float64)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
     where = np.searchsorted(event_seq, blocks.seq)

@@ -1,6 +1,6 @@
 """The Timeline model (no Qt): sessions of sorted per-call tables."""
 
-from viewer.model.build import build_session
+from viewer.model.build import Tables, build_session, session_tables
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
     JOB_COLUMNS,
@@ -20,6 +20,8 @@ __all__ = [
     "PARTITION_COLUMNS",
     "WORKER_COLUMNS",
     "Session",
+    "Tables",
     "Timeline",
     "build_session",
+    "session_tables",
 ]

@@ -89,7 +89,7 @@ def empty_frame(columns: dict[str, str]) -> pd.DataFrame:
 
 def conform(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
     """``frame`` with exactly ``columns`` in order and their dtypes (missing -> default)."""
-    out: dict[str, pd.Series] = {}
+    out: dict[str, np.ndarray] = {}
     n = len(frame)
     for name, dtype in columns.items():
         if name in frame:
@@ -107,8 +107,25 @@ def conform(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
             out[name] = np.full(n, None, dtype=object)
         else:
             out[name] = np.full(n, -1, dtype=dtype)
-    # pandas >= 3 infers a string dtype from object arrays; keep None as None.
-    return pd.DataFrame({k: pd.Series(v, dtype=columns[k]) for k, v in out.items()})
+    return frame_of(out, columns)
+
+
+def frame_of(arrays: dict[str, np.ndarray], columns: dict[str, str]) -> pd.DataFrame:
+    """A frame of ``arrays`` in ``columns``' order and dtypes, one block per dtype (slices
+    of it are cheap); object columns stay object (pandas >= 3 would infer a string dtype;
+    keep None as None)."""
+    return pd.DataFrame(
+        {
+            k: pd.Series(arrays[k], dtype=object)
+            if dtype == "object"
+            else np.asarray(arrays[k]).astype(dtype, copy=False)
+            for k, dtype in columns.items()
+        }
+    )
+
+
+#: No unattributed block: one shared empty table (tables are never written).
+NO_BLOCKS = empty_frame(BLOCK_COLUMNS)
 
 
 @dataclass(eq=False)
@@ -127,7 +144,7 @@ class Session:
     notes: list[str] = field(default_factory=list)  # e.g. ambiguous kernel attribution
     kernel_blocks: int = 0  # CUZK_TIMING blocks read (one per mutex-acquired line)
     ambiguous_blocks: int = 0  # blocks matched with several plausible calls (several GPUs)
-    unattributed: pd.DataFrame = field(default_factory=lambda: empty_frame(BLOCK_COLUMNS))
+    unattributed: pd.DataFrame = field(default_factory=lambda: NO_BLOCKS)
 
     @property
     def gpus(self) -> dict[int, list[int]]:

@@ -1,0 +1,54 @@
+"""A log of 3000 daemon restarts (issue 13, item 13): open_log and the report, end to end.
+
+The issue's target is the whole report in under 5 s; the figures go to the table ``make
+bench`` prints (not timed assertions)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+
+import pytest
+from biglog import ROOT, restarts_log
+from table import add_row
+from test_load_bench import _probe
+
+pytestmark = pytest.mark.bench
+RUNS = 3000
+TARGET_S = 5.0
+
+
+@pytest.fixture(scope="module")
+def log():
+    return restarts_log(RUNS)
+
+
+def test_restarts_open_log(log):
+    got = _probe("load", log)
+    assert got["calls"] == RUNS * 6
+    per = 1000 * got["seconds"] / RUNS
+    add_row(
+        f"{RUNS} restarts: open_log",
+        f"{got['seconds']:.2f} s ({per:.2f} ms/session)",
+        f"{TARGET_S:g} s",
+        got["seconds"] / TARGET_S,
+        1,
+    )
+
+
+def test_restarts_report(log):
+    t = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "viewer", "report", str(log)],
+        check=True, cwd=ROOT, capture_output=True,
+    )  # fmt: skip
+    seconds = time.perf_counter() - t
+    per = 1000 * seconds / RUNS
+    add_row(
+        f"{RUNS} restarts: report end to end",
+        f"{seconds:.1f} s ({per:.1f} ms/session)",
+        f"{TARGET_S:g} s",
+        seconds / TARGET_S,
+        1,
+    )
