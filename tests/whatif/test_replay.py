@@ -223,3 +223,13 @@ def test_what_ifs_of_one_plan_share_its_unchanged_replay() -> None:
     assert a.baseline is b.baseline and a.measured is b.measured
     assert a.scenario.s_per_proof != b.scenario.s_per_proof
     assert what_if(session).baseline is not a.baseline  # a new plan replays again
+
+
+def test_no_planned_duration_is_negative() -> None:
+    for path in sorted(SAMPLES.glob("*.log")):
+        for session in open_log(path).sessions:
+            d = plan(session).draws
+            for name in ("synth", "qdelay", "pickup", "dispatch", "prep", "prelock_extra", "ntt",
+                         "barrier", "batch", "tail", "b_g2", "epilogue", "hold"):  # fmt: skip
+                assert (getattr(d, name) >= 0).all(), (path.name, name)
+            assert (d.pickup <= d.dispatch).all()

@@ -96,7 +96,11 @@ def plan(session: Session) -> Plan:
     mono = session.jobs["monolithic"].to_numpy(dtype=bool)[jobs]
     prep_msm = p["prep_msm_ms"].to_numpy()[rows]
     prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
-    b_g2 = np.clip(np.nan_to_num(p["b_g2_msm_ms"].to_numpy()[rows], nan=0.0), 0, post - hold)
+    # post = hold + b_g2 + epilogue, in whole ms, none negative.
+    post_ms = _ms(post)
+    hold_ms = np.minimum(_ms(hold), post_ms)
+    b_g2_ms = np.clip(_ms(np.nan_to_num(p["b_g2_msm_ms"].to_numpy()[rows], nan=0.0)), 0, None)
+    b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
     circuits = np.nan_to_num(p["num_circuits"].to_numpy()[rows], nan=1.0)
     ntt, barrier, batch, tail = _kernel_parts(p, rows, kernel)
     d = Draws(
@@ -119,10 +123,10 @@ def plan(session: Session) -> Plan:
         barrier=barrier,
         batch=batch,
         tail=tail,
-        b_g2=_ms(b_g2),
-        epilogue=_ms(post) - _ms(hold) - _ms(b_g2),
+        b_g2=b_g2_ms,
+        epilogue=post_ms - hold_ms - b_g2_ms,
         circuits=_ms(circuits),
-        hold=_ms(hold),
+        hold=hold_ms,
     )
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
