@@ -206,6 +206,7 @@ def _socket(tmp_path: Path) -> Path:
         (_fifo, "a FIFO"),
         (_socket, "a socket"),
         (lambda _: Path("/dev/null"), "a character device"),
+        (lambda _: Path("/dev/zero"), "a character device"),  # it said "the file is empty"
         (lambda p: p, "a directory"),
     ],
 )
@@ -264,3 +265,51 @@ def test_a_file_name_that_is_not_utf8_is_a_clear_log_error(tmp_path):
 def test_a_bytes_path_in_utf8_is_read(tmp_path):
     path = _write(tmp_path / "run-é.log", simple_log(), "\n")
     assert open_log(os.fsencode(path)).events == 36
+
+
+# ------------------------------------------------------------------ honest messages
+
+
+def test_a_symbolic_link_loop_says_so(tmp_path):
+    """A loop of links said "no such file"; a link to nothing names what it points to."""
+    (tmp_path / "a.log").symlink_to(tmp_path / "b.log")
+    (tmp_path / "b.log").symlink_to(tmp_path / "a.log")
+    (tmp_path / "gone.log").symlink_to(tmp_path / "rotated-away.log")
+    for reader in (open_log, lambda p: LogFollower(p).poll()):
+        with pytest.raises(LogError, match="a.log: is a symbolic link loop"):
+            reader(tmp_path / "a.log")
+        with pytest.raises(LogError, match="gone.log: is a symbolic link to .*rotated-away.log"):
+            reader(tmp_path / "gone.log")
+
+
+def damaged(kind: str, at: float, lines: list[str]) -> bytes:
+    """``lines`` compressed as ``kind``, with 64 bytes zeroed ``at`` of the way in (past
+    the 12 bytes of the header and magic)."""
+    import zstandard
+
+    text = ("\n".join(lines) + "\n").encode()
+    blob = bytearray(gzip.compress(text) if kind == "gz" else zstandard.compress(text))
+    cut = max(12, int(len(blob) * at))
+    blob[cut : cut + 64] = bytes(64)
+    return bytes(blob)
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_damaged_compressed_data_is_named(tmp_path, kind):
+    """Corrupt .gz and .zst files said "no TIMELINE lines": the message names the damage;
+    what comes before damage further in is read, and the note says the rest is lost."""
+    path = tmp_path / f"run.log.{kind}"
+    path.write_bytes(damaged(kind, 0.0, simple_log()))
+    with pytest.raises(LogError, match=f"run.log.{kind}: the {'gzip' if kind == 'gz' else 'zstd'}"
+                       " data is damaged after byte 0 of") as info:  # fmt: skip
+        open_log(path)
+    assert "no TIMELINE lines" not in str(info.value)
+    rng = np.random.default_rng(1)  # text that compresses little: the damage is far in
+    lines = [x for line in simple_log(jobs=60) for x in (line, rng.bytes(40).hex())]
+    path.write_bytes(damaged(kind, 0.8, lines))
+    tl = open_log(path)
+    assert 0 < tl.events < 60 * 18
+    (note,) = [n for n in tl.sessions[-1].notes if "damaged" in n]
+    assert note.endswith("the rest of the file is lost") and "cut short" not in note
+    # gzip's check (a CRC of the whole member) fails only at its end: said so
+    assert ("lines read from it may be wrong" in note) == (kind == "gz")

@@ -25,7 +25,14 @@ from viewer.io.errors import LogError
 from viewer.io.fastscan import Ordinals, scan_range
 from viewer.io.parse import merge_batches
 from viewer.io.scan import TL, EventBatch, last_line_end
-from viewer.io.source import GZIP_MAGIC, ZSTD_MAGIC, log_path, open_regular
+from viewer.io.source import (
+    GZIP_MAGIC,
+    ZSTD_MAGIC,
+    log_path,
+    missing,
+    open_regular,
+    unreadable,
+)
 from viewer.model import Session, Timeline
 
 MIN_INTERVAL_S = 0.5
@@ -89,7 +96,7 @@ class LogFollower:
         except FileNotFoundError:
             st = None  # between a rotation's rename and the new file's creation
         except OSError as exc:
-            raise LogError(f"{self.path}: cannot be read ({exc.strerror or exc})") from exc
+            raise unreadable(self.path, exc) from exc
         changed = False
         if self._file is not None and (st is None or (st.st_dev, st.st_ino) != self._id):
             changed = self._grow()  # the rotated file's last lines
@@ -97,7 +104,7 @@ class LogFollower:
             self.close()
         if st is None:
             if not (changed or self._kept):
-                raise LogError(f"{self.path}: no such file")
+                raise LogError(f"{self.path}: {missing(self.path)}")
             return changed
         if self._file is None:
             self._open()

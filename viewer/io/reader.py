@@ -55,9 +55,11 @@ def open_log(
     """
     path = log_path(path)
     jobs: dict[bytes, int] = {}
-    batches, head, truncated, consumed = _read(path, jobs, progress, cancel, end)
+    batches, head, src, consumed = _read(path, jobs, progress, cancel, end)
     batch = merge_batches(batches)
     found = len(batch.seq) + len(batch.skipped_seq)
+    if not found and src.damage:
+        raise LogError(f"{path}: {src.damage}; no TIMELINE line before the damage")
     if not found:
         raise LogError(f"{path}: {_not_a_log_reason(head)}")
     if not len(batch.seq):
@@ -66,7 +68,9 @@ def open_log(
         raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
     job_ids = [j.decode("utf-8", "replace") for j in jobs]
     sessions = _sessions(batch, job_ids, workers_per_gpu)
-    if truncated and sessions:
+    if src.damage:
+        sessions[-1].notes.append(f"{src.damage}; the rest of the file is lost")
+    elif src.truncated:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
     timeline = Timeline(source=path, sessions=sessions, skipped={})
     timeline.bytes_read = consumed  # an attribute of the reader, not a model field
@@ -86,7 +90,9 @@ def _read(
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
     end: int | None = None,
-) -> tuple[list[EventBatch], bytes, bool, int]:
+) -> tuple[list[EventBatch], bytes, Source, int]:
+    """The batches, the first bytes of the text, the (closed) source, which says how the
+    read ended, and the file bytes it consumed."""
     with Source(path, end) as src:
         was_enabled = gc.isenabled()
         gc.disable()  # millions of short-lived objects: the collector would rescan them all
@@ -95,7 +101,7 @@ def _read(
         finally:
             if was_enabled:
                 gc.enable()
-        return batches, head, src.truncated, src.position()
+        return batches, head, src, src.position()
 
 
 def _scan(

@@ -6,6 +6,7 @@ Compression is sniffed from the magic bytes (a rotated ``.gz`` is often renamed)
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import zlib
@@ -29,6 +30,8 @@ _DECOMPRESSORS = {
 # 1 MB reads stay in the CPU cache and reuse the allocator's memory: 4x faster than
 # 32 MB reads on the machines we measured.
 CHUNK_BYTES = 1 << 20
+#: Compressed bytes decompressed at once: damage loses at most this much before it.
+FEED_BYTES = 8 << 10
 #: A "line" this long or longer (binary junk without line ends) is skipped whole, never
 #: cut into pieces that could read as records with cut numbers.
 MAX_LINE = 64 << 20
@@ -135,10 +138,8 @@ def open_regular(path: Path) -> BinaryIO:
     try:
         _check_regular(path, os.stat(path).st_mode)
         fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO swapped in never blocks
-    except FileNotFoundError:
-        raise LogError(f"{path}: no such file") from None
     except OSError as exc:
-        raise LogError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise unreadable(path, exc) from None
     try:
         _check_regular(path, os.fstat(fd).st_mode)  # the path changed since the stat
     except LogError:
@@ -147,11 +148,42 @@ def open_regular(path: Path) -> BinaryIO:
     return os.fdopen(fd, "rb", buffering=0)
 
 
+def unreadable(path: Path, exc: OSError) -> LogError:
+    """The error naming why ``path`` could not be opened or stat'ed."""
+    if isinstance(exc, FileNotFoundError):
+        return LogError(f"{path}: {missing(path)}")
+    if exc.errno == errno.ELOOP:
+        return LogError(f"{path}: is a symbolic link loop (it never reaches a file)")
+    return LogError(f"{path}: cannot be read ({exc.strerror or exc})")
+
+
+def missing(path: Path) -> str:
+    """Why ``path`` names no file: it does not exist, or it is a dangling symbolic link."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return "no such file"
+    return f"is a symbolic link to {target}, which does not exist"
+
+
 def _check_regular(path: Path, mode: int) -> None:
     if stat.S_ISREG(mode):
         return
     what = next((name for test, name in NOT_REGULAR if test(mode)), "no regular file")
     raise LogError(f"{path}: is {what}, not a regular file; expected a cuzk daemon log file")
+
+
+def _damage(compression: str, done: int, total: int, exc: Exception) -> str:
+    """What went wrong in a compressed stream, said as it is: a failed check (gzip's CRC,
+    a zstd checksum) comes at the end of the data it covers, so the damage lies somewhere
+    in what was read; any other error comes soon after the damage."""
+    what = "gzip" if compression == "gzip" else "zstd"
+    if "check" in str(exc):
+        return (
+            f"the {what} data fails its check at byte {done} of {total} ({exc}): it is "
+            "damaged somewhere before, and lines read from it may be wrong"
+        )
+    return f"the {what} data is damaged after byte {done} of {total} ({exc})"
 
 
 class Source:
@@ -173,6 +205,7 @@ class Source:
         elif magic == ZSTD_MAGIC:
             self.compression = "zstd"
         self.truncated = False  # set when a compressed stream ends early
+        self.damage = ""  # why a compressed stream could not be read on, and where
         # Plain files stop at ``end`` (a file still being written); compressed ones ignore it.
         if end is not None and self.compression == "plain":
             self.total = max(0, min(end, self.total))
@@ -202,17 +235,26 @@ class Source:
             return
         make = _DECOMPRESSORS[self.compression]
         d = make()
+        done = 0  # compressed bytes decompressed without error
         try:
             while data := read(size):
-                while data:
-                    out = d.decompress(data)
-                    if out:
-                        yield out
-                    data = d.unused_data if d.eof else b""
-                    if d.eof and data:
-                        d = make()  # next gzip member / zstd frame
-        except (zlib.error, zstandard.ZstdError, EOFError):
-            self.truncated = True  # corrupt tail: keep what was read
+                out = []
+                # Fed in pieces: what comes before a damaged piece is kept.
+                for at in range(0, len(data), FEED_BYTES):
+                    piece = data[at : at + FEED_BYTES]
+                    while piece:
+                        out.append(d.decompress(piece))
+                        piece = d.unused_data if d.eof else b""
+                        if d.eof and piece:
+                            d = make()  # next gzip member / zstd frame
+                    done += min(FEED_BYTES, len(data) - at)
+                if joined := b"".join(out):
+                    yield joined
+        except (zlib.error, zstandard.ZstdError, EOFError) as exc:
+            if joined := b"".join(out):
+                yield joined
+            self.truncated = True  # damaged: keep what was read
+            self.damage = _damage(self.compression, done, self.total, exc)
             return
         if not d.eof:
             self.truncated = True  # a rotated file still being written, or a cut copy
