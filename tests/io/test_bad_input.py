@@ -313,3 +313,15 @@ def test_damaged_compressed_data_is_named(tmp_path, kind):
     assert note.endswith("the rest of the file is lost") and "cut short" not in note
     # gzip's check (a CRC of the whole member) fails only at its end: said so
     assert ("lines read from it may be wrong" in note) == (kind == "gz")
+
+
+def test_a_file_of_one_oversized_line_says_so(tmp_path, monkeypatch, scanner):
+    """Records glued into one line over MAX_LINE (200 MB in the issue): it said "1 TIMELINE
+    lines found", though what the skipped line holds is unknown."""
+    from viewer.io import source
+
+    monkeypatch.setattr(source, "MAX_LINE", 1000)
+    path = tmp_path / "glued.log"
+    path.write_text("TIMELINE,5,GPU_START,j,worker=0,partition=0" * 100 + "\n")
+    with pytest.raises(LogError, match="no TIMELINE line could be read; 1 line.s. of 1000 bytes or more"):
+        open_log(path)

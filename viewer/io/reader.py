@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from viewer.io import source
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.fastscan import Ordinals, scan_chunks, scan_range
 from viewer.io.pairing import pair_events
@@ -65,6 +66,13 @@ def open_log(
     if not len(batch.seq):
         reasons = Counter(batch.skipped_reason)
         listed = ", ".join(f"{k}: {v}" for k, v in reasons.most_common())
+        if set(reasons) == {"oversized_line"}:  # what such a line holds is unknown
+            most = source.MAX_LINE
+            size = f"{most >> 20} MB" if most >= 1 << 20 else f"{most} bytes"
+            raise LogError(
+                f"{path}: no TIMELINE line could be read; {found} line(s) of {size} or more "
+                f"skipped whole ({listed})"
+            )
         raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
     job_ids = [j.decode("utf-8", "replace") for j in jobs]
     sessions = _sessions(batch, job_ids, workers_per_gpu)
