@@ -12,7 +12,7 @@ import time
 
 import viewer.io  # noqa: F401 - the baseline includes the package and its imports
 from viewer.io import LogError
-from viewer.io.reader import open_log, read_events
+from viewer.io.reader import open_log, scan_log
 
 
 def _held(timeline) -> int:
@@ -43,8 +43,7 @@ def main(mode: str, path: str) -> None:
     cpu = time.process_time()
     tl = None
     if mode == "events":
-        ev = read_events(path)
-        out["events"] = len(ev["seq"])
+        out["events"] = scan_log(path).events
     elif mode == "load":
         try:
             tl = open_log(path)

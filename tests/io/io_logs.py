@@ -65,3 +65,26 @@ def simple_log(jobs: int = 2, parts: int = 3, t0: int = 10, noise: bool = True) 
 
 def write(path, lines: list[str], end: str = "\n") -> None:
     path.write_bytes((end.join(lines) + end).encode())
+
+
+def use_python(monkeypatch) -> None:
+    """Read with the pure-Python scanner for the rest of the test (the scanner is chosen
+    once, at import: ``viewer.io.scanner.BACKEND``)."""
+    from viewer.io import pure, scanner
+
+    monkeypatch.setattr(scanner, "BACKEND", pure)
+
+
+def small_pieces(monkeypatch, size: int, records: int | None = None) -> None:
+    """Cut plain files into pieces of ``size`` bytes in either scanner, and parse at most
+    ``records`` records at a time in the pure-Python one."""
+    from viewer.io import pure
+
+    monkeypatch.setattr(pure, "READ_BYTES", size)
+    if records is not None:
+        monkeypatch.setattr(pure, "BATCH_RECORDS", records)
+    try:
+        from viewer.io import compiled
+    except ImportError:  # not built
+        return
+    monkeypatch.setattr(compiled, "PIECE_BYTES", size)

@@ -14,21 +14,10 @@ import numpy as np
 import pytest
 from io_logs import partition_lines, simple_log, write
 
-from viewer.io import LogError, fastscan, open_log
+from viewer.io import LogError, open_log, pure
 from viewer.io.follow import LogFollower
 
 DATA = Path(__file__).with_name("data")
-SCANNERS = ["compiled", "python"]
-
-
-@pytest.fixture(params=SCANNERS)
-def scanner(request, monkeypatch) -> str:
-    """Run the test with either scanner (the compiled one only where it is built)."""
-    if request.param == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
-    elif not fastscan.compiled():
-        pytest.skip("compiled scanner not built")
-    return request.param
 
 
 def test_numbers_over_int32_are_bad_numbers(scanner):
@@ -96,7 +85,7 @@ def test_a_line_over_max_line_is_skipped_whole(tmp_path, monkeypatch, scanner, c
 
     monkeypatch.setattr(source, "MAX_LINE", 1000)
     monkeypatch.setattr(source, "CHUNK_BYTES", 97)
-    monkeypatch.setattr(fastscan, "PY_CHUNK", 97)
+    monkeypatch.setattr(pure, "READ_BYTES", 97)
     for filler in (900, 960, 3000):  # the line is 961, 1021, 3061 bytes long
         data, _ = oversized(filler)
         path = tmp_path / f"long.log{'.gz' if compression == 'gz' else ''}"
@@ -323,5 +312,7 @@ def test_a_file_of_one_oversized_line_says_so(tmp_path, monkeypatch, scanner):
     monkeypatch.setattr(source, "MAX_LINE", 1000)
     path = tmp_path / "glued.log"
     path.write_text("TIMELINE,5,GPU_START,j,worker=0,partition=0" * 100 + "\n")
-    with pytest.raises(LogError, match="no TIMELINE line could be read; 1 line.s. of 1000 bytes or more"):
+    with pytest.raises(
+        LogError, match="no TIMELINE line could be read; 1 line.s. of 1000 bytes or more"
+    ):
         open_log(path)

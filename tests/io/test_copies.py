@@ -3,6 +3,7 @@ line must not cost a row each): the sessions come out exactly as if every copy w
 
 from __future__ import annotations
 
+import sys
 import tempfile
 from pathlib import Path
 
@@ -10,9 +11,16 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from io_logs import cuzk_block, daemon_start, partition_lines, worker_started
+from io_logs import (
+    cuzk_block,
+    daemon_start,
+    partition_lines,
+    small_pieces,
+    use_python,
+    worker_started,
+)
 
-from viewer.io import fastscan, open_log, parse
+from viewer.io import batch, open_log, pure, scanner
 
 #: One small run of two jobs whose offsets start again halfway (a restart without a
 #: daemon line), with CUZK_TIMING blocks and tracing lines between.
@@ -39,19 +47,17 @@ def sessions(path: Path) -> list[tuple]:
 def assert_like_unfolded(path: Path, monkeypatch) -> None:
     folded = sessions(path)
     with monkeypatch.context() as m:
-        for module in (parse, fastscan):
-            m.setattr(module, "fold_copies", lambda batch: batch)
+        for module in (batch, pure, sys.modules.get("viewer.io.compiled")):
+            if module is not None:
+                m.setattr(module, "fold_copies", lambda b: b)
         every_copy = sessions(path)
     assert len(folded) == len(every_copy)
     for a, b in zip(folded, every_copy, strict=True):
         assert a[0].equals(b[0]) and a[1:] == b[1:]
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 def test_repeated_lines_around_a_restart(monkeypatch, scanner):
     """Runs of copies before, at and after the restart, of a torn line and of a CUZK line."""
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
     path = Path(__file__).with_name("data") / "repeated_lines_around_a_restart.log"
     (first, second, third) = open_log(path).sessions
     assert first.skipped == {"duplicate_event": 5, "orphan_cuzk_timing": 3}
@@ -79,9 +85,8 @@ def test_folding_copies_changes_nothing(repeats, drops, piece, pure):
         pytest.MonkeyPatch.context() as mp,
     ):
         if pure:
-            mp.setenv("CUZK_PURE_PYTHON", "1")
-        mp.setattr(fastscan, "PIECE_BYTES", piece)
-        mp.setattr(fastscan, "PY_CHUNK", piece)
+            use_python(mp)
+        small_pieces(mp, piece)
         path = Path(tmp) / "run.log"
         path.write_text("\n".join(lines) + "\n")
         assert_like_unfolded(path, mp)
@@ -92,18 +97,15 @@ def test_a_copy_is_one_row_with_a_count(tmp_path):
     path = tmp_path / "run.log"
     path.write_text("\n".join(lines) + "\n")
     with open(path, "rb") as f:
-        got = fastscan.scan_range(f.fileno(), 0, path.stat().st_size, fastscan.Ordinals(), {})
-    batch = parse.merge_batches(got)
-    assert len(batch.seq) == 6 and batch.copy_n.tolist() == [1000]
-    assert np.array_equal(batch.copy_seq, batch.seq[5:])
+        got = scanner.scan_range(f.fileno(), 0, path.stat().st_size, scanner.Ordinals(), {})
+    merged = batch.merge_batches(got)
+    assert len(merged.seq) == 6 and merged.copy_n.tolist() == [1000]
+    assert np.array_equal(merged.copy_seq, merged.seq[5:])
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 def test_copies_of_a_bad_line_are_each_skipped(tmp_path, monkeypatch, scanner):
     """A GPU_END without a worker, written five times: five skipped lines, in both scanners;
     a SYNTH_START with a kind, four times: one job of that kind, three repeats."""
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
     lines = [
         *partition_lines("a", 0, 100, 0),
         *["TIMELINE,700,GPU_END,a,partition=1"] * 5,

@@ -10,9 +10,16 @@ from pathlib import Path
 import pandas as pd
 import pytest
 import zstandard
-from io_logs import daemon_start, partition_lines, simple_log, worker_started, write
+from io_logs import (
+    daemon_start,
+    partition_lines,
+    simple_log,
+    small_pieces,
+    worker_started,
+    write,
+)
 
-from viewer.io import LogError, fastscan, open_log
+from viewer.io import LogError, open_log
 from viewer.io.follow import MIN_INTERVAL_S, LogFollower
 from viewer.model import Session
 
@@ -196,21 +203,14 @@ def test_file_is_pinned_when_following_starts(tmp_path, follower):
     assert [len(s.jobs) for s in f.poll().sessions] == [2, 1]
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 @pytest.mark.parametrize("small", [False, True], ids=["chunks", "tiny-chunks"])
 @pytest.mark.parametrize(
     "name", sorted(p.name for p in SAMPLES.glob("*.log")) + ["crlf", "cr_only"]
 )
 def test_incremental_reads_equal_full_reads(tmp_path, follower, monkeypatch, name, small, scanner):
     """Polls at random points (mid-line too) give what ``open_log(end=...)`` gives."""
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
-    elif not fastscan.compiled():
-        pytest.skip("compiled scanner not built")
     if small:  # many pieces, chunks and parse batches per poll, lines carried across them
-        monkeypatch.setattr(fastscan, "PIECE_BYTES", 997)
-        monkeypatch.setattr(fastscan, "PY_CHUNK", 997)
-        monkeypatch.setattr(fastscan, "BATCH_RECORDS", 50)
+        small_pieces(monkeypatch, 997, records=50)
     if name in ("crlf", "cr_only"):
         lines = simple_log(jobs=3) + [daemon_start(), *simple_log(jobs=2, t0=7)]
         end = "\r\n" if name == "crlf" else "\r"

@@ -8,7 +8,16 @@ import math
 import numpy as np
 import pytest
 import zstandard
-from io_logs import cuzk_block, daemon_start, partition_lines, simple_log, worker_started, write
+from io_logs import (
+    cuzk_block,
+    daemon_start,
+    partition_lines,
+    simple_log,
+    small_pieces,
+    use_python,
+    worker_started,
+    write,
+)
 
 from viewer.io import LoadCancelled, LogError, open_log
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, PARTITION_COLUMNS
@@ -69,9 +78,10 @@ def test_records_of_both_kinds_glued_into_one_line(tmp_path):
     b = partition_lines("j", 1, 600, 1)
     glued = a[5] + "CUZK_TIMING: b_g2_msm_ms=380 num_circuits=1" + b[4]
     lines = [*a[:5], *cuzk_block(5, 7)[:-1], glued, *cuzk_block(6, 8)[1:-1], b[5]]
-    for pure in ("", "1"):
+    for pure in (False, True):
         with pytest.MonkeyPatch.context() as mp:
-            mp.setenv("CUZK_PURE_PYTHON", pure)
+            if pure:
+                use_python(mp)
             (s,) = load(tmp_path, lines).sessions
         assert s.events == 8 and s.skipped == {}, pure
         rows = s.partitions.set_index("partition")
@@ -243,12 +253,8 @@ def test_read_only_file(tmp_path):
     assert path.read_bytes() == before
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 def test_progress_and_cancel(tmp_path, monkeypatch, scanner):
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
-    monkeypatch.setattr("viewer.io.fastscan.PIECE_BYTES", 512)
-    monkeypatch.setattr("viewer.io.fastscan.PY_CHUNK", 512)
+    small_pieces(monkeypatch, 512)
     path = tmp_path / "run.log"
     write(path, simple_log(jobs=20))
     seen: list[tuple[int, int]] = []
@@ -261,17 +267,13 @@ def test_progress_and_cancel(tmp_path, monkeypatch, scanner):
         open_log(path, cancel=lambda: next(calls) >= 3)
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 def test_small_chunks_give_the_same_result(tmp_path, monkeypatch, scanner):
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
     path = tmp_path / "run.log"
     lines = simple_log(jobs=5, parts=4)
     write(path, lines)
     whole = open_log(path).sessions[0].partitions
     monkeypatch.setattr("viewer.io.source.CHUNK_BYTES", 97)
-    monkeypatch.setattr("viewer.io.fastscan.PIECE_BYTES", 97)
-    monkeypatch.setattr("viewer.io.fastscan.PY_CHUNK", 97)
+    small_pieces(monkeypatch, 97)
     pieces = open_log(path).sessions[0].partitions
     assert whole.equals(pieces)
 

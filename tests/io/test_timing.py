@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from io_logs import partition_lines
 
 from viewer.io import open_log
-from viewer.io.scan import CuzkLines
+from viewer.io.batch import CuzkLines
 from viewer.io.timing import VALUES, _next_owners, _owners, build_blocks
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"

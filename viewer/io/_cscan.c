@@ -1,10 +1,11 @@
 /* The compiled scanner: one pass over a buffer of whole log lines, without the GIL.
  *
- * It finds the lines the Python scanner (scan.SCAN_RE and scan.find_records) finds, in
- * the same order and with the same ordinals, and parses the TIMELINE and CUZK_TIMING
- * lines that are in the exact form the daemon writes (the forms fastparse accepts).
- * Every other matched line is handed back whole, with its ordinal, to the Python exact
- * path, which defines the behaviour; lines that path would drop are dropped here.
+ * It finds the records the pure-Python scanner (records.find_records) finds, in the same
+ * order and with the same ordinals, and parses the TIMELINE and CUZK_TIMING records that
+ * are in the strict form the daemon writes (the forms strict.py accepts).  Every other
+ * record is handed back whole, with its ordinal, to the exact path (exact.py), which
+ * defines the behaviour; records that path would drop are dropped here.  The grammar's
+ * tables come from _grammar.h, generated from grammar.py.
  *
  * scan(buffer, start, end) -> dict of packed little-endian columns (bytes) and lists;
  * see SCAN_DOC.  The module is optional: without it the reader runs in pure Python.
@@ -21,6 +22,8 @@
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "_grammar.h"
 
 /* ------------------------------------------------------------------ growable arrays */
 
@@ -121,8 +124,8 @@ static void jobs_free(Jobs *t) { free(t->key), free(t->klen), free(t->code), fre
 
 /* ------------------------------------------------------------------ candidates */
 
-/* The first position in [p, end - 2) holding "TIM", "k-d" (cuzk-daemon starting) or
- * "U w" (GPU worker started), or NULL.  Each hit is checked by the caller.  The same
+/* The first position in [p, end - 2) holding "TIM" (of both record starts) or the probe
+ * of a marker ("k-d" of cuzk-daemon starting, "U w" of GPU worker started), or NULL.  Each hit is checked by the caller.  The same
  * test 32 bytes at a time where the CPU has AVX2 (chosen once, at import). */
 #if defined(__x86_64__) && defined(__GNUC__)
 #include <immintrin.h>
@@ -131,9 +134,14 @@ static void jobs_free(Jobs *t) { free(t->key), free(t->klen), free(t->code), fre
 __attribute__((target("avx2"))) static const char *candidate_avx2(const char **at,
                                                                    const char *end) {
     const char *p = *at;
-    const __m256i T = _mm256_set1_epi8('T'), I = _mm256_set1_epi8('I'), M = _mm256_set1_epi8('M');
-    const __m256i K = _mm256_set1_epi8('k'), H = _mm256_set1_epi8('-'), D = _mm256_set1_epi8('d');
-    const __m256i U = _mm256_set1_epi8('U'), S = _mm256_set1_epi8(' '), W = _mm256_set1_epi8('w');
+    const __m256i T = _mm256_set1_epi8(TL[0]), I = _mm256_set1_epi8(TL[1]);
+    const __m256i M = _mm256_set1_epi8(TL[2]);
+    const __m256i K = _mm256_set1_epi8(DAEMON[DAEMON_PROBE]);
+    const __m256i H = _mm256_set1_epi8(DAEMON[DAEMON_PROBE + 1]);
+    const __m256i D = _mm256_set1_epi8(DAEMON[DAEMON_PROBE + 2]);
+    const __m256i U = _mm256_set1_epi8(WORKER[WORKER_PROBE]);
+    const __m256i S = _mm256_set1_epi8(WORKER[WORKER_PROBE + 1]);
+    const __m256i W = _mm256_set1_epi8(WORKER[WORKER_PROBE + 2]);
     while (p + 34 <= end) {
         __m256i a = _mm256_loadu_si256((const __m256i *)p);
         __m256i b = _mm256_loadu_si256((const __m256i *)(p + 1));
@@ -168,9 +176,13 @@ static const char *candidate(const char *p, const char *end) {
 
 static const char *candidate_sse2(const char *p, const char *end) {
 #if defined(__SSE2__)
-    const __m128i T = _mm_set1_epi8('T'), I = _mm_set1_epi8('I'), M = _mm_set1_epi8('M');
-    const __m128i K = _mm_set1_epi8('k'), H = _mm_set1_epi8('-'), D = _mm_set1_epi8('d');
-    const __m128i U = _mm_set1_epi8('U'), S = _mm_set1_epi8(' '), W = _mm_set1_epi8('w');
+    const __m128i T = _mm_set1_epi8(TL[0]), I = _mm_set1_epi8(TL[1]), M = _mm_set1_epi8(TL[2]);
+    const __m128i K = _mm_set1_epi8(DAEMON[DAEMON_PROBE]);
+    const __m128i H = _mm_set1_epi8(DAEMON[DAEMON_PROBE + 1]);
+    const __m128i D = _mm_set1_epi8(DAEMON[DAEMON_PROBE + 2]);
+    const __m128i U = _mm_set1_epi8(WORKER[WORKER_PROBE]);
+    const __m128i S = _mm_set1_epi8(WORKER[WORKER_PROBE + 1]);
+    const __m128i W = _mm_set1_epi8(WORKER[WORKER_PROBE + 2]);
     while (p + 18 <= end) {
         __m128i a = _mm_loadu_si128((const __m128i *)p);
         __m128i b = _mm_loadu_si128((const __m128i *)(p + 1));
@@ -187,9 +199,8 @@ static const char *candidate_sse2(const char *p, const char *end) {
     }
 #endif
     for (; p + 3 <= end; p++) {
-        if ((p[0] == 'T' && p[1] == 'I' && p[2] == 'M') ||
-            (p[0] == 'k' && p[1] == '-' && p[2] == 'd') ||
-            (p[0] == 'U' && p[1] == ' ' && p[2] == 'w'))
+        if (!memcmp(p, TL, 3) || !memcmp(p, DAEMON + DAEMON_PROBE, 3) ||
+            !memcmp(p, WORKER + WORKER_PROBE, 3))
             return p;
     }
     return NULL;
@@ -199,19 +210,19 @@ static int starts_with(const char *p, const char *end, const char *word, size_t 
     return (size_t)(end - p) >= n && !memcmp(p, word, n);
 }
 
-#define DAEMON "cuzk-daemon starting"
-#define WORKER "GPU worker started"
+/* Whether the marker ``words`` (probed ``probe`` bytes in) holds the candidate at q; its
+ * text (what follows the words) then starts at *text. */
+static int marker_is(const char *lo, const char *q, const char *end, const char *words,
+                     size_t n, int probe, const char **text) {
+    if (q[0] != words[probe] || q - lo < probe || !starts_with(q - probe, end, words, n)) return 0;
+    *text = q - probe + n;
+    return 1;
+}
 
-/* 0 / 1: the marker (MARK_DAEMON / MARK_WORKER) whose candidate is at q; -1: none. */
+/* MARK_DAEMON / MARK_WORKER: the marker whose candidate is at q; -1: none. */
 static int marker_at(const char *lo, const char *q, const char *end, const char **text) {
-    if (q[0] == 'k' && q - lo >= 3 && starts_with(q - 3, end, DAEMON, sizeof DAEMON - 1)) {
-        *text = q - 3 + sizeof DAEMON - 1;
-        return 0;
-    }
-    if (q[0] == 'U' && q - lo >= 2 && starts_with(q - 2, end, WORKER, sizeof WORKER - 1)) {
-        *text = q - 2 + sizeof WORKER - 1;
-        return 1;
-    }
+    if (marker_is(lo, q, end, DAEMON, sizeof DAEMON - 1, DAEMON_PROBE, text)) return MARK_DAEMON;
+    if (marker_is(lo, q, end, WORKER, sizeof WORKER - 1, WORKER_PROBE, text)) return MARK_WORKER;
     return -1;
 }
 
@@ -227,13 +238,9 @@ static const char *digits(const char *p, const char *stop, int most, int64_t *ou
     return p;
 }
 
-static const char *const EVENT_NAME[] = {"SYNTH_START", "SYNTH_END",  "CHAN_SEND", "GPU_QUEUE",
-                                         "GPU_PICKUP",  "GPU_START", "GPU_END"};
-static const int EVENT_CODE[] = {0, 1, 2, 2, 3, 4, 5};
-static const size_t EVENT_LEN[] = {11, 9, 9, 9, 10, 9, 7};
-
 typedef struct {
-    Vec ord, off, event, job, worker, part, synth, gpu, flags;
+    Vec ord, off, event, job, flags;
+    Vec num[N_KEYS]; /* int64 per row, -1 absent: the number keys' values (KEY_ID, KEY_MS) */
 } TlCols;
 
 typedef struct {
@@ -258,20 +265,21 @@ typedef struct {
     int64_t matches;
 } Out;
 
-enum { HAS_KIND = 1, MONO_WORD = 2 };
-enum { MAX_JOB = 64, MAX_KIND = 32 };
+enum { HAS_KIND = 1, MONO_WORD = 2 }; /* flags: a text key (kind=), a flag key (monolithic) */
 
-/* Parse a TIMELINE payload [p, e) in strict form; 1 if taken, 0 to hand it to Python,
- * -1 on memory failure. */
+/* Parse a TIMELINE payload [p, e) in strict form: the detail keys in the grammar's order,
+ * each at most once, nothing after the flag key; 1 if taken, 0 to hand it to Python, -1
+ * on memory failure. */
 static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     TlCols *c = &o->tl;
-    int64_t off, worker = -1, part = -1, synth = -1, gpu = -1;
-    const char *q = digits(p, e, 15, &off);
+    int64_t off, val[N_KEYS];
+    for (int k = 0; k < N_KEYS; k++) val[k] = -1;
+    const char *q = digits(p, e, MAX_OFFSET_DIGITS, &off);
     if (!q || q >= e || *q != ',') return 0;
     const char *name = ++q;
     while (q < e && *q != ',') q++;
     int event = -1;
-    for (int i = 0; i < 7 && event < 0; i++) {
+    for (int i = 0; i < N_EVENTS && event < 0; i++) {
         size_t n = EVENT_LEN[i];
         if ((size_t)(q - name) == n && !memcmp(name, EVENT_NAME[i], n)) event = EVENT_CODE[i];
     }
@@ -287,33 +295,25 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     const char *kind = NULL;
     size_t kind_len = 0;
     while (q < e) { /* q is at a comma */
-        if (rank == 5) return 0; /* nothing may follow "monolithic" in the strict form */
+        if (rank >= 0 && KEY_KIND[rank] == KEY_FLAG) return 0; /* nothing after the flag */
         const char *f = ++q;
         while (q < e && *q != ',') q++;
         if (++fields > 3 || q == f) return 0; /* an empty field: Python decides */
-        static const char *const KEY[] = {"worker=", "partition=", "synth_ms=", "gpu_ms=",
-                                          "kind="};
-        static const size_t KEY_LEN[] = {7, 10, 9, 7, 5};
-        static const int MOST[] = {9, 9, 12, 12};
-        int r;
-        for (r = rank + 1; r < 5; r++) { /* keys come in this order or not at all */
-            if (f[0] == KEY[r][0] && starts_with(f, q, KEY[r], KEY_LEN[r])) break;
+        int r = rank + 1;
+        for (; r < N_KEYS; r++) { /* keys come in this order or not at all */
+            size_t n = KEY_LEN[r];
+            if (KEY_KIND[r] == KEY_FLAG ? (size_t)(q - f) == n && !memcmp(f, KEY[r], n)
+                                        : f[0] == KEY[r][0] && starts_with(f, q, KEY[r], n))
+                break;
         }
-        if (r == 5 && (size_t)(q - f) == 10 && !memcmp(f, "monolithic", 10)) r = 5;
-        else if (r == 5) return 0;
-        if (r <= rank) return 0;
+        if (r == N_KEYS) return 0;
         rank = r;
-        if (r < 4) {
-            int64_t v;
-            const char *vs = f + KEY_LEN[r];
-            if (digits(vs, q, MOST[r], &v) != q) return 0;
-            if (r == 0) worker = v;
-            else if (r == 1) part = v;
-            else if (r == 2) synth = v;
-            else gpu = v;
-        } else if (r == 4) {
-            kind = f + 5;
-            kind_len = q - kind;
+        const char *v = f + KEY_LEN[r];
+        if (KEY_KIND[r] == KEY_ID || KEY_KIND[r] == KEY_MS) {
+            if (digits(v, q, KEY_DIGITS[r], &val[r]) != q) return 0;
+        } else if (KEY_KIND[r] == KEY_TEXT) {
+            kind = v;
+            kind_len = q - v;
             if (!kind_len || kind_len > MAX_KIND || memchr(kind, ' ', kind_len)) return 0;
             flags |= HAS_KIND;
         } else {
@@ -326,13 +326,14 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     if (!kind && rows && ord == o->last_ord + 1 && o->markers.len == o->last_markers &&
         o->skips.len == o->last_skips) {
         /* An exact copy of the row just before it, with nothing between (no other record,
-         * marker or skipped line): a count on that row, not a row (parse.fold_copies). */
+         * marker or skipped line): a count on that row, not a row (batch.fold_copies). */
         size_t r = rows - 1;
-        int64_t *last = o->copies.len ? (int64_t *)(o->copies.data + o->copies.len) - 2 : NULL;
-        if (((int64_t *)c->off.data)[r] == off && ((int8_t *)c->event.data)[r] == event &&
-            ((int32_t *)c->job.data)[r] == code && ((int64_t *)c->worker.data)[r] == worker &&
-            ((int64_t *)c->part.data)[r] == part && ((int64_t *)c->synth.data)[r] == synth &&
-            ((int64_t *)c->gpu.data)[r] == gpu && ((uint8_t *)c->flags.data)[r] == flags) {
+        int same = ((int64_t *)c->off.data)[r] == off && ((int8_t *)c->event.data)[r] == event &&
+                   ((int32_t *)c->job.data)[r] == code && ((uint8_t *)c->flags.data)[r] == flags;
+        for (int k = 0; same && k < N_KEYS; k++)
+            same = KEY_KIND[k] > KEY_MS || ((int64_t *)c->num[k].data)[r] == val[k];
+        if (same) {
+            int64_t *last = o->copies.len ? (int64_t *)(o->copies.data + o->copies.len) - 2 : NULL;
             o->last_ord = ord;
             if (last && last[0] == (int64_t)r) {
                 last[1]++;
@@ -353,23 +354,11 @@ static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     PUT(&c->off, int64_t, off);
     PUT(&c->event, int8_t, event);
     PUT(&c->job, int32_t, code);
-    PUT(&c->worker, int64_t, worker);
-    PUT(&c->part, int64_t, part);
-    PUT(&c->synth, int64_t, synth);
-    PUT(&c->gpu, int64_t, gpu);
+    for (int k = 0; k < N_KEYS; k++)
+        if (KEY_KIND[k] <= KEY_MS) PUT(&c->num[k], int64_t, val[k]);
     PUT(&c->flags, uint8_t, flags);
     return 1;
 }
-
-/* The CUZK_TIMING forms of one GPU call: scan.CUZK_FORMS, in its order (a line's code is
- * its position; the module exports the table as CUZK_FORMS and a test holds them equal). */
-static const char *const CUZK_FIRST[] = {"pre_lock_cpu_ms", "ntt_msm_h_ms",    "batch_add_ms",
-                                         "tail_msm_ms",     "prep_msm_ms",     "barrier_wait_ms",
-                                         "mutex_held_ms",   "b_g2_msm_ms"};
-static const char *const CUZK_SECOND[] = {"mutex_wait_ms", NULL, NULL, "gpu_total_ms",
-                                          NULL,            NULL, "total_start_fn_ms",
-                                          "num_circuits"};
-enum { N_CUZK = 8, MAX_MS_DIGITS = 12 };
 
 /* "KEY=digits" at p ending at a space or e; the end of the digits or NULL. */
 static const char *key_value(const char *p, const char *e, const char *key, int64_t *v) {
@@ -378,14 +367,15 @@ static const char *key_value(const char *p, const char *e, const char *key, int6
     return digits(p + n + 1, e, MAX_MS_DIGITS, v);
 }
 
-/* Parse a CUZK_TIMING text [p, e) (after "TIMING:") in strict form: 1 taken, 0 not. */
+/* Parse a CUZK_TIMING text [p, e) (after "TIMING:") in strict form, one of the grammar's
+ * CUZK_FORMS (its position is the record's kind): 1 taken, 0 not. */
 static int parse_cz(const char *p, const char *e, int64_t ord, CzCols *c) {
     if (p >= e || *p != ' ') return 0;
     p++;
     int64_t a, b = -1, tid;
     const char *q;
-    if (starts_with(p, e, "gpu_tid=", 8)) {
-        q = digits(p + 8, e, 9, &tid);
+    if (starts_with(p, e, GPU_TID, GPU_TID_LEN)) {
+        q = digits(p + GPU_TID_LEN, e, MAX_ID_DIGITS, &tid);
         if (!q || q >= e || *q != ' ') return 0;
         p = q + 1;
     }
@@ -435,7 +425,7 @@ static int has_cuzk_key(const char *p, const char *e) {
 /* ------------------------------------------------------------------ the scan */
 
 
-/* A line ends at LF, CR (old Mac files) or CRLF, as scan.SCAN_RE says. */
+/* A line ends at LF, CR (old Mac files) or CRLF, as records.SCAN_RE says. */
 static int is_eol(char c) { return c == '\n' || c == '\r'; }
 
 /* The first line end in [p, end), or NULL: 16 bytes at a time (two memchr calls would
@@ -468,13 +458,14 @@ static int add_marker(Out *o, int kind, const char *text, const char *end, int64
  * "TIMELINE," or a "CUZK_TIMING:" (*cz set; the result points at its "CUZK_"). */
 static const char *next_record(const char *p, const char *e, int *cz) {
     for (const char *c = candidate(p + 1, e); c; c = candidate(c + 1, e)) {
-        if (starts_with(c, e, "TIMELINE,", 9)) {
+        if (starts_with(c, e, TL, TL_LEN)) {
             *cz = 0;
             return c;
         }
-        if (c - p >= 5 && !memcmp(c - 5, "CUZK_", 5) && starts_with(c, e, "TIMING:", 7)) {
+        if (c - p >= CZ_PREFIX_LEN && !memcmp(c - CZ_PREFIX_LEN, CZ_PREFIX, CZ_PREFIX_LEN) &&
+            starts_with(c, e, CZ_TEXT, CZ_TEXT_LEN)) {
             *cz = 1;
-            return c - 5;
+            return c - CZ_PREFIX_LEN;
         }
     }
     return NULL;
@@ -484,7 +475,7 @@ static const char *next_record(const char *p, const char *e, int *cz) {
 static int take_record(Out *o, const char *q, const char *e, int is_tl) {
     int64_t ord = o->matches++;
     if (!has_byte_outside(q, e)) {
-        int r = is_tl ? parse_tl(o, q + 9, e, ord) : parse_cz(q + 7, e, ord, &o->cz);
+        int r = is_tl ? parse_tl(o, q + TL_LEN, e, ord) : parse_cz(q + CZ_TEXT_LEN, e, ord, &o->cz);
         if (r) return r < 0 ? -1 : 0;
     }
     if (!is_tl && !has_cuzk_key(q, e)) return 0; /* a CUZK line we do not use */
@@ -493,14 +484,14 @@ static int take_record(Out *o, const char *q, const char *e, int is_tl) {
 
 /* One matched line [q, eol), q at its first record: each "TIMELINE," or "CUZK_TIMING:"
  * in it starts a record that runs to the next one (a torn write glues records), as
- * scan.records cuts it. */
+ * records.records cuts it. */
 static int take_line(Out *o, const char *lo, const char *q, const char *eol, int is_tl,
                      const char *end, const char **marker_line_end) {
     int64_t first = o->matches;
     for (const char *c = candidate(q + 3, eol); c; c = candidate(c + 1, eol)) {
         const char *text;
         int kind = marker_at(lo, c, end, &text);
-        /* One marker of each kind per line, as scan.find_records finds them. */
+        /* One marker of each kind per line, as records.find_records finds them. */
         if (kind >= 0 && (!marker_line_end[kind] || c >= marker_line_end[kind])) {
             if (add_marker(o, kind, text, end, first)) return -1;
             marker_line_end[kind] = eol;
@@ -511,7 +502,7 @@ static int take_line(Out *o, const char *lo, const char *q, const char *eol, int
         const char *next = next_record(q, eol, &cz);
         if (take_record(o, q, next ? next : eol, is_tl)) return -1;
         if (!next) return 0;
-        q = cz ? next + 5 : next;
+        q = cz ? next + CZ_PREFIX_LEN : next;
         is_tl = !cz;
     }
 }
@@ -523,7 +514,7 @@ static int scan_region(Out *o, const char *lo, const char *end) {
         const char *text;
         int kind = marker_at(lo, q, end, &text);
         if (kind >= 0) {
-            /* One marker of each kind per line, as scan.find_records finds them. */
+            /* One marker of each kind per line, as records.find_records finds them. */
             if (!marker_line_end[kind] || q >= marker_line_end[kind]) {
                 /* before the records of its line: none of them is found yet */
                 if (add_marker(o, kind, text, end, o->matches)) return -1;
@@ -532,9 +523,10 @@ static int scan_region(Out *o, const char *lo, const char *end) {
             p = q + 1;
             continue;
         }
-        int is_tl = starts_with(q, end, "TIMELINE,", 9);
-        if (!is_tl && !(q - lo >= 5 && !memcmp(q - 5, "CUZK_", 5) &&
-                        starts_with(q, end, "TIMING:", 7))) {
+        int is_tl = starts_with(q, end, TL, TL_LEN);
+        if (!is_tl && !(q - lo >= CZ_PREFIX_LEN &&
+                        !memcmp(q - CZ_PREFIX_LEN, CZ_PREFIX, CZ_PREFIX_LEN) &&
+                        starts_with(q, end, CZ_TEXT, CZ_TEXT_LEN))) {
             p = q + 1;
             continue;
         }
@@ -549,9 +541,10 @@ static int scan_region(Out *o, const char *lo, const char *end) {
 
 enum { BLOCK = 256 << 10 };
 
-/* Whether [p, e) holds one of our records (scan.SCAN_RE would find one). */
+/* Whether [p, e) holds one of our records (records.SCAN_RE would find one). */
 static int has_record(const char *p, const char *e) {
-    return memmem(p, e - p, "TIMELINE,", 9) || memmem(p, e - p, "CUZK_TIMING:", 12);
+    return memmem(p, e - p, TL, TL_LEN) ||
+           memmem(p, e - p, CZ_PREFIX CZ_TEXT, CZ_PREFIX_LEN + CZ_TEXT_LEN);
 }
 
 /* A line dropped before the next record (source.Skip). */
@@ -659,11 +652,11 @@ static PyObject *vec_bytes(Vec *v) {
 }
 
 static void out_free(Out *o) {
-    Vec *all[] = {&o->tl.ord,   &o->tl.off,  &o->tl.event, &o->tl.job,  &o->tl.worker,
-                  &o->tl.part,  &o->tl.synth, &o->tl.gpu,  &o->tl.flags, &o->kinds,
-                  &o->cz.ord,   &o->cz.kind, &o->cz.a,     &o->cz.b,    &o->reject,
-                  &o->markers, &o->skips, &o->job_spans, &o->copies, &o->heap};
+    Vec *all[] = {&o->tl.ord, &o->tl.off,  &o->tl.event, &o->tl.job, &o->tl.flags,
+                  &o->kinds,  &o->cz.ord,  &o->cz.kind,  &o->cz.a,   &o->cz.b,
+                  &o->reject, &o->markers, &o->skips,    &o->job_spans, &o->copies, &o->heap};
     for (size_t i = 0; i < sizeof all / sizeof *all; i++) free(all[i]->data);
+    for (int k = 0; k < N_KEYS; k++) free(o->tl.num[k].data);
     jobs_free(&o->jobs);
 }
 
@@ -688,39 +681,48 @@ static PyObject *text_list(Vec *v, int width, const char *heap) {
     return list;
 }
 
+/* Set d[key] = value, taking the reference; -1 (with d cleared) on failure. */
+static int put_item(PyObject *d, const char *key, PyObject *value) {
+    int failed = !value || PyDict_SetItemString(d, key, value) < 0;
+    Py_XDECREF(value);
+    return failed ? -1 : 0;
+}
+
 static PyObject *build_result(Out *o) {
     const char *heap = o->heap.data ? o->heap.data : "";
-    PyObject *res = NULL;
-    PyObject *jobs = text_list(&o->job_spans, 2, heap);
-    PyObject *kinds = text_list(&o->kinds, 3, heap);
-    PyObject *rejects = text_list(&o->reject, 3, heap);
-    PyObject *markers = text_list(&o->markers, 4, heap);
-    PyObject *skips = text_list(&o->skips, 3, heap);
-    if (jobs && kinds && rejects && markers && skips) {
-        res = Py_BuildValue(
-            "{sLsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsNsN}", "matches", (long long)o->matches,
-            "tl_ord", vec_bytes(&o->tl.ord), "tl_off", vec_bytes(&o->tl.off), "tl_event",
-            vec_bytes(&o->tl.event), "tl_job", vec_bytes(&o->tl.job), "tl_worker",
-            vec_bytes(&o->tl.worker), "tl_part", vec_bytes(&o->tl.part), "tl_synth",
-            vec_bytes(&o->tl.synth), "tl_gpu", vec_bytes(&o->tl.gpu), "tl_flags",
-            vec_bytes(&o->tl.flags), "cz_ord", vec_bytes(&o->cz.ord), "cz_kind",
-            vec_bytes(&o->cz.kind), "cz_a", vec_bytes(&o->cz.a), "cz_b", vec_bytes(&o->cz.b),
-            "jobs", jobs, "kinds", kinds, "rejects", rejects, "markers", markers, "skips",
-            skips, "copies", vec_bytes(&o->copies));
-        jobs = kinds = rejects = markers = skips = NULL;
+    PyObject *res = PyDict_New();
+    int failed = !res;
+    failed = failed || put_item(res, "matches", PyLong_FromLongLong(o->matches));
+    failed = failed || put_item(res, "tl_ord", vec_bytes(&o->tl.ord));
+    failed = failed || put_item(res, "tl_off", vec_bytes(&o->tl.off));
+    failed = failed || put_item(res, "tl_event", vec_bytes(&o->tl.event));
+    failed = failed || put_item(res, "tl_job", vec_bytes(&o->tl.job));
+    failed = failed || put_item(res, "tl_flags", vec_bytes(&o->tl.flags));
+    for (int k = 0; k < N_KEYS && !failed; k++) {
+        char name[64];
+        if (KEY_KIND[k] > KEY_MS) continue;
+        snprintf(name, sizeof name, "tl_%s", KEY_NAME[k]);
+        failed = put_item(res, name, vec_bytes(&o->tl.num[k]));
     }
-    Py_XDECREF(jobs);
-    Py_XDECREF(kinds);
-    Py_XDECREF(rejects);
-    Py_XDECREF(markers);
-    Py_XDECREF(skips);
+    failed = failed || put_item(res, "cz_ord", vec_bytes(&o->cz.ord));
+    failed = failed || put_item(res, "cz_kind", vec_bytes(&o->cz.kind));
+    failed = failed || put_item(res, "cz_a", vec_bytes(&o->cz.a));
+    failed = failed || put_item(res, "cz_b", vec_bytes(&o->cz.b));
+    failed = failed || put_item(res, "copies", vec_bytes(&o->copies));
+    failed = failed || put_item(res, "jobs", text_list(&o->job_spans, 2, heap));
+    failed = failed || put_item(res, "kinds", text_list(&o->kinds, 3, heap));
+    failed = failed || put_item(res, "rejects", text_list(&o->reject, 3, heap));
+    failed = failed || put_item(res, "markers", text_list(&o->markers, 4, heap));
+    failed = failed || put_item(res, "skips", text_list(&o->skips, 3, heap));
+    if (failed) Py_CLEAR(res);
     return res;
 }
 
 #define RESULT_DOC                                                                        \
-    "A dict: matches (lines found, in the order of scan.SCAN_RE); tl_* packed columns\n" \
-    "of the strict TIMELINE lines (ord, off int64; event int8; job int32 local code;\n"  \
-    "worker, part, synth, gpu int64, -1 absent; flags uint8: 1 kind=, 2 monolithic);\n"   \
+    "A dict: matches (records found, in the order of records.find_records); tl_* packed\n" \
+    "columns of the strict TIMELINE records (ord, off int64; event int8; job int32 local\n" \
+    "code; tl_<key> int64, -1 absent, for each number key of grammar.DETAIL_KEYS; flags\n" \
+    "uint8: 1 the text key (kind=), 2 the flag key (monolithic));\n"                      \
     "jobs: the local job ids; kinds: [(row, kind)]; cz_* columns of the strict\n"         \
     "CUZK_TIMING lines (ord int64, kind int8, a, b int64, b -1 absent); rejects:\n"       \
     "[(ord, line)] for the exact path; markers: [(matches before its line, kind, text)];\n"\
@@ -888,19 +890,39 @@ static struct PyModuleDef MODULE = {
     PyModuleDef_HEAD_INIT, "_cscan", "The compiled line scanner of viewer.io (optional).", -1,
     METHODS, NULL, NULL, NULL, NULL};
 
-/* CUZK_FORMS as scan.CUZK_FORMS spells it: ((first, second or None), ...). */
-static PyObject *cuzk_forms(void) {
+/* The grammar's tables as grammar.tables() spells them (a test holds them equal). */
+static PyObject *grammar(void) {
+    static const char *const KIND[] = {"id", "ms", "text", "flag"};
+    PyObject *events = PyTuple_New(N_EVENTS), *keys = PyTuple_New(N_KEYS);
     PyObject *forms = PyTuple_New(N_CUZK);
-    for (int k = 0; forms && k < N_CUZK; k++) {
-        PyObject *form = CUZK_SECOND[k] ? Py_BuildValue("(yy)", CUZK_FIRST[k], CUZK_SECOND[k])
-                                        : Py_BuildValue("(yO)", CUZK_FIRST[k], Py_None);
-        if (!form) {
-            Py_CLEAR(forms);
-            break;
-        }
-        PyTuple_SET_ITEM(forms, k, form);
+    int failed = !events || !keys || !forms;
+    for (int i = 0; !failed && i < N_EVENTS; i++) {
+        PyObject *x = Py_BuildValue("(yi)", EVENT_NAME[i], EVENT_CODE[i]);
+        failed = !x;
+        if (x) PyTuple_SET_ITEM(events, i, x);
     }
-    return forms;
+    for (int k = 0; !failed && k < N_KEYS; k++) {
+        PyObject *x = Py_BuildValue("(ysi)", KEY_NAME[k], KIND[KEY_KIND[k]], KEY_DIGITS[k]);
+        failed = !x;
+        if (x) PyTuple_SET_ITEM(keys, k, x);
+    }
+    for (int k = 0; !failed && k < N_CUZK; k++) {
+        PyObject *x = CUZK_SECOND[k] ? Py_BuildValue("(yy)", CUZK_FIRST[k], CUZK_SECOND[k])
+                                     : Py_BuildValue("(yO)", CUZK_FIRST[k], Py_None);
+        failed = !x;
+        if (x) PyTuple_SET_ITEM(forms, k, x);
+    }
+    PyObject *res = failed ? NULL
+                           : Py_BuildValue("{s(yy)s((yii)(yii))sOsOsOs(iiiii)}", "record_starts",
+                                           TL, CZ_PREFIX CZ_TEXT, "markers", DAEMON,
+                                           MARK_DAEMON, DAEMON_PROBE, WORKER, MARK_WORKER,
+                                           WORKER_PROBE, "events", events, "detail_keys", keys,
+                                           "cuzk_forms", forms, "limits", MAX_OFFSET_DIGITS,
+                                           MAX_MS_DIGITS, MAX_ID_DIGITS, MAX_JOB, MAX_KIND);
+    Py_XDECREF(events);
+    Py_XDECREF(keys);
+    Py_XDECREF(forms);
+    return res;
 }
 
 PyMODINIT_FUNC PyInit__cscan(void) {
@@ -909,8 +931,8 @@ PyMODINIT_FUNC PyInit__cscan(void) {
     use_avx2 = __builtin_cpu_supports("avx2");
 #endif
     PyObject *module = PyModule_Create(&MODULE);
-    PyObject *forms = module ? cuzk_forms() : NULL;
-    if (!forms || PyModule_AddObjectRef(module, "CUZK_FORMS", forms) < 0) Py_CLEAR(module);
-    Py_XDECREF(forms);
+    PyObject *tables = module ? grammar() : NULL;
+    if (!tables || PyModule_AddObjectRef(module, "GRAMMAR", tables) < 0) Py_CLEAR(module);
+    Py_XDECREF(tables);
     return module;
 }

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from viewer.io.scan import (
+from viewer.io.grammar import (
     GPU_END,
     GPU_PICKUP,
     GPU_START,

@@ -1,7 +1,9 @@
 """``open_log``: read one cuzk daemon log into a ``Timeline``.
 
-Scan the file once in chunks (see ``scan``), then cut the events into sessions,
-pair them into GPU calls, map workers to GPUs and attribute CUZK_TIMING blocks.
+Scan the file once (``scan_log``: the records of every line, through ``scanner``), then
+cut the events into sessions, pair them into GPU calls, map workers to GPUs and attribute
+CUZK_TIMING blocks (``LogScan.sessions``).  Follow mode feeds a ``LogScan`` the lines each
+poll adds.
 """
 
 from __future__ import annotations
@@ -12,23 +14,18 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterator
 from os import PathLike
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from viewer.io import source
+from viewer.io.batch import EVENT_COLUMNS, CuzkLines, EventBatch, empty_batch, merge_batches
 from viewer.io.errors import LoadCancelled, LogError
-from viewer.io.fastscan import Ordinals, scan_chunks, scan_range
+from viewer.io.exact import ANSI_RE
+from viewer.io.grammar import MARK_DAEMON, MARK_WORKER
 from viewer.io.pairing import pair_events
-from viewer.io.parse import EVENT_COLUMNS, merge_batches
-from viewer.io.scan import (
-    ANSI_RE,
-    MARK_DAEMON,
-    MARK_WORKER,
-    CuzkLines,
-    EventBatch,
-)
+from viewer.io.records import Ordinals
+from viewer.io.scanner import scan_chunks, scan_range
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
 from viewer.io.timing import VALUES, Attribution, attribute, build_blocks
@@ -37,6 +34,75 @@ from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
 WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
+HEAD_BYTES = 4096  # the text's first bytes, to say what a file without records is
+
+
+class LogScan:
+    """Everything scanned of one file so far, merged (``batch``), and how the read went.
+    ``scan_log`` scans a file once; ``LogFollower`` feeds one the lines each poll adds."""
+
+    def __init__(self) -> None:
+        self.jobs: dict[bytes, int] = {}  # job id -> global code, in order of appearance
+        self.ords = Ordinals()
+        self.batch: EventBatch = empty_batch()
+        self.head = b""  # the first bytes of the text
+        self.damage = ""  # why a compressed file could not be read on (``Source.damage``)
+        self.truncated = False  # a compressed file ended early
+        self.consumed = 0  # file bytes read (compressed bytes for .gz / .zst)
+
+    @property
+    def events(self) -> int:
+        """TIMELINE events read (exact copies included)."""
+        return len(self.batch.seq) + int(self.batch.copy_n.sum())
+
+    def feed(
+        self,
+        fd: int,
+        lo: int,
+        hi: int,
+        progress: Callable[[int], None] | None = None,
+        cancel: Callable[[], bool] | None = None,
+    ) -> None:
+        """Scan the bytes ``[lo, hi)`` of the plain file ``fd`` (``lo`` a line start)."""
+        self._add(scan_range(fd, lo, hi, self.ords, self.jobs, progress, cancel))
+
+    def feed_chunks(self, chunks: Iterator[Chunk | Skip]) -> None:
+        """Scan chunks of whole lines (a decompressed stream)."""
+        self._add(scan_chunks(chunks, self.ords, self.jobs))
+
+    def _add(self, batches: list[EventBatch]) -> None:
+        if batches:  # an empty range scans no piece
+            self.batch = merge_batches([self.batch, *batches])
+
+    def sessions(self, workers_per_gpu: int | None = None) -> list[Session]:
+        """The sessions of everything scanned (none until an event could be read)."""
+        if not len(self.batch.seq):
+            return []
+        job_ids = [j.decode("utf-8", "replace") for j in self.jobs]
+        return _sessions(self.batch, job_ids, workers_per_gpu)
+
+
+def scan_log(
+    path: str | bytes | PathLike,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+    end: int | None = None,
+) -> LogScan:
+    """The records of every line of ``path`` (plain, .gz or .zst), before sessions are
+    built; see ``open_log`` for the arguments."""
+    path = log_path(path)
+    scan = LogScan()
+    with Source(path, end) as src:
+        was_enabled = gc.isenabled()
+        gc.disable()  # millions of short-lived objects: the collector would rescan them all
+        try:
+            _scan(src, scan, progress, cancel)
+        finally:
+            if was_enabled:
+                gc.enable()
+        scan.damage, scan.truncated, scan.consumed = src.damage, src.truncated, src.position()
+    return scan
 
 
 def open_log(
@@ -51,18 +117,31 @@ def open_log(
 
     ``end``: read only the bytes ``[0, end)`` of a plain file (a file still being written;
     a line cut at ``end`` reads as a torn line).  It is ignored for .gz / .zst files, which
-    are read whole.  The returned Timeline's ``bytes_read`` is the number of file bytes
-    consumed (compressed bytes for .gz / .zst).
+    are read whole.  ``progress(done_bytes, total_bytes)`` now and then; ``cancel()``
+    returning True raises ``LoadCancelled``.  The returned Timeline's ``bytes_read`` is the
+    number of file bytes consumed (compressed bytes for .gz / .zst).
     """
     path = log_path(path)
-    jobs: dict[bytes, int] = {}
-    batches, head, src, consumed = _read(path, jobs, progress, cancel, end)
-    batch = merge_batches(batches)
+    scan = scan_log(path, progress=progress, cancel=cancel, end=end)
+    _check_found(path, scan)
+    sessions = scan.sessions(workers_per_gpu)
+    if scan.damage:
+        sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
+    elif scan.truncated:
+        sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
+    timeline = Timeline(source=path, sessions=sessions, skipped={})
+    timeline.bytes_read = scan.consumed  # an attribute of the reader, not a model field
+    return timeline
+
+
+def _check_found(path: PathLike, scan: LogScan) -> None:
+    """``LogError`` naming why no event could be read, if none could."""
+    batch = scan.batch
     found = len(batch.seq) + len(batch.skipped_seq)
-    if not found and src.damage:
-        raise LogError(f"{path}: {src.damage}; no TIMELINE line before the damage")
+    if not found and scan.damage:
+        raise LogError(f"{path}: {scan.damage}; no TIMELINE line before the damage")
     if not found:
-        raise LogError(f"{path}: {_not_a_log_reason(head)}")
+        raise LogError(f"{path}: {_not_a_log_reason(scan.head)}")
     if not len(batch.seq):
         reasons = Counter(batch.skipped_reason)
         listed = ", ".join(f"{k}: {v}" for k, v in reasons.most_common())
@@ -74,73 +153,34 @@ def open_log(
                 f"skipped whole ({listed})"
             )
         raise LogError(f"{path}: {found} TIMELINE lines found but none could be read ({listed})")
-    job_ids = [j.decode("utf-8", "replace") for j in jobs]
-    sessions = _sessions(batch, job_ids, workers_per_gpu)
-    if src.damage:
-        sessions[-1].notes.append(f"{src.damage}; the rest of the file is lost")
-    elif src.truncated:
-        sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
-    timeline = Timeline(source=path, sessions=sessions, skipped={})
-    timeline.bytes_read = consumed  # an attribute of the reader, not a model field
-    return timeline
-
-
-def read_events(path: str | bytes | PathLike) -> dict[str, np.ndarray]:
-    """The parsed TIMELINE columns of ``path`` in file order, before sessions and pairing."""
-    batches, *_ = _read(log_path(path), {}, None, None)
-    batch = merge_batches(batches)
-    return {f: getattr(batch, f) for f in EVENT_COLUMNS}
-
-
-def _read(
-    path: Path,
-    jobs: dict[bytes, int],
-    progress: Callable[[int, int], None] | None,
-    cancel: Callable[[], bool] | None,
-    end: int | None = None,
-) -> tuple[list[EventBatch], bytes, Source, int]:
-    """The batches, the first bytes of the text, the (closed) source, which says how the
-    read ended, and the file bytes it consumed."""
-    with Source(path, end) as src:
-        was_enabled = gc.isenabled()
-        gc.disable()  # millions of short-lived objects: the collector would rescan them all
-        try:
-            batches, head = _scan(src, jobs, progress, cancel)
-        finally:
-            if was_enabled:
-                gc.enable()
-        return batches, head, src, src.position()
 
 
 def _scan(
     src: Source,
-    jobs: dict[bytes, int],
+    scan: LogScan,
     progress: Callable[[int, int], None] | None,
     cancel: Callable[[], bool] | None,
-) -> tuple[list[EventBatch], bytes]:
-    ords = Ordinals()
+) -> None:
     if src.compression == "plain":  # the file itself, read in pieces by a few threads
-        head = os.pread(src.fileno(), 4096, 0)
+        scan.head = os.pread(src.fileno(), HEAD_BYTES, 0)
         step = None if progress is None else (lambda at: progress(at, src.total))
         try:
-            batches = scan_range(src.fileno(), 0, src.total, ords, jobs, step, cancel)
+            scan.feed(src.fileno(), 0, src.total, step, cancel)
         except OSError as exc:
             raise LogError(f"{src.path}: cannot be read ({exc.strerror or exc})") from exc
         if cancel is not None and cancel():
             raise LoadCancelled(f"{src.path}: loading cancelled")
         src.mark_read()
-        return batches, head
-    first: list[bytes] = []
+        return
 
     def chunks() -> Iterator[Chunk | Skip]:
         for chunk in checked(src.chunks(), src, progress, cancel):
-            if not first and not isinstance(chunk, Skip):
+            if not scan.head and not isinstance(chunk, Skip):
                 buf, start, _ = chunk
-                first.append(buf[start : start + 4096])
+                scan.head = buf[start : start + HEAD_BYTES]
             yield chunk
 
-    batches = scan_chunks(chunks(), ords, jobs)
-    return batches, first[0] if first else b""
+    scan.feed_chunks(chunks())
 
 
 def _not_a_log_reason(head: bytes) -> str:

@@ -19,7 +19,7 @@ from typing import BinaryIO
 import zstandard
 
 from viewer.io.errors import LogError
-from viewer.io.scan import SCAN_RE, last_line_end, line_end
+from viewer.io.records import SCAN_RE, last_line_end, line_end
 
 GZIP_MAGIC = b"\x1f\x8b"
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"

@@ -19,8 +19,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from viewer.io import fastscan
-from viewer.io.scan import (
+from viewer.io import scanner
+from viewer.io.batch import CuzkLines
+from viewer.io.grammar import (
     CUZK_ACQUIRE,
     CUZK_BARRIER,
     CUZK_BATCH,
@@ -31,7 +32,6 @@ from viewer.io.scan import (
     CUZK_NTT,
     CUZK_PREP,
     CUZK_TAIL,
-    CuzkLines,
 )
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
@@ -234,83 +234,17 @@ def _match(
     queues = [order[gpu[order] == g] for g in ids.tolist()]
     started = [np.searchsorted(start_seq[q], blocks.seq, side="left") for q in queues]
     seen = sum(1 for st in started if len(blocks.seq) and st[-1] > 0)
-    if fastscan.compiled() and len(blocks.seq):
-        queue = np.concatenate([np.empty(0, np.int64), *queues]).astype(np.int64)
-        packed, ambiguous = fastscan._cscan.match_blocks(
-            queue,
-            np.cumsum([0] + [len(q) for q in queues]).astype(np.int64),
-            end[queue].astype(np.int64),
-            np.concatenate([np.empty(0, np.int64), *started]).astype(np.int64),
-            gpu_start,
-            blocks.seq.astype(np.int64),
-            locks,
-            kernels.astype(np.float64),
-            lows,
-            highs,
-            ids,
-            AMBIGUOUS_MS,
-        )
-        return np.frombuffer(packed, np.int64).copy(), seen, ambiguous, placed
-    owner, ambiguous = _match_loop(
-        [q.tolist() for q in queues],
-        [end[q].tolist() for q in queues],
-        [st.tolist() for st in started],
-        gpu_start.tolist(),
-        blocks.seq.tolist(),
-        locks.tolist(),
-        kernels.tolist(),
-        lows.tolist(),
-        highs.tolist(),
-        ids.tolist(),
+    owner, ambiguous = scanner.match_blocks(
+        queues,
+        [end[q] for q in queues],
+        started,
+        gpu_start,
+        blocks.seq,
+        locks,
+        kernels,
+        lows,
+        highs,
+        ids,
+        AMBIGUOUS_MS,
     )
-    return np.array(owner, dtype=np.int64), seen, ambiguous, placed
-
-
-def _match_loop(
-    queues: list[list[int]],
-    ends: list[list[int]],
-    started: list[list[int]],
-    gpu_start: list[float],
-    bseqs: list[int],
-    locks: list[float],
-    kernels: list[float],
-    lows: list[float],
-    highs: list[float],
-    ids: list[int],
-) -> tuple[list[int], int]:
-    """The pass over the blocks in pure Python (``_cscan.match_blocks`` is its twin)."""
-    n_gpus = len(ids)
-    heads = [0] * n_gpus
-    last_end = [-np.inf] * n_gpus
-    owner = [-1] * len(bseqs)
-    ambiguous = 0
-    for b, bseq in enumerate(bseqs):
-        fronts = []
-        for k in range(n_gpus):
-            h, lim, e = heads[k], started[k][b], ends[k]
-            while h < lim and e[h] < bseq:
-                h += 1  # ended before the block: it never got (or logged) the lock
-            heads[k] = h
-            if h < lim:
-                fronts.append(k)
-        if not fronts:
-            continue
-        lock = locks[b]
-        if len(fronts) > 1:
-            lo, hi = lows[b], highs[b]
-            scored = []
-            for k in fronts:
-                c = queues[k][heads[k]]
-                ks = gpu_start[c] + lock
-                score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end[k] - ks)
-                scored.append((score, ks, ids[k], c, k))
-            scored.sort()
-            ambiguous += scored[1][0] - scored[0][0] <= AMBIGUOUS_MS
-            k = scored[0][4]
-        else:
-            k = fronts[0]
-        c = queues[k][heads[k]]
-        heads[k] += 1
-        owner[b] = c
-        last_end[k] = gpu_start[c] + lock + kernels[b]
-    return owner, ambiguous
+    return owner, seen, ambiguous, placed

@@ -1,4 +1,4 @@
-"""The numpy fast path must give exactly what the regex path gives, on any damage."""
+"""The strict numpy parser must give exactly what the exact regex parser gives, on any damage."""
 
 from __future__ import annotations
 
@@ -8,16 +8,11 @@ from hypothesis import strategies as st
 from io_logs import cuzk_block, simple_log
 from test_damage import apply, damage
 
+from viewer.io import strict
+from viewer.io.exact import parse_cuzk, parse_exact
+from viewer.io.grammar import CUZK_FORMS
 from viewer.io.parse import CZ_SKIP, TL_SKIP, parse_records
-from viewer.io.scan import (
-    CUZK_FORMS,
-    SCAN_RE,
-    SEQ_SHIFT,
-    RawBatch,
-    find_records,
-    parse_cuzk,
-    parse_exact,
-)
+from viewer.io.records import SCAN_RE, SEQ_SHIFT, RawBatch, find_records
 
 #: CUZK_TIMING lines upstream writes that carry none of a call's figures.
 UPSTREAM_IGNORED = [
@@ -64,14 +59,7 @@ def both(data: bytes):
     seq = [i << SEQ_SHIFT for i in range(len(raw.items))]
     tl = [i for i, it in enumerate(raw.items) if it.startswith(b"TIMELINE,")]
     cz = [i for i, it in enumerate(raw.items) if not it.startswith(b"TIMELINE,")]
-    # the old byte scan also found a TIMELINE glued after a CUZK_TIMING line's start
-    glued = [(i, raw.items[i].find(b"TIMELINE,", 1)) for i in cz]
-    glued = [(i, q) for i, q in glued if q > 0]
-    slow = parse_exact(
-        [raw.items[i][TL_SKIP:] for i in tl] + [raw.items[i][q + TL_SKIP :] for i, q in glued],
-        [seq[i] for i in tl] + [seq[i] + q for i, q in glued],
-        {},
-    )
+    slow = parse_exact([raw.items[i][TL_SKIP:] for i in tl], [seq[i] for i in tl], {})
     order = np.argsort(slow.seq, kind="stable")
     for col in ("seq", "offset", "event", "partition", "worker", "mono", "synth_ms", "gpu_ms"):
         setattr(slow, col, getattr(slow, col)[order])
@@ -91,14 +79,12 @@ def test_fast_path_matches_exact_path(ops, extra):
     assert list(fast.skipped_seq) == list(slow.skipped_seq)
     assert fast.skipped_reason == slow.skipped_reason
     assert [k for _, _, k in fast.kinds] == [k for _, _, k in sorted(slow.kinds)]
-    if not any(b"CUZK_TIMING:" in line and b"TIMELINE," in line for line in data.split(b"\n")):
-        for col in ("seq", "kind", "a", "b"):
-            np.testing.assert_array_equal(getattr(fast.cuzk, col), getattr(slow_cz, col))
+    for col in ("seq", "kind", "a", "b"):
+        np.testing.assert_array_equal(getattr(fast.cuzk, col), getattr(slow_cz, col))
 
 
 def test_daemon_lines_all_take_the_fast_path():
-    from viewer.io import fastparse as fp
-
+    fp = strict
     raw = RawBatch()
     data = ("\n".join(LINES) + "\n").encode()
     find_records(data, 0, len(data), raw)
@@ -117,8 +103,7 @@ def test_every_cuzk_timing_line_is_found():
 
 
 def test_job_hash_collisions_fall_back_to_exact_codes(monkeypatch):
-    from viewer.io import fastparse as fp
-
+    fp = strict
     ids = [b"job-a", b"job-bb", b"job-a", b"j", b"job-bb"]
     f = fp.flatten(ids)
     ok = np.ones(len(ids), bool)

@@ -1,11 +1,11 @@
-"""Scanning whole lines into ``EventBatch``es: the compiled scanner when it is built, the
-pure-Python one (``scan.find_records`` + ``parse.parse_records``) otherwise.
+"""The compiled scanner (``_cscan``, an optional C extension) as the reader's backend.
 
-The compiled scanner (``_cscan.c``) finds the same lines with the same ordinals and parses
-those in the daemon's exact form; every other line it finds comes back whole and goes
-through ``parse_records``, which defines the behaviour.  A plain file is cut into pieces
-at line starts and the pieces are scanned by a few threads at once (the scan runs
+``_cscan.c`` finds the same records with the same ordinals as the pure-Python scanner and
+parses those in the daemon's strict form; every other record it finds comes back whole and
+goes through ``parse.parse_records``, which defines the behaviour.  A plain file is cut into
+pieces at line starts and the pieces are scanned by a few threads at once (the scan runs
 without the GIL, reading the file itself with ``pread``): no copy of the file is held.
+Importing this module raises ImportError when the extension is not built.
 """
 
 from __future__ import annotations
@@ -13,47 +13,26 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
 
-from viewer.io import source
-from viewer.io.parse import fold_copies, merge_cuzk, merge_exact, parse_records
-from viewer.io.scan import (
-    SEQ_SHIFT,
-    SYNTH_START,
-    CuzkLines,
-    EventBatch,
-    RawBatch,
-    empty_batch,
-    find_records,
-    line_end,
-)
-from viewer.io.scan import trust as trust_rows
-from viewer.io.source import Chunk, Skip, whole_lines
+from viewer.io import _cscan, source
+from viewer.io.batch import CuzkLines, EventBatch, fold_copies, merge_cuzk, merge_exact
+from viewer.io.batch import skipped_batch as _skipped_batch
+from viewer.io.exact import trust
+from viewer.io.grammar import DETAIL_KEYS, SYNTH_START
+from viewer.io.parse import parse_records
+from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, line_end
+from viewer.io.source import Chunk, Skip
 
-try:
-    from viewer.io import _cscan
-except ImportError:  # no compiler when installed: the pure-Python scanner does the work
-    _cscan = None
-
+NAME = "compiled"
 PIECE_BYTES = 16 << 20  # one piece per thread task; also the progress step
-PY_CHUNK = 1 << 20  # pure-Python path: bytes scanned at once (see source.CHUNK_BYTES)
-BATCH_RECORDS = 100_000  # pure-Python path: records parsed at once
 BOUNDARY_PROBE = 1 << 16  # a piece boundary moves to the next line start within this
-
-
-def compiled() -> bool:
-    """True when the compiled scanner is built and in use."""
-    return _cscan is not None and not os.environ.get("CUZK_PURE_PYTHON")
-
-
-class Ordinals:
-    """The record ordinals used so far in a file (``seq = ordinal << SEQ_SHIFT``)."""
-
-    def __init__(self, base: int = 0) -> None:
-        self.base = base
+#: The number keys' columns the scanner returns (``tl_<key>``).
+NUMBER_COLUMNS = {k.name.decode(): f"tl_{k.name.decode()}" for k in DETAIL_KEYS if k.digits}
+I64, I32 = np.dtype("<i8"), np.dtype("<i4")
 
 
 def scan_chunks(
@@ -61,52 +40,13 @@ def scan_chunks(
 ) -> list[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
     lines the chunks' cutter skipped."""
-    if compiled():
-        return [
-            _skipped(ords, chunk)
-            if isinstance(chunk, Skip)
-            else _to_batch(_cscan.scan(*chunk), ords, jobs)
-            for chunk in chunks
-        ]
-    raw = RawBatch(base=ords.base)
-    batches: list[EventBatch] = []
+    out = []
     for chunk in chunks:
         if isinstance(chunk, Skip):
-            raw = _parse_all(raw, jobs, batches)
-            batches.append(_skipped(Ordinals(raw.base), chunk))
-            continue
-        find_records(*chunk, raw)
-        del chunk  # a long line's chunk is freed before the next one is read
-        if len(raw.items) >= BATCH_RECORDS:
-            raw = _parse_all(raw, jobs, batches)
-    ords.base = _parse_all(raw, jobs, batches).base
-    return batches
-
-
-def _parse_all(raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch]) -> RawBatch:
-    """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
-    records holds any number of them), freeing the records as they are parsed; the empty
-    batch that follows it."""
-    end = raw.base + len(raw.items)
-    while True:
-        part = RawBatch(base=raw.base, items=raw.items[:BATCH_RECORDS])
-        del raw.items[:BATCH_RECORDS]
-        last = not raw.items
-        limit = (raw.base + len(part.items)) << SEQ_SHIFT  # markers before the next part
-        part.markers = [m for m in raw.markers if last or m[0] < limit]
-        raw.markers = raw.markers[len(part.markers) :]
-        out.append(fold_copies(parse_records(part, jobs)))
-        raw.base += len(part.items)
-        if last:
-            return RawBatch(base=end)
-
-
-def _skipped(ords: Ordinals, skip: Skip) -> EventBatch:
-    """A batch of one skipped line, placed before the next record."""
-    batch = empty_batch()
-    batch.skipped_seq = np.array([(ords.base << SEQ_SHIFT) - 1], np.int64)
-    batch.skipped_reason = [skip.reason]
-    return batch
+            out.append(_skipped_batch(ords.base, chunk.reason))
+        else:
+            out.append(_to_batch(_cscan.scan(*chunk), ords, jobs))
+    return out
 
 
 def scan_range(
@@ -122,8 +62,6 @@ def scan_range(
     cut as ``source.whole_lines`` cuts them: a last line without a line end counts as a
     line, unless the file ends before ``hi``.  ``progress(offset)`` after each piece;
     ``cancel()`` is checked between pieces (the caller raises)."""
-    if not compiled():
-        return _scan_range_python(fd, lo, hi, ords, jobs, progress, cancel)
     cuts = _piece_starts(fd, lo, hi)
     pieces = iter(zip(cuts, cuts[1:], strict=False))
     threads = max(1, min(4, os.cpu_count() or 1, len(cuts) - 1))
@@ -164,39 +102,6 @@ def _piece_starts(fd: int, lo: int, hi: int) -> list[int]:
     return sorted(set(cuts))
 
 
-def _scan_range_python(
-    fd: int,
-    lo: int,
-    hi: int,
-    ords: Ordinals,
-    jobs: dict[bytes, int],
-    progress: Callable[[int], None] | None,
-    cancel: Callable[[], bool] | None,
-) -> list[EventBatch]:
-    at = [lo]  # file offset read so far
-
-    def blocks() -> Iterator[bytes]:
-        while at[0] < hi:
-            data = os.pread(fd, min(PY_CHUNK, hi - at[0]), at[0])
-            if not data:
-                return  # the file shrank under us: its last line may be cut
-            at[0] += len(data)
-            yield data
-
-    def chunks() -> Iterator[Chunk | Skip]:
-        for chunk in whole_lines(blocks(), lambda: at[0] < hi):
-            if cancel is not None and cancel():
-                return
-            yield chunk
-            if progress is not None:
-                progress(at[0])
-
-    return scan_chunks(chunks(), ords, jobs)
-
-
-I64, I32 = np.dtype("<i8"), np.dtype("<i4")
-
-
 def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
     """An ``EventBatch`` from one result of the compiled scanner (ordinals from ``ords``)."""
     base = ords.base
@@ -204,11 +109,11 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
     lut = np.array([jobs.setdefault(j, len(jobs)) for j in res["jobs"]] + [-1], dtype=np.int32)
     seq = (np.frombuffer(res["tl_ord"], I64) + base) << SEQ_SHIFT
     event = np.frombuffer(res["tl_event"], np.int8)
-    worker = np.frombuffer(res["tl_worker"], I64)
-    partition = np.frombuffer(res["tl_part"], I64)
+    num = {name: np.frombuffer(res[col], I64) for name, col in NUMBER_COLUMNS.items()}
+    worker, partition = num["worker"], num["partition"]
     flags = np.frombuffer(res["tl_flags"], np.uint8)
-    synth = _ms(res["tl_synth"])
-    mono, bad = trust_rows(event, worker, partition, synth, (flags & 1) > 0, (flags & 2) > 0)
+    synth = _ms(num["synth_ms"])
+    mono, bad = trust(event, worker, partition, synth, (flags & 1) > 0, (flags & 2) > 0)
     good = ~bad
     job = lut[np.frombuffer(res["tl_job"], I32)]
     fast = {
@@ -219,7 +124,7 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
         "partition": partition.astype(np.int32),
         "worker": worker.astype(np.int32),
         "synth_ms": synth,
-        "gpu_ms": _ms(res["tl_gpu"]),
+        "gpu_ms": _ms(num["gpu_ms"]),
         "mono": mono,
     }
     kinds = [
@@ -264,8 +169,41 @@ def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
     return fold_copies(batch)
 
 
-def _ms(packed: bytes) -> np.ndarray:
+def _ms(packed: bytes | np.ndarray) -> np.ndarray:
     """Packed int64 milliseconds, -1 absent, as float64 with NaN."""
     v = np.frombuffer(packed, I64).astype(np.float64)
     v[v < 0] = np.nan
     return v
+
+
+def match_blocks(
+    queues: list[np.ndarray],
+    ends: list[np.ndarray],
+    started: list[np.ndarray],
+    gpu_start: np.ndarray,
+    bseq: np.ndarray,
+    locks: np.ndarray,
+    kernels: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    ids: np.ndarray,
+    ambiguous_ms: float,
+) -> tuple[np.ndarray, int]:
+    """``pure.match_blocks`` in C, over packed arrays."""
+    if not len(bseq):
+        return np.empty(0, np.int64), 0
+    packed, ambiguous = _cscan.match_blocks(
+        np.concatenate([np.empty(0, np.int64), *queues]).astype(np.int64),
+        np.cumsum([0] + [len(q) for q in queues]).astype(np.int64),
+        np.concatenate([np.empty(0, np.int64), *ends]).astype(np.int64),
+        np.concatenate([np.empty(0, np.int64), *started]).astype(np.int64),
+        gpu_start.astype(np.float64),
+        bseq.astype(np.int64),
+        locks.astype(np.float64),
+        kernels.astype(np.float64),
+        lows.astype(np.float64),
+        highs.astype(np.float64),
+        ids.astype(np.int64),
+        ambiguous_ms,
+    )
+    return np.frombuffer(packed, np.int64).copy(), ambiguous

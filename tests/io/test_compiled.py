@@ -1,10 +1,9 @@
 """The compiled scanner must give exactly what the pure-Python scanner gives, on any damage,
-and however the file is cut into pieces."""
+and however the file is cut into pieces; both follow the one grammar (``grammar.py``)."""
 
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from pathlib import Path
 
@@ -12,16 +11,18 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from io_logs import cuzk_block, daemon_start, simple_log, worker_started
+from io_logs import cuzk_block, daemon_start, simple_log, use_python, worker_started
 from test_damage import apply, damage
 
-from viewer.io import fastscan, open_log
-from viewer.io.fastscan import Ordinals
-from viewer.io.parse import EVENT_COLUMNS, fold_copies, merge_batches, parse_records
-from viewer.io.scan import CUZK_FORMS, RawBatch, find_records
+from viewer.io import grammar, open_log, pure, scanner
+from viewer.io.batch import EVENT_COLUMNS, fold_copies, merge_batches
+from viewer.io.parse import parse_records
+from viewer.io.records import Ordinals, RawBatch, find_records
 from viewer.io.source import MAX_LINE
 
-pytestmark = pytest.mark.skipif(not fastscan.compiled(), reason="compiled scanner not built")
+compiled = pytest.importorskip("viewer.io.compiled", reason="compiled scanner not built")
+_cscan = compiled._cscan
+pytestmark = pytest.mark.skipif(not scanner.compiled(), reason="CUZK_PURE_PYTHON=1")
 
 #: Lines that take every branch of the compiled scanner: markers inside and after our
 #: lines, glued lines, near misses of the needles, skipped CUZK forms, odd bytes.
@@ -123,7 +124,7 @@ def test_compiled_scan_matches_python_scan(ops, odd, at):
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = fastscan.scan_chunks([(data, 0, len(data))], ords, c_jobs)
+    got = compiled.scan_chunks([(data, 0, len(data))], ords, c_jobs)
     assert ords.base == found
     assert_same(merged(got), c_jobs, want, py_jobs)
 
@@ -136,12 +137,12 @@ def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
     path.write_bytes(data)
     want_jobs: dict[bytes, int] = {}
     want, found = python_scan(data, want_jobs)
-    monkeypatch.setattr(fastscan, "PIECE_BYTES", piece)
+    monkeypatch.setattr(compiled, "PIECE_BYTES", piece)
     jobs: dict[bytes, int] = {}
     ords = Ordinals()
     steps: list[int] = []
     with open(path, "rb") as f:
-        got = fastscan.scan_range(f.fileno(), 0, len(data), ords, jobs, steps.append)
+        got = compiled.scan_range(f.fileno(), 0, len(data), ords, jobs, steps.append)
     assert ords.base == found
     assert_same(merged(got), jobs, want, want_jobs)
     assert steps[-1] == len(data) and steps == sorted(steps)
@@ -170,13 +171,11 @@ def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk):
     with tempfile.TemporaryDirectory() as tmp, mock.patch.object(source, "MAX_LINE", max_line):
         path = Path(tmp) / "run.log"
         path.write_bytes(data)
-        with open(path, "rb") as f, mock.patch.object(fastscan, "PIECE_BYTES", piece):
+        with open(path, "rb") as f, mock.patch.object(compiled, "PIECE_BYTES", piece):
             ords, jobs = Ordinals(), {}
-            got = merged(fastscan.scan_range(f.fileno(), 0, hi, ords, jobs))
+            got = merged(compiled.scan_range(f.fileno(), 0, hi, ords, jobs))
             py_ords, py_jobs = Ordinals(), {}
-            want = merged(
-                fastscan._scan_range_python(f.fileno(), 0, hi, py_ords, py_jobs, None, None)
-            )
+            want = merged(pure.scan_range(f.fileno(), 0, hi, py_ords, py_jobs))
     assert ords.base == py_ords.base
     assert_same(got, jobs, want, py_jobs)
 
@@ -185,8 +184,8 @@ def test_open_log_is_the_same_with_either_scanner(tmp_path, monkeypatch):
     path = tmp_path / "run.log"
     path.write_text("\n".join([*LINES, *ODD, daemon_start(), *LINES]) + "\n")
     fast = open_log(path)
-    monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
-    assert not fastscan.compiled()
+    use_python(monkeypatch)
+    assert not scanner.compiled()
     slow = open_log(path)
     assert len(fast.sessions) == len(slow.sessions) == 3  # ODD starts a daemon too
     for a, b in zip(fast.sessions, slow.sessions, strict=True):
@@ -200,7 +199,7 @@ def test_cancel_stops_between_pieces(tmp_path, monkeypatch):
 
     path = tmp_path / "run.log"
     path.write_text("\n".join(LINES * 50) + "\n")
-    monkeypatch.setattr(fastscan, "PIECE_BYTES", 256)
+    monkeypatch.setattr(compiled, "PIECE_BYTES", 256)
     calls = iter(range(1000))
     with pytest.raises(LoadCancelled):
         open_log(path, cancel=lambda: next(calls) >= 3)
@@ -215,33 +214,29 @@ def test_a_read_error_names_the_file(tmp_path, monkeypatch):
     def broken(*_):
         raise OSError(5, "Input/output error")
 
-    monkeypatch.setattr(fastscan._cscan, "scan_file", broken)
+    monkeypatch.setattr(_cscan, "scan_file", broken)
     with pytest.raises(LogError, match=r"run\.log: cannot be read \(Input/output error\)"):
         open_log(path)
 
 
-def test_both_scanners_read_the_same_cuzk_forms():
-    """One table of the CUZK_TIMING forms: the C scanner's is the Python one."""
-    assert fastscan._cscan.CUZK_FORMS == CUZK_FORMS
-
-
-def test_the_compiled_scanner_is_built_where_a_compiler_is():
-    """`make setup` builds it; losing it silently would make big logs 10x slower."""
-    assert fastscan._cscan is not None or shutil.which("cc") is None
+def test_the_built_scanner_follows_the_grammar():
+    """One grammar: the tables the built module was compiled with (from _grammar.h) are
+    those of grammar.py (a stale build fails here)."""
+    assert grammar.tables() == _cscan.GRAMMAR
 
 
 def test_scan_refuses_a_range_outside_the_buffer():
     with pytest.raises(ValueError):
-        fastscan._cscan.scan(b"abc", 0, 4)
+        _cscan.scan(b"abc", 0, 4)
     with tempfile.TemporaryDirectory() as tmp:
         p = Path(tmp) / "x"
         p.write_bytes(b"x")
         fd = os.open(p, os.O_RDONLY)
         try:
             with pytest.raises(ValueError):
-                fastscan._cscan.scan_file(fd, 5, 1, MAX_LINE)
+                _cscan.scan_file(fd, 5, 1, MAX_LINE)
             with pytest.raises(ValueError):
-                fastscan._cscan.scan_file(fd, 0, 1, 0)
+                _cscan.scan_file(fd, 0, 1, 0)
         finally:
             os.close(fd)
 
@@ -262,10 +257,10 @@ def three_gpus(tmp_path_factory) -> Path:
 
 @pytest.mark.parametrize("name", [*sorted(p.name for p in SAMPLES.glob("*.log")), "three_gpus"])
 def test_every_sample_reads_the_same_with_either_scanner(request, monkeypatch, name):
-    """Scanner and kernel attribution (``match_blocks`` vs ``timing._match_loop``)."""
+    """Scanner and kernel attribution (``compiled.match_blocks`` vs ``pure.match_blocks``)."""
     path = request.getfixturevalue("three_gpus") if name == "three_gpus" else SAMPLES / name
     fast = open_log(path)
-    monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+    use_python(monkeypatch)
     slow = open_log(path)
     assert len(fast.sessions) == len(slow.sessions)
     for a, b in zip(fast.sessions, slow.sessions, strict=True):
@@ -275,25 +270,20 @@ def test_every_sample_reads_the_same_with_either_scanner(request, monkeypatch, n
         assert "3 GPUs" in " ".join(fast.sessions[0].notes)
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
 @pytest.mark.parametrize("tail", [b"", b"TIMELINE,9,SYNTH_END,j,partition=0,synth_ms=12"])
-def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(
-    tmp_path, monkeypatch, scanner, tail
-):
+def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(tmp_path, either, tail):
     """Truncated under us (copytruncate): the partial last line is dropped, never parsed
     with cut numbers; the last line of a file that simply ends without a newline counts."""
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
     whole = ("\n".join(LINES) + "\n").encode()
     path = tmp_path / "run.log"
     path.write_bytes(whole + tail)
     want, found = python_scan(whole, {})
     with open(path, "rb") as f:
         ords = Ordinals()
-        shrunk = merged(fastscan.scan_range(f.fileno(), 0, len(whole + tail) + 100, ords, {}))
+        shrunk = merged(scanner.scan_range(f.fileno(), 0, len(whole + tail) + 100, ords, {}))
         assert ords.base == found and shrunk.seq.tolist() == want.seq.tolist()
         ords = Ordinals()
-        ended = merged(fastscan.scan_range(f.fileno(), 0, len(whole + tail), ords, {}))
+        ended = merged(scanner.scan_range(f.fileno(), 0, len(whole + tail), ords, {}))
     assert len(ended.seq) == len(want.seq) + (1 if tail else 0)
     if tail:
         assert ended.synth_ms[-1] == 12
@@ -306,7 +296,7 @@ def test_a_file_without_newlines_is_scanned_once(tmp_path):
     junk = bytes(range(256)).replace(b"\n", b"").replace(b"\r", b"")
     path.write_bytes(junk * 40_000)  # 10 MB, one "line"
     with open(path, "rb") as f:
-        res = fastscan._cscan.scan_file(f.fileno(), 0, path.stat().st_size, MAX_LINE)
+        res = _cscan.scan_file(f.fileno(), 0, path.stat().st_size, MAX_LINE)
     assert res["matches"] == 0 and res["tl_ord"] == b""
 
 
@@ -316,18 +306,15 @@ def test_every_odd_line_at_once_matches_python():
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = merged(fastscan.scan_chunks([(data, 0, len(data))], ords, c_jobs))
+    got = merged(compiled.scan_chunks([(data, 0, len(data))], ords, c_jobs))
     assert ords.base == found
     assert_same(got, c_jobs, want, py_jobs)
 
 
-@pytest.mark.parametrize("scanner", ["compiled", "python"])
-def test_an_empty_range_scans_nothing(tmp_path, monkeypatch, scanner):
-    if scanner == "python":
-        monkeypatch.setenv("CUZK_PURE_PYTHON", "1")
+def test_an_empty_range_scans_nothing(tmp_path, either):
     path = tmp_path / "run.log"
     path.write_text("\n".join(LINES) + "\n")
     with open(path, "rb") as f:
         ords = Ordinals(7)
-        got = fastscan.scan_range(f.fileno(), 50, 50, ords, {})
+        got = scanner.scan_range(f.fileno(), 50, 50, ords, {})
     assert ords.base == 7 and sum(len(b.seq) for b in got) == 0

@@ -1,11 +1,14 @@
-"""Vectorized parse of the lines as the daemon writes them, on one flat byte buffer.
+"""The strict parser: records in the exact form the daemon writes, vectorized with numpy on
+one flat byte buffer (the pure-Python scanner's fast path; the compiled scanner parses the
+same forms).
 
 The scanned lines are joined once into a padded buffer (``flatten``); every row is a
 span ``[start, end)`` of it.  Separators (commas, spaces) are found with one pass over
 the buffer each, and every field is then read with a few gathers of a handful of bytes
 per row: no Python step per line, and no fixed-width matrix.  Only the strict forms are
 accepted here; a row that deviates at all (ANSI, glued lines, other key orders, binary)
-is reported as not accepted and goes to the exact regex path in ``scan``.
+is reported as not accepted and goes to the exact parser (``exact``).  The forms are the
+grammar's (``grammar.EVENTS``, ``DETAIL_KEYS`` in their order, ``CUZK_FORMS``).
 """
 
 from __future__ import annotations
@@ -15,32 +18,21 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from viewer.io.scan import CUZK_FORMS, MAX_MS_DIGITS
+from viewer.io.grammar import (
+    CUZK_FORMS,
+    DETAIL_KEYS,
+    EVENTS,
+    GPU_TID,
+    MAX_ID_DIGITS,
+    MAX_JOB,
+    MAX_KIND,
+    MAX_MS_DIGITS,
+    MAX_OFFSET_DIGITS,
+)
 
 COMMA, SPACE = 44, 32
 PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
-#: Event name -> code, in the order of ``scan.EVENTS`` (both queue events mean "queued").
-EVENT_NAMES = (
-    (b"SYNTH_START", 0),
-    (b"SYNTH_END", 1),
-    (b"CHAN_SEND", 2),
-    (b"GPU_QUEUE", 2),
-    (b"GPU_PICKUP", 3),
-    (b"GPU_START", 4),
-    (b"GPU_END", 5),
-)
-#: Detail keys in the only order the fast path accepts (that of ``scan.DETAIL_RE``),
-#: with the most digits their value may have (0: not a number).
-DETAIL_KEYS = (
-    (b"worker=", 9),
-    (b"partition=", 9),
-    (b"synth_ms=", 12),
-    (b"gpu_ms=", 12),
-    (b"kind=", 0),
-    (b"monolithic", 0),
-)
-MAX_KIND = 32
-TL = b"TIMELINE,"
+assert MAX_JOB <= PAD and MAX_OFFSET_DIGITS < PAD
 
 
 @dataclass
@@ -151,12 +143,12 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
     ok = count_in(f.bad, s, e) == 0
     (c0, c1, c2, c3, c4), commas = nth(f.commas, s, e, 5)
     ok &= (commas >= 3) & (commas <= 5)
-    ok_off, offset = digits(u, s, c0, 15)
+    ok_off, offset = digits(u, s, c0, MAX_OFFSET_DIGITS)
     ok &= ok_off
     event = _events(u, c0 + 1, c1)
     ok &= (event >= 0) & (c2 > c1 + 1) & (c2 - c1 - 1 <= MAX_JOB)
     ok &= count_in(f.spaces, c1 + 1, c2) == 0
-    values = {k: np.full(n, -1, np.int64) for k, most in DETAIL_KEYS if most}
+    values = {k.name: np.full(n, -1, np.int64) for k in DETAIL_KEYS if k.digits}
     kind_at = np.stack([np.full(n, -1, np.int64), np.zeros(n, np.int64)])
     mono_word = np.zeros(n, bool)
     rank = np.full(n, -1)  # key order seen so far
@@ -164,35 +156,36 @@ def parse_events(f: Flat, rows: np.ndarray, skip: int) -> FastEvents:
         present = commas > 2 + m
         first = u[fs]
         field_ok = ~present
-        for r, (key, most) in enumerate(DETAIL_KEYS):
+        for r, k in enumerate(DETAIL_KEYS):
+            key = k.name if k.kind == "flag" else k.name + b"="
             sel = np.flatnonzero(present & ok & (first == key[0]) & (rank < r))
             a, b = fs[sel], fe[sel]
-            hit = starts(u, a, b, key, exact=key == b"monolithic")
-            if key == b"monolithic":
+            hit = starts(u, a, b, key, exact=k.kind == "flag")
+            if k.kind == "flag":
                 mono_word[sel[hit]] = True
-            elif key == b"kind=":
+            elif k.kind == "text":
                 hit &= (b - a > len(key)) & (b - a - len(key) <= MAX_KIND)
                 hit &= count_in(f.spaces, a, b) == 0
                 kind_at[0, sel[hit]] = a[hit] + len(key)
                 kind_at[1, sel[hit]] = b[hit]
             else:
-                good, val = digits(u, a + len(key), b, most)
+                good, val = digits(u, a + len(key), b, k.digits)
                 hit &= good
-                values[key][sel[hit]] = val[hit]
+                values[k.name][sel[hit]] = val[hit]
             rank[sel[hit]] = r
             field_ok[sel[hit]] = True
         ok &= field_ok
     job, job_ids = _job_codes(u, c1 + 1, c2, ok)
-    synth = values[b"synth_ms="].astype(np.float64)
-    gpu = values[b"gpu_ms="].astype(np.float64)
+    synth = values[b"synth_ms"].astype(np.float64)
+    gpu = values[b"gpu_ms"].astype(np.float64)
     return FastEvents(
         ok=ok,
         offset=offset,
         event=event,
         job=job,
         job_ids=job_ids,
-        worker=values[b"worker="],
-        partition=values[b"partition="],
+        worker=values[b"worker"],
+        partition=values[b"partition"],
         synth_ms=np.where(synth < 0, np.nan, synth),
         gpu_ms=np.where(gpu < 0, np.nan, gpu),
         kind_at=kind_at,
@@ -205,13 +198,12 @@ def _events(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     then check the whole name of each guess."""
     event = np.full(len(s), -1, np.int8)
     guess = (e - s) * 256 + u[s + 4]
-    for name, code in EVENT_NAMES:
+    for name, code in EVENTS:
         sel = np.flatnonzero(guess == len(name) * 256 + name[4])
         event[sel[starts(u, s[sel], e[sel], name, exact=True)]] = code
     return event
 
 
-MAX_JOB = PAD  # longer job ids take the exact path
 _MIX = np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8, dtype=np.uint64) | np.uint64(1)
 
 
@@ -248,7 +240,7 @@ def _job_codes(
 def parse_cuzk(f: Flat, rows: np.ndarray, skip: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(kind, a, b) of CUZK_TIMING rows ``rows`` of ``f`` (text from ``skip`` bytes in).
 
-    Accepted: `` [gpu_tid=N ]KEY=N[ KEY2=N]`` of ``scan.CUZK_FORMS`` with single spaces, as
+    Accepted: `` [gpu_tid=N ]KEY=N[ KEY2=N]`` of ``grammar.CUZK_FORMS`` with single spaces, as
     the daemon writes.  ``kind`` is the form's code, or -1 for a row this path does not
     accept.
     """
@@ -257,8 +249,8 @@ def parse_cuzk(f: Flat, rows: np.ndarray, skip: int) -> tuple[np.ndarray, np.nda
     n = len(rows)
     ok = (count_in(f.bad, s, e) == 0) & (e > s) & (u[s] == SPACE)
     (_, s1, s2, s3), spaces = nth(f.spaces, s, e, 4)  # the first is the leading space
-    tid = (spaces >= 2) & starts(u, s + 1, s1, b"gpu_tid=")
-    tid &= digits(u, s + 1 + 8, s1, 9)[0]
+    tid = (spaces >= 2) & starts(u, s + 1, s1, GPU_TID)
+    tid &= digits(u, s + 1 + len(GPU_TID), s1, MAX_ID_DIGITS)[0]
     key_s, key_e = np.where(tid, s1, s) + 1, np.where(tid, s2, s1)
     two_s, two_e = np.where(tid, s2, s1) + 1, np.where(tid, s3, s2)
     kind = np.full(n, -1, np.int8)

@@ -1,0 +1,187 @@
+"""The columns a scan produces (``EventBatch``, ``CuzkLines``) and how batches are merged:
+the fast and exact rows of one batch in file order, batches in file order, exact copies
+of a record folded into a count."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from viewer.io.records import SEQ_SHIFT
+
+EVENT_COLUMNS = (
+    "seq", "offset", "event", "job", "partition", "worker", "synth_ms", "gpu_ms", "mono",
+)  # fmt: skip
+
+
+@dataclass
+class CuzkLines:
+    """The CUZK_TIMING records that matter, as columns (file order)."""
+
+    seq: np.ndarray  # int64 record position
+    kind: np.ndarray  # int8: the record's position in grammar.CUZK_FORMS, or CUZK_MALFORMED
+    a: np.ndarray  # float64: the value of the first key
+    b: np.ndarray  # float64: the value of the second key (NaN when the form has none)
+
+
+def no_cuzk() -> CuzkLines:
+    return CuzkLines(np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0), np.empty(0))
+
+
+@dataclass
+class EventBatch:
+    """Parsed TIMELINE events (one row per well-formed record) plus what was skipped."""
+
+    seq: np.ndarray  # int64 position in the file's record order
+    offset: np.ndarray  # int64 ms
+    event: np.ndarray  # int8, see grammar.EVENTS
+    job: np.ndarray  # int32 global job code
+    partition: np.ndarray  # int32, -1 when absent
+    worker: np.ndarray  # int32, -1 when absent
+    synth_ms: np.ndarray  # float64
+    gpu_ms: np.ndarray  # float64
+    mono: np.ndarray  # bool: the detail proves a monolithic event (kind=, monolithic, ...)
+    kinds: list[tuple[int, int, str]]  # (seq, job code, kind) from monolithic SYNTH_START
+    skipped_seq: np.ndarray  # int64
+    skipped_reason: list[str]
+    cuzk: CuzkLines
+    markers: list[tuple[int, int, bytes]]  # (seq, kind, text) of tracing lines
+    # Rows followed by exact copies of themselves (``fold_copies``): seq, copies.
+    copy_seq: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+    copy_n: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64))
+
+
+def empty_batch() -> EventBatch:
+    i64, i32 = np.empty(0, np.int64), np.empty(0, np.int32)
+    return EventBatch(
+        i64, i64, np.empty(0, np.int8), i32, i32, i32, np.empty(0), np.empty(0),
+        np.empty(0, bool), [], i64, [], no_cuzk(), [],
+    )  # fmt: skip
+
+
+def skipped_batch(base: int, reason: str) -> EventBatch:
+    """A batch of one line skipped whole (``reason``), placed before record ``base``."""
+    batch = empty_batch()
+    batch.skipped_seq = np.array([(base << SEQ_SHIFT) - 1], np.int64)
+    batch.skipped_reason = [reason]
+    return batch
+
+
+def merge_exact(
+    fast: dict[str, np.ndarray],
+    kinds: list[tuple[int, int, str]],
+    skipped: list[tuple[int, str]],
+    cuzk: CuzkLines,
+    markers: list[tuple[int, int, bytes]],
+    exact: EventBatch | None,
+) -> EventBatch:
+    """One batch of the rows a fast path parsed (``fast``: ``EVENT_COLUMNS``, in file
+    order) and of the rows the exact path parsed (``exact``), merged in file order."""
+    if exact is not None:
+        order = np.argsort(np.concatenate([fast["seq"], exact.seq]), kind="stable")
+        fast = {
+            c: np.concatenate([fast[c], getattr(exact, c)]).astype(getattr(exact, c).dtype)[order]
+            for c in EVENT_COLUMNS
+        }
+        kinds = sorted(kinds + exact.kinds)
+        # By position alone: lines skipped at one place (oversized, then cut) keep their order.
+        skipped = sorted(
+            skipped + list(zip(exact.skipped_seq.tolist(), exact.skipped_reason, strict=True)),
+            key=lambda s: s[0],
+        )
+    return EventBatch(
+        **fast,
+        kinds=kinds,
+        skipped_seq=np.array([s for s, _ in skipped], dtype=np.int64),
+        skipped_reason=[r for _, r in skipped],
+        cuzk=cuzk,
+        markers=markers,
+    )
+
+
+def merge_cuzk(a: CuzkLines, b: CuzkLines) -> CuzkLines:
+    """Two sets of CUZK_TIMING lines as one, in file order."""
+    order = np.argsort(np.concatenate([a.seq, b.seq]), kind="stable")
+    return CuzkLines(
+        np.concatenate([a.seq, b.seq])[order],
+        np.concatenate([a.kind, b.kind]).astype(np.int8)[order],
+        np.concatenate([a.a, b.a])[order],
+        np.concatenate([a.b, b.b])[order],
+    )
+
+
+CUZK_FIELDS = dataclasses.fields(CuzkLines)
+
+
+def merge_batches(batches: list[EventBatch]) -> EventBatch:
+    """One batch holding ``batches`` in order, its copies folded (``fold_copies``).  The
+    batches are emptied as their columns are joined: the peak holds one column twice, not
+    all of them."""
+    if len(batches) <= 1:
+        return fold_copies(batches[0]) if batches else empty_batch()
+    out: dict[str, object] = {}
+    for f in dataclasses.fields(EventBatch):
+        parts = [getattr(b, f.name) for b in batches]
+        if isinstance(parts[0], CuzkLines):
+            out[f.name] = CuzkLines(**{g.name: _join(parts, g.name) for g in CUZK_FIELDS})
+        elif isinstance(parts[0], np.ndarray):
+            out[f.name] = _join(batches, f.name)
+        else:
+            out[f.name] = [x for p in parts for x in p]
+    return fold_copies(EventBatch(**out))
+
+
+#: The columns that make two rows copies of each other (all but ``seq``).
+VALUE_COLUMNS = EVENT_COLUMNS[1:]
+
+
+def fold_copies(batch: EventBatch) -> EventBatch:
+    """``batch`` without the rows that repeat the row before them exactly, with no marker
+    and no CUZK_TIMING line between them; each kept row counts its copies (``copy_seq``,
+    ``copy_n``).  A duplicated line costs a count, not a row (2 GB of one repeated line
+    read as one row), and nothing it could change is lost: a copy can never start a
+    session (``sessions.split_sessions`` counts the copies), pairing skips it as its row's
+    duplicate, and the events around it stay the same."""
+    seq, offset = batch.seq, batch.offset
+    at = np.flatnonzero(offset[1:] == offset[:-1]) + 1  # rows that may repeat the one before
+    for name in VALUE_COLUMNS[1:]:
+        if not len(at):
+            return batch
+        col = getattr(batch, name)
+        same = col[at] == col[at - 1]
+        if col.dtype.kind == "f":
+            same |= np.isnan(col[at]) & np.isnan(col[at - 1])
+        at = at[same]
+    if len(at):
+        between = np.sort(
+            np.concatenate([batch.cuzk.seq, np.array([m[0] for m in batch.markers], np.int64)])
+        )
+        at = at[np.searchsorted(between, seq[at]) == np.searchsorted(between, seq[at - 1])]
+    if not len(at):
+        return batch
+    n = len(seq)
+    counts = np.zeros(n, np.int64)
+    counts[np.searchsorted(seq, batch.copy_seq)] = batch.copy_n
+    keep = np.ones(n, bool)
+    keep[at] = False
+    counts[at] += 1  # a folded row counts itself and its own copies
+    kept = np.cumsum(keep) - 1  # the kept row each row folds into
+    folded = np.bincount(kept, weights=counts, minlength=int(kept[-1]) + 1).astype(np.int64)
+    rows = np.flatnonzero(keep)
+    has = folded > 0
+    return dataclasses.replace(
+        batch,
+        **{name: getattr(batch, name)[rows] for name in EVENT_COLUMNS},
+        copy_seq=seq[rows][has],
+        copy_n=folded[has],
+    )
+
+
+def _join(holders: list, name: str) -> np.ndarray:
+    """The arrays ``holder.name`` concatenated; each holder keeps an empty view of it."""
+    joined = np.concatenate([getattr(h, name) for h in holders])
+    for h in holders:
+        setattr(h, name, joined[:0])
+    return joined

@@ -1,0 +1,147 @@
+"""The pure-Python scanner: records found by one regex per chunk (``records``), parsed by
+the strict numpy parser and the exact one (``parse``); used when the compiled scanner is
+not built (or ``CUZK_PURE_PYTHON=1``), and as the reference the differential tests hold
+the compiled one to."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable, Iterator
+
+import numpy as np
+
+from viewer.io.batch import EventBatch, fold_copies, skipped_batch
+from viewer.io.parse import parse_records
+from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, find_records
+from viewer.io.source import Chunk, Skip, whole_lines
+
+NAME = "python"
+READ_BYTES = 1 << 20  # bytes of a plain file read at once (see source.CHUNK_BYTES)
+BATCH_RECORDS = 100_000  # records parsed at once
+
+
+def scan_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+) -> list[EventBatch]:
+    """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
+    lines the chunks' cutter skipped."""
+    raw = RawBatch(base=ords.base)
+    batches: list[EventBatch] = []
+    for chunk in chunks:
+        if isinstance(chunk, Skip):
+            raw = _parse_all(raw, jobs, batches)
+            batches.append(skipped_batch(raw.base, chunk.reason))
+            continue
+        find_records(*chunk, raw)
+        del chunk  # a long line's chunk is freed before the next one is read
+        if len(raw.items) >= BATCH_RECORDS:
+            raw = _parse_all(raw, jobs, batches)
+    ords.base = _parse_all(raw, jobs, batches).base
+    return batches
+
+
+def _parse_all(raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch]) -> RawBatch:
+    """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
+    records holds any number of them), freeing the records as they are parsed; the empty
+    batch that follows it."""
+    end = raw.base + len(raw.items)
+    while True:
+        part = RawBatch(base=raw.base, items=raw.items[:BATCH_RECORDS])
+        del raw.items[:BATCH_RECORDS]
+        last = not raw.items
+        limit = (raw.base + len(part.items)) << SEQ_SHIFT  # markers before the next part
+        part.markers = [m for m in raw.markers if last or m[0] < limit]
+        raw.markers = raw.markers[len(part.markers) :]
+        out.append(fold_copies(parse_records(part, jobs)))
+        raw.base += len(part.items)
+        if last:
+            return RawBatch(base=end)
+
+
+def scan_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[EventBatch]:
+    """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start), its lines
+    cut by ``source.whole_lines``; ``progress(offset)`` after each chunk, ``cancel()``
+    checked between chunks (the caller raises)."""
+    at = [lo]  # file offset read so far
+
+    def blocks() -> Iterator[bytes]:
+        while at[0] < hi:
+            data = os.pread(fd, min(READ_BYTES, hi - at[0]), at[0])
+            if not data:
+                return  # the file shrank under us: its last line may be cut
+            at[0] += len(data)
+            yield data
+
+    def chunks() -> Iterator[Chunk | Skip]:
+        for chunk in whole_lines(blocks(), lambda: at[0] < hi):
+            if cancel is not None and cancel():
+                return
+            yield chunk
+            if progress is not None:
+                progress(at[0])
+
+    return scan_chunks(chunks(), ords, jobs)
+
+
+def match_blocks(
+    queues: list[np.ndarray],
+    ends: list[np.ndarray],
+    started: list[np.ndarray],
+    gpu_start: np.ndarray,
+    bseq: np.ndarray,
+    locks: np.ndarray,
+    kernels: np.ndarray,
+    lows: np.ndarray,
+    highs: np.ndarray,
+    ids: np.ndarray,
+    ambiguous_ms: float,
+) -> tuple[np.ndarray, int]:
+    """The pass of ``timing._match`` over the blocks (``_cscan.match_blocks`` is its twin):
+    (the call of every block or -1, blocks that had several plausible calls)."""
+    queue, end = [q.tolist() for q in queues], [e.tolist() for e in ends]
+    starts = [s.tolist() for s in started]
+    start, lock_ms, kernel_ms = gpu_start.tolist(), locks.tolist(), kernels.tolist()
+    lo_ms, hi_ms, gpus = lows.tolist(), highs.tolist(), ids.tolist()
+    n_gpus = len(gpus)
+    heads = [0] * n_gpus
+    last_end = [-np.inf] * n_gpus
+    owner = [-1] * len(bseq)
+    ambiguous = 0
+    for b, at in enumerate(bseq.tolist()):
+        fronts = []
+        for k in range(n_gpus):
+            h, lim, e = heads[k], starts[k][b], end[k]
+            while h < lim and e[h] < at:
+                h += 1  # ended before the block: it never got (or logged) the lock
+            heads[k] = h
+            if h < lim:
+                fronts.append(k)
+        if not fronts:
+            continue
+        lock = lock_ms[b]
+        if len(fronts) > 1:
+            lo, hi = lo_ms[b], hi_ms[b]
+            scored = []
+            for k in fronts:
+                c = queue[k][heads[k]]
+                ks = start[c] + lock
+                score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end[k] - ks)
+                scored.append((score, ks, gpus[k], c, k))
+            scored.sort()
+            ambiguous += scored[1][0] - scored[0][0] <= ambiguous_ms
+            k = scored[0][4]
+        else:
+            k = fronts[0]
+        c = queue[k][heads[k]]
+        heads[k] += 1
+        owner[b] = c
+        last_end[k] = start[c] + lock + kernel_ms[b]
+    return np.array(owner, dtype=np.int64), ambiguous

@@ -1,0 +1,112 @@
+"""Find the records and the marker lines in a chunk of whole lines (the pure-Python way;
+the compiled scanner finds the same ones, with the same ordinals).
+
+``find_records`` runs one compiled regex per chunk: its literal ``TIM`` prefix is searched
+in C and each match is one line's records, in file order.  Records are numbered by their
+ordinal (``seq = ordinal << SEQ_SHIFT``), not their byte position, so nothing is done per
+line in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from viewer.io.grammar import CZ, CZ_TEXT, MARKERS, TL
+
+#: One regex for both kinds of records (grammar.TL, grammar.CZ): the literal prefix keeps the
+#: C search fast.  A line ends at LF, CR (old Mac files) or CRLF.  A match runs from the
+#: line's first record to the line end; ``records`` cuts it where a torn write glued more
+#: records to it.
+SCAN_RE = re.compile(
+    re.escape(TL[:3])
+    + b"(?:"
+    + re.escape(TL[3:])
+    + b"|(?<="
+    + re.escape(CZ[: len(CZ) - len(CZ_TEXT) + 3])
+    + b")"
+    + re.escape(CZ_TEXT[3:])
+    + rb")[^\r\n]*"
+)
+#: Where a record starts: a ``CUZK_TIMING:`` record's text starts at ``TIMING:``, but the
+#: record before it ends before ``CUZK_``.
+RECORD_RE = re.compile(re.escape(TL) + b"|" + re.escape(CZ))
+EOL_RE = re.compile(rb"[\r\n]")
+
+#: ``seq`` of a record = its ordinal << SEQ_SHIFT; a line skipped or marker found before
+#: record k sorts at (k << SEQ_SHIFT) - 1.
+SEQ_SHIFT = 20
+
+
+def line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the first CR or LF in ``buf[pos:end]``, or -1."""
+    m = EOL_RE.search(buf, pos, end)
+    return m.start() if m else -1
+
+
+def last_line_end(buf: bytes, pos: int, end: int) -> int:
+    """Index of the last CR or LF in ``buf[pos:end]``, or -1 (LF first: it is near the end
+    of any chunk of a usual log, and only what follows it is searched for a CR)."""
+    lf = buf.rfind(b"\n", pos, end)
+    return max(lf, buf.rfind(b"\r", max(lf + 1, pos), end))
+
+
+class Ordinals:
+    """The record ordinals used so far in a file (``seq = ordinal << SEQ_SHIFT``)."""
+
+    def __init__(self, base: int = 0) -> None:
+        self.base = base
+
+
+@dataclass
+class RawBatch:
+    """What ``find_records`` collected: records from ordinal ``base`` on, and markers."""
+
+    base: int = 0
+    items: list[bytes] = field(default_factory=list)  # "TIMELINE,..." / "TIMING: ..." records
+    markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (seq, kind, text)
+
+
+def records(buf: bytes, start: int, end: int) -> list[bytes]:
+    """The records of the whole lines ``buf[start:end]``, in order: each ``TIMELINE,`` or
+    ``CUZK_TIMING:`` starts one, which runs to the next one on its line or to the line end
+    (a torn write glues records into one line)."""
+    found = SCAN_RE.findall(buf, start, end)
+    if buf.count(TL, start, end) + buf.count(CZ, start, end) == len(found):
+        return found  # one record per line: nothing glued
+    del found
+    out: list[bytes] = []
+    for line in SCAN_RE.finditer(buf, start, end):
+        at, stop = line.span()
+        for m in RECORD_RE.finditer(buf, at + 1, stop):
+            out.append(buf[at : m.start()])
+            at = m.start() + (len(CZ) - len(CZ_TEXT)) * (m[0] == CZ)
+        out.append(buf[at:stop])
+    return out
+
+
+def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
+    """Append the records of ``buf[start:end]`` (whole lines) to ``out``, and the marker
+    lines (one of each kind per line), each placed before its line's records."""
+    items = out.items
+    # Two long needles are found at bytes.find speed; one short probe common to both
+    # (" start") would be slower than the pair.
+    first = [buf.find(m.words, start, end) for m in MARKERS]
+    if all(p < 0 for p in first):
+        items += records(buf, start, end)
+        return
+    found: list[tuple[int, int, bytes]] = []
+    for marker, p in zip(MARKERS, first, strict=True):
+        while p >= 0:
+            e = line_end(buf, p, end)
+            e = end if e < 0 else e
+            found.append((p, marker.code, buf[p + len(marker.words) : e]))
+            p = buf.find(marker.words, e, end)
+    pos = start
+    for p, kind, text in sorted(found):
+        line = last_line_end(buf, start, p) + 1 or start
+        if line > pos:  # the lines before the marker's line, so the marker sorts after them
+            items += records(buf, pos, line)
+            pos = line
+        out.markers.append((((out.base + len(items)) << SEQ_SHIFT) - 1, kind, text))
+    items += records(buf, pos, end)

@@ -1,0 +1,67 @@
+"""The reader's scanner, chosen once: the compiled one (``compiled``) when it is built,
+else the pure-Python one (``pure``); ``CUZK_PURE_PYTHON=1`` in the environment chooses the
+pure-Python one.  Both give the same batches (the differential tests hold them equal);
+everything in ``viewer.io`` scans through the functions here.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from types import ModuleType
+
+import numpy as np
+
+from viewer.io import pure
+from viewer.io.batch import EventBatch
+from viewer.io.records import Ordinals
+from viewer.io.source import Chunk, Skip
+
+__all__ = ["BACKEND", "Ordinals", "compiled", "match_blocks", "scan_chunks", "scan_range"]
+
+
+def _choose() -> ModuleType:
+    if os.environ.get("CUZK_PURE_PYTHON"):
+        return pure
+    try:
+        from viewer.io import compiled as backend
+    except ImportError:  # no compiler when installed: the pure-Python scanner does the work
+        return pure
+    return backend
+
+
+#: The scanner in use (the tests may swap it for the other one).
+BACKEND: ModuleType = _choose()
+
+
+def compiled() -> bool:
+    """True when the compiled scanner is in use."""
+    return BACKEND.NAME == "compiled"
+
+
+def scan_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+) -> list[EventBatch]:
+    """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
+    stream), in order, and the lines the chunks' cutter skipped."""
+    return BACKEND.scan_chunks(chunks, ords, jobs)
+
+
+def scan_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[EventBatch]:
+    """The events of the bytes ``[lo, hi)`` of the plain file ``fd`` (``lo`` a line start);
+    a last line without a line end counts, unless the file ends before ``hi``.
+    ``progress(offset)`` now and then; ``cancel()`` is checked between pieces."""
+    return BACKEND.scan_range(fd, lo, hi, ords, jobs, progress, cancel)
+
+
+def match_blocks(*args: np.ndarray | list[np.ndarray] | float) -> tuple[np.ndarray, int]:
+    """The pass of ``timing._match`` over the blocks (see ``pure.match_blocks``)."""
+    return BACKEND.match_blocks(*args)
