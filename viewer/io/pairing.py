@@ -64,55 +64,77 @@ def pair_events(
     partitioned[sj[part >= 0]] = True
     torn = (part < 0) & partitioned[sj]
     per_session.add("malformed_timeline", torn)
-    call_key = sj.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
-    dense = _dense(sj, part)
+    dense, width = _dense(sj, part)
+    call_key = None
+    if dense is None:
+        call_key = sj.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
     dup = _repeats(event, call_key, dense) & ~torn
     per_session.add("duplicate_event", dup)
     if "copies" in ev:  # exact copies folded into their rows: torn as theirs, else repeats
         per_session.add("malformed_timeline", torn, ev["copies"])
         per_session.add("duplicate_event", ~torn, ev["copies"])
-    idx = np.flatnonzero(~(torn | dup))
-    codes, uniques = _factorize(call_key[idx], None if dense is None else dense[idx])
-    calls = len(uniques)
-    sj_call = uniques >> 32
+    kept = ~(torn | dup)
+    idx = None if kept.all() else np.flatnonzero(kept)  # the usual log drops nothing
+
+    def rows(col: np.ndarray) -> np.ndarray:
+        return col if idx is None else col[idx]
+
+    if dense is None:
+        codes, uniques = pd.factorize(rows(call_key))
+        sj_call, call_part = uniques >> 32, (uniques & 0xFFFFFFFF) - 1
+    else:
+        codes, cells = _first_codes(rows(dense))
+        sj_call, call_part = cells // width, cells % width - 1
+    calls = len(sj_call)
     cols: dict[str, np.ndarray] = {
         "job": sj_job[sj_call].astype(np.int32),
-        "partition": ((uniques & 0xFFFFFFFF) - 1).astype(np.int32),
+        "partition": call_part.astype(np.int32),
         "session": sj_session[sj_call].astype(np.int32),
     }
-    off = ev["offset"][idx].astype(np.float64)
-    ev_k = event[idx]
-    start = _fill(calls, codes, ev_k == GPU_START, off, np.nan)
-    backwards = (ev_k == GPU_END) & (off < start[codes])
+    # One value per (event type, call): each is one scatter, as rows of these tables.
+    ev_k = rows(event)
+    times = _table(calls, ev_k, codes, rows(ev["offset"]).astype(np.float64), np.nan)
+    ms = np.where(ev_k == SYNTH_END, rows(ev["synth_ms"]), rows(ev["gpu_ms"]))
+    ms = _table(calls, ev_k, codes, ms, np.nan)
+    workers = _table(calls, ev_k, codes, rows(ev["worker"]), -1)
+    seqs = _table(calls, ev_k, codes, rows(ev["seq"]), -1)
+    accepted = session if idx is None else session[idx]
+    offsets = rows(ev["offset"])
+    backwards = times[GPU_END] < times[GPU_START]  # per call
     if backwards.any():
-        per_session.add("gpu_end_before_start", backwards, at=idx)
-        keep = ~backwards
-        idx, codes, off, ev_k = idx[keep], codes[keep], off[keep], ev_k[keep]
+        dropped = (ev_k == GPU_END) & backwards[codes]
+        per_session.add("gpu_end_before_start", dropped, at=idx)
+        for table, missing in ((times, np.nan), (ms, np.nan), (workers, -1), (seqs, -1)):
+            table[GPU_END][backwards] = missing
+        accepted, offsets = accepted[~dropped], offsets[~dropped]
     for code, name in TIME_COLUMNS.items():
-        col = np.full(calls, np.nan)
-        sel = ev_k == code
-        col[codes[sel]] = off[sel]
-        cols[name] = col
-    cols["synth_ms"] = _fill(calls, codes, ev_k == SYNTH_END, ev["synth_ms"][idx], np.nan)
-    cols["gpu_ms"] = _fill(calls, codes, ev_k == GPU_END, ev["gpu_ms"][idx], np.nan)
-    worker = np.full(calls, -1, dtype=np.int32)
-    ev_worker = ev["worker"][idx]
-    for code in (GPU_END, GPU_PICKUP, GPU_START):  # GPU_START's worker wins
-        sel = ev_k == code
-        worker[codes[sel]] = ev_worker[sel]
-    cols["worker"] = worker
-    seq = ev["seq"][idx]
-    cols["start_seq"] = _fill(calls, codes, ev_k == GPU_START, seq, -1).astype(np.int64)
-    cols["end_seq"] = _fill(calls, codes, ev_k == GPU_END, seq, -1).astype(np.int64)
-    accepted_session = session[idx]
-    lo, hi = _bounds(accepted_session, ev["offset"][idx], sessions)
+        cols[name] = times[code]
+    cols["synth_ms"] = ms[SYNTH_END]
+    cols["gpu_ms"] = ms[GPU_END]
+    worker = workers[GPU_START]  # GPU_START's worker wins, then GPU_PICKUP's, GPU_END's
+    for code in (GPU_PICKUP, GPU_END):
+        worker = np.where(worker >= 0, worker, workers[code])
+    cols["worker"] = worker.astype(np.int32)
+    cols["start_seq"] = seqs[GPU_START].astype(np.int64)
+    cols["end_seq"] = seqs[GPU_END].astype(np.int64)
+    lo, hi = _bounds(accepted, offsets, sessions)
     return Paired(
         calls=cols,
-        accepted=np.bincount(accepted_session, minlength=sessions),
+        accepted=np.bincount(accepted, minlength=sessions),
         skipped=per_session.counters(),
         start_ms=lo,
         end_ms=hi,
     )
+
+
+def _table(
+    calls: int, event: np.ndarray, codes: np.ndarray, values: np.ndarray, missing: float
+) -> np.ndarray:
+    """``values`` by (event type, call): row k holds each call's value of its event k (each
+    pair occurs once: repeats are gone)."""
+    out = np.full((len(TIME_COLUMNS), calls), missing, dtype=values.dtype)
+    out[event, codes] = values
+    return out
 
 
 class _Counts:
@@ -177,28 +199,20 @@ def _bounds(session: np.ndarray, offset: np.ndarray, sessions: int):
     return lo, hi
 
 
-def _fill(
-    n: int, codes: np.ndarray, sel: np.ndarray, values: np.ndarray, missing: float
-) -> np.ndarray:
-    out = np.full(n, missing, dtype=np.float64)
-    out[codes[sel]] = values[sel]
-    return out
-
-
 DENSE_SLACK = 1 << 16  # a dense table may have this many more cells than there are
 # events: a damaged partition=1000000 must not make it a gigabyte (hash instead)
 
 
-def _dense(job: np.ndarray, part: np.ndarray) -> np.ndarray | None:
-    """A dense code of (job, partition) in ``[0, jobs * (partitions + 1))``, or None when
-    that table would be too big (odd partition numbers)."""
+def _dense(job: np.ndarray, part: np.ndarray) -> tuple[np.ndarray | None, int]:
+    """A dense code of (job, partition) in ``[0, jobs * width)`` and the width (partitions
+    + 1), or (None, 0) when that table would be too big (odd partition numbers)."""
     if not len(job):
-        return None
+        return None, 0
     width = int(part.max()) + 2
     size = (int(job.max()) + 1) * width
     if int(part.min()) < -1 or int(job.min()) < 0 or size > len(job) + DENSE_SLACK:
-        return None
-    return job.astype(np.int64) * width + (part.astype(np.int64) + 1)
+        return None, 0
+    return job.astype(np.int64) * width + (part.astype(np.int64) + 1), width
 
 
 def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np.ndarray:
@@ -211,11 +225,9 @@ def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np
     return first[cell] != np.arange(len(cell))
 
 
-def _factorize(key: np.ndarray, dense: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
-    """``pd.factorize(key)`` (codes in order of first appearance); through the dense codes
-    of the same calls when there are some (a table lookup instead of a hash)."""
-    if dense is None:
-        return pd.factorize(key)
+def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Codes of the dense values in order of first appearance (``pd.factorize`` through a
+    table lookup instead of a hash), and the value of each code."""
     n = len(dense)
     first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=np.int64)
     np.minimum.at(first, dense, np.arange(n))
@@ -223,4 +235,4 @@ def _factorize(key: np.ndarray, dense: np.ndarray | None) -> tuple[np.ndarray, n
     order = seen[np.argsort(first[seen], kind="stable")]
     rank = np.empty(len(first), dtype=np.int64)
     rank[order] = np.arange(len(order))
-    return rank[dense], key[first[order]]
+    return rank[dense], order
