@@ -77,3 +77,20 @@ def test_the_backend_is_chosen_once_at_import(pure):
     built = shutil.which("cc") is not None
     want = "python" if pure or not built else "compiled"
     assert out == [want, want]
+
+
+def test_every_skip_reason_is_in_the_table():
+    """The reasons a reader gives for what it skipped are the grammar's (``Session.skipped``
+    keys), over every sample and regression log."""
+    from pathlib import Path
+
+    from viewer.io import LogError, open_log
+
+    root = Path(__file__).resolve().parents[2]
+    seen: set[str] = set()
+    for path in [*root.glob("sample_logs/*.log"), *Path(__file__).parent.glob("data/*")]:
+        try:
+            seen |= {r for s in open_log(path).sessions for r in s.skipped}
+        except LogError:
+            continue
+    assert seen and seen <= set(grammar.SKIP_REASONS)
