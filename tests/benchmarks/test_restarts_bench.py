@@ -25,6 +25,7 @@ def log():
 
 
 def test_restarts_open_log(log):
+    base = _probe("baseline")
     got = _probe("load", log)
     assert got["calls"] == RUNS * 6
     per = 1000 * got["seconds"] / RUNS
@@ -35,6 +36,9 @@ def test_restarts_open_log(log):
         got["seconds"] / TARGET_S,
         1,
     )
+    peak = got["maxrss"] - base["maxrss"]
+    size = log.stat().st_size
+    add_row(f"{RUNS} restarts: peak memory", f"{peak / 1e6:.0f} MB", "file size", peak / size, 0.5)
 
 
 def test_restarts_report(log):
