@@ -454,23 +454,6 @@ static int add_marker(Out *o, int kind, const char *text, const char *end, int64
     return put_text_record(&o->markers, &o->heap, head, 2, text, line_end(text, end) - text);
 }
 
-/* The start of the next record in (p, e) after the record text at p, or NULL: a
- * "TIMELINE," or a "CUZK_TIMING:" (*cz set; the result points at its "CUZK_"). */
-static const char *next_record(const char *p, const char *e, int *cz) {
-    for (const char *c = candidate(p + 1, e); c; c = candidate(c + 1, e)) {
-        if (starts_with(c, e, TL, TL_LEN)) {
-            *cz = 0;
-            return c;
-        }
-        if (c - p >= CZ_PREFIX_LEN && !memcmp(c - CZ_PREFIX_LEN, CZ_PREFIX, CZ_PREFIX_LEN) &&
-            starts_with(c, e, CZ_TEXT, CZ_TEXT_LEN)) {
-            *cz = 1;
-            return c - CZ_PREFIX_LEN;
-        }
-    }
-    return NULL;
-}
-
 /* One record [q, e) ("TIMELINE,..." or "TIMING:..."): parse it, or hand it to Python. */
 static int take_record(Out *o, const char *q, const char *e, int is_tl) {
     int64_t ord = o->matches++;
@@ -484,27 +467,30 @@ static int take_record(Out *o, const char *q, const char *e, int is_tl) {
 
 /* One matched line [q, eol), q at its first record: each "TIMELINE," or "CUZK_TIMING:"
  * in it starts a record that runs to the next one (a torn write glues records), as
- * records.records cuts it. */
+ * records.records cuts it; the markers in it are placed before its records.  One pass
+ * over the line's candidates finds both. */
 static int take_line(Out *o, const char *lo, const char *q, const char *eol, int is_tl,
                      const char *end, const char **marker_line_end) {
     int64_t first = o->matches;
     for (const char *c = candidate(q + 3, eol); c; c = candidate(c + 1, eol)) {
         const char *text;
         int kind = marker_at(lo, c, end, &text);
-        /* One marker of each kind per line, as records.find_records finds them. */
-        if (kind >= 0 && (!marker_line_end[kind] || c >= marker_line_end[kind])) {
-            if (add_marker(o, kind, text, end, first)) return -1;
-            marker_line_end[kind] = eol;
+        if (kind >= 0) {
+            /* One marker of each kind per line, as records.find_records finds them. */
+            if (!marker_line_end[kind] || c >= marker_line_end[kind]) {
+                if (add_marker(o, kind, text, end, first)) return -1;
+                marker_line_end[kind] = eol;
+            }
+        } else if (starts_with(c, eol, TL, TL_LEN)) { /* the next record: a TIMELINE */
+            if (take_record(o, q, c, is_tl)) return -1;
+            q = c, is_tl = 1;
+        } else if (c - q >= CZ_PREFIX_LEN && !memcmp(c - CZ_PREFIX_LEN, CZ_PREFIX, CZ_PREFIX_LEN) &&
+                   starts_with(c, eol, CZ_TEXT, CZ_TEXT_LEN)) { /* ... or a CUZK_TIMING */
+            if (take_record(o, q, c - CZ_PREFIX_LEN, is_tl)) return -1;
+            q = c, is_tl = 0;
         }
     }
-    for (;;) {
-        int cz = 0;
-        const char *next = next_record(q, eol, &cz);
-        if (take_record(o, q, next ? next : eol, is_tl)) return -1;
-        if (!next) return 0;
-        q = cz ? next + CZ_PREFIX_LEN : next;
-        is_tl = !cz;
-    }
+    return take_record(o, q, eol, is_tl);
 }
 
 static int scan_region(Out *o, const char *lo, const char *end) {
