@@ -347,3 +347,31 @@ def test_time_axis_units_follow_the_zoom(ms, spacing, span, expected) -> None:
     from viewer.ui.axis import format_ms, ms_origin
 
     assert format_ms(ms, spacing, span, ms_origin(ms - 100, span)) == expected
+
+
+def test_next_transition_from_fit_all_starts_at_the_first_and_says_last(
+    qtbot, view: TimelineView
+) -> None:
+    times = view.lanes().transitions["time"].to_numpy()
+    messages: list[str] = []
+    view.message_ready.connect(messages.append)
+    view.fit()
+    qtbot.keyClick(view, Qt.Key.Key_BracketRight)
+    assert sum(view.x_range()) / 2 == pytest.approx(times[0])  # not the one after the centre
+    assert messages[-1].startswith("transition 1 of 4") and "first transition" in messages[-1]
+    for i in range(1, 4):
+        qtbot.keyClick(view, Qt.Key.Key_BracketRight)
+        assert sum(view.x_range()) / 2 == pytest.approx(times[i])
+    assert "last transition" in messages[-1]
+    qtbot.keyClick(view, Qt.Key.Key_BracketRight)  # past the last: stays, says so
+    assert sum(view.x_range()) / 2 == pytest.approx(times[3])
+    assert messages[-1] == "last transition"
+    # Backwards from Fit all: the last one before the right edge, then "first transition".
+    view.fit()
+    qtbot.keyClick(view, Qt.Key.Key_BracketLeft)
+    assert sum(view.x_range()) / 2 == pytest.approx(times[3])
+    view.set_x_range(times[0] - 5000, times[1] - 1)  # panned by hand: from the left edge on
+    qtbot.keyClick(view, Qt.Key.Key_BracketLeft)
+    assert sum(view.x_range()) / 2 == pytest.approx(times[0])
+    qtbot.keyClick(view, Qt.Key.Key_BracketLeft)
+    assert messages[-1] == "first transition"

@@ -13,12 +13,14 @@ from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
 from viewer.ui.dialogs import show_about, show_shortcuts
+from viewer.ui.empty_state import EmptyState
 from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.ui.panels.whatif import install as install_whatif
 from viewer.ui.resources import app_icon
+from viewer.ui.skipped_lines import SkippedButton
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.timeline_view import TimelineView
 from viewer.ui.write_ups import install as install_write_ups
@@ -115,12 +117,18 @@ class MainWindow(QtWidgets.QMainWindow):
         )
         self.view = TimelineView(self)
         self.banner = MessageBanner(self)
+        self.empty_state = EmptyState(self)
+        self.empty_state.open_requested.connect(self.choose_files)
+        self.empty_state.recent_chosen.connect(lambda path: self.open_paths([path]))
+        self._stack = QtWidgets.QStackedWidget(self)
+        self._stack.addWidget(self.empty_state)
+        self._stack.addWidget(self.view)
         central = QtWidgets.QWidget(self)
         layout = QtWidgets.QVBoxLayout(central)
         layout.setContentsMargins(4, 4, 4, 0)
         layout.setSpacing(4)
         layout.addWidget(self.banner)
-        layout.addWidget(self.view, 1)
+        layout.addWidget(self._stack, 1)
         self.setCentralWidget(central)
 
         self.kernel_panel = KernelPanel()
@@ -155,7 +163,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._connect_view()
         self._update_title()
         self._restore_layout()
-        self._show_empty_hint()
+        self._show_empty_state()
         install_write_ups(self)
         install_compare(self)
         install_follow(self)
@@ -189,8 +197,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.cancel_button.clicked.connect(self.cancel_loading)
         self.progress.hide()
         self.cancel_button.hide()
+        self.skipped_button = SkippedButton(self)
         bar.addWidget(self.cursor_label)
         bar.addWidget(self.range_label, 1)
+        bar.addPermanentWidget(self.skipped_button)
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.cancel_button)
 
@@ -212,7 +222,10 @@ class MainWindow(QtWidgets.QMainWindow):
             "Select &visible", self.view.select_visible, "V", "Select the visible time span"
         )
         self.clear_selection_action = self._action(
-            "&Clear range", self.view.clear_selection, "Esc", "Analyse the whole session"
+            "&Clear range",
+            self._on_escape,
+            "Esc",
+            "Leave the annotation tool, or analyse the whole session",
         )
         self.next_action = self._action(
             "&Next transition",
@@ -291,6 +304,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.selection_changed.connect(self._on_selection_changed)
         self.view.cursor_moved.connect(self._on_cursor_moved)
         self.view.session_changed.connect(self._on_view_session_changed)
+        self.view.message_ready.connect(lambda text: self.statusBar().showMessage(text, 5000))
         for panel in (self.transitions_panel, self.gaps_panel, self.jobs_panel):
             panel.frame_requested.connect(self._on_frame_requested)
 
@@ -368,6 +382,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self.banner.hide()
         self.statusBar().clearMessage()
         self._timeline = timeline
+        self._stack.setCurrentWidget(self.view)
+        for label in (self.cursor_label, self.range_label):
+            label.show()
+        self.skipped_button.set_timeline(timeline)
         self._remember_recent(timeline.source)
         self._fill_session_combo()
         self._session_index = index
@@ -419,6 +437,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._fill_session_combo()
         self.view.set_timeline(timeline, index, lanes)
         self.session_combo.setCurrentIndex(index)
+        self.skipped_button.set_timeline(timeline)
         self._update_title()
 
     def session(self):
@@ -512,6 +531,15 @@ class MainWindow(QtWidgets.QMainWindow):
         """The summary every panel shows (None before the first one)."""
         return self._summary
 
+    def _on_escape(self) -> None:
+        """Esc leaves an armed annotation tool first; else it clears the range."""
+        write_ups = getattr(self, "write_ups", None)
+        if write_ups is not None and write_ups.controller.tool:
+            write_ups.controller.set_tool("")
+            self.statusBar().showMessage("annotation tool off", 3000)
+            return
+        self.view.clear_selection()
+
     def _on_frame_requested(self, start_ms: float, end_ms: float) -> None:
         self.view.set_x_range(start_ms, end_ms)
 
@@ -565,6 +593,7 @@ class MainWindow(QtWidgets.QMainWindow):
         text = str(Path(path).resolve())
         recent = [text] + [p for p in self.recent_files() if p != text]
         self.settings.setValue("recent_files", recent[:MAX_RECENT])
+        self.empty_state.set_recent(self.recent_files())
 
     def _fill_recent_menu(self) -> None:
         self.recent_menu.clear()
@@ -576,7 +605,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self.recent_menu.addAction("(no recent files)").setEnabled(False)
         else:
             self.recent_menu.addSeparator()
-            self.recent_menu.addAction("Clear list", lambda: self.settings.remove("recent_files"))
+            self.recent_menu.addAction("Clear list", self._clear_recent)
+
+    def _clear_recent(self) -> None:
+        self.settings.remove("recent_files")
+        self.empty_state.set_recent([])
 
     def _restore_layout(self) -> None:
         geometry = self.settings.value("window/geometry")
@@ -618,5 +651,10 @@ class MainWindow(QtWidgets.QMainWindow):
         suffix = f" — session {self._session_index + 1} of {n}" if n > 1 else ""
         self.setWindowTitle(f"{name}{suffix} — cuzk Timeline Viewer")
 
-    def _show_empty_hint(self) -> None:
-        self.statusBar().showMessage("Drop a cuzk daemon log here, or use File > Open (Ctrl+O).", 0)
+    def _show_empty_state(self) -> None:
+        """Before the first log: the drop hint and recent files instead of an empty axis,
+        and a quiet status bar."""
+        self.empty_state.set_recent(self.recent_files())
+        self._stack.setCurrentWidget(self.empty_state)
+        for label in (self.cursor_label, self.range_label):
+            label.hide()

@@ -15,6 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import duration
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
 from viewer.ui.grid import TimeGridItem
@@ -96,6 +97,8 @@ class TimelineView(QtWidgets.QWidget):
     cursor_moved = QtCore.Signal(float)
     partition_clicked = QtCore.Signal(int)
     session_changed = QtCore.Signal(int)
+    #: A short note for the status bar (where a transition step landed, ...).
+    message_ready = QtCore.Signal(str)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -109,6 +112,7 @@ class TimelineView(QtWidgets.QWidget):
         self._overlay: OverlayItem | None = None
         self._job: int | None = None
         self._has_selection = False
+        self._framed_transition: tuple[int, tuple[float, float]] | None = None
 
         self._vb = _TimeViewBox(self)
         self._time_axis = TimeAxisItem()
@@ -296,21 +300,38 @@ class TimelineView(QtWidgets.QWidget):
         self._step_transition(-1)
 
     def _step_transition(self, step: int) -> None:
-        if self._lanes is None or not len(self._lanes.transitions):
+        """Frame the next (``step`` > 0) or previous transition: the one after the one framed
+        last while the view still shows it, else the first after the view's left edge (the
+        last before its right edge going back); ``message_ready`` says where that is."""
+        if self._lanes is None:
             return
         t = self._lanes.transitions
+        n = len(t)
+        if not n:
+            self.message_ready.emit("no sector transitions in this session")
+            return
         times = t["time"].to_numpy(dtype=np.float64)
         x0, x1 = self.x_range()
-        c, tol = (x0 + x1) / 2, max((x1 - x0) * 1e-6, 1e-9)
-        if step > 0:
-            i = int(np.searchsorted(times, c + tol, side="right"))
+        framed = self._framed_transition
+        if framed is not None and np.allclose(framed[1], (x0, x1), rtol=0, atol=1e-6 * (x1 - x0)):
+            i = framed[0] + step
+        elif step > 0:
+            i = int(np.searchsorted(times, x0, side="right"))
         else:
-            i = int(np.searchsorted(times, c - tol, side="left")) - 1
-        if 0 <= i < len(times):
-            half = max(
-                1.5 * max(float(t["gap_ms"].iloc[i]), float(t["overlap_ms"].iloc[i])), 2000.0
-            )
-            self.set_x_range(times[i] - half, times[i] + half)
+            i = int(np.searchsorted(times, x1, side="left")) - 1
+        if not 0 <= i < n:
+            self.message_ready.emit("last transition" if i >= n else "first transition")
+            return
+        half = max(1.5 * max(float(t["gap_ms"].iloc[i]), float(t["overlap_ms"].iloc[i])), 2000.0)
+        self.set_x_range(times[i] - half, times[i] + half)
+        self._framed_transition = (i, self.x_range())
+        row = t.iloc[i]
+        where = " (last transition)" if i == n - 1 else " (first transition)" if i == 0 else ""
+        self.message_ready.emit(
+            f"transition {i + 1} of {n}: sector {int(row['from_job'])}->{int(row['to_job'])}, "
+            f"gap {duration(float(row['gap_ms']))}, overlap {duration(float(row['overlap_ms']))}"
+            + where
+        )
 
     def frame_partition(self, row: int) -> None:
         """Show partition ``row`` (of session.partitions) in the middle third of the view."""
