@@ -1,0 +1,92 @@
+"""The window before a log, and the small states around one: the empty window, Esc, the
+skipped lines in the status bar, transition steps in the status bar."""
+
+from __future__ import annotations
+
+from PySide6 import QtCore, QtGui
+
+from tests.ui.test_main_window import PHASE8, SAMPLES, open_and_wait, window  # noqa: F401
+from viewer.ui.empty_state import TITLE
+from viewer.ui.skipped_lines import skipped_text
+
+
+def test_empty_window_says_where_to_drop_and_lists_recent_files(qtbot, tmp_path) -> None:
+    from viewer.ui import MainWindow
+
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    gone = str(tmp_path / "gone.log")
+    settings.setValue("recent_files", [str(PHASE8), gone])
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    empty = win.empty_state
+    assert empty.isVisible() and not win.view.isVisible()  # no axis without a log
+    assert empty.title.text() == TITLE == "Drop a cuzk log here, or File > Open"
+    # One quiet status bar: no message over the range and cursor labels.
+    assert win.statusBar().currentMessage() == ""
+    assert not win.range_label.isVisible() and not win.cursor_label.isVisible()
+    assert not win.skipped_button.isVisible()
+    names = [b.text() for b in empty.recent_buttons]
+    assert PHASE8.name in names[0] and "missing" in names[1]
+    assert empty.recent_buttons[0].isEnabled() and not empty.recent_buttons[1].isEnabled()
+    with qtbot.waitSignal(win.timeline_loaded, timeout=15000):
+        qtbot.mouseClick(empty.recent_buttons[0], QtCore.Qt.MouseButton.LeftButton)
+    assert win.view.isVisible() and not empty.isVisible()
+    assert win.range_label.isVisible()
+    win.cancel_loading()
+    win.runner.wait()
+
+
+def test_esc_leaves_the_annotation_tool_before_clearing_the_range(qtbot, window) -> None:  # noqa: F811
+    open_and_wait(qtbot, window, PHASE8)
+    action = window.clear_selection_action
+    assert action.shortcut() == QtGui.QKeySequence("Esc")
+    window.view.set_selection(60_000, 90_000)
+    ctl = window.write_ups.controller
+    ctl.set_tool("ruler")
+    action.trigger()
+    assert ctl.tool == ""
+    assert not window.write_ups.actions["tool_ruler"].isChecked()
+    assert window.view.selection() is not None  # the first Esc only left the tool
+    action.trigger()
+    assert window.view.selection() is None
+
+
+def test_skipped_lines_show_in_the_status_bar_by_reason(qtbot, window, tmp_path) -> None:  # noqa: F811
+    log = tmp_path / "damaged_three_ways.log"
+    junk = (
+        b"TIMELINE,12x,GPU_START,job,worker=0,partition=1\n" * 2
+        + b"TIMELINE,500,WARP_DRIVE,job,partition=1\n" * 3
+        + b"CUZK_TIMING: ntt_msm_h_ms=\n"
+    )
+    lines = PHASE8.read_bytes().splitlines(keepends=True)
+    log.write_bytes(b"".join(lines[:40]) + junk + b"".join(lines[40:]))
+    timeline = open_and_wait(qtbot, window, log)
+    total = sum(sum(s.skipped.values()) for s in timeline.sessions)
+    total += sum(timeline.skipped.values())
+    assert total >= 5
+    assert len(timeline.sessions[0].skipped) >= 2
+    button = window.skipped_button
+    assert button.isVisible()
+    assert button.text() == f"⚠ {total} lines skipped"
+    box = button.show_details()
+    text = box.informativeText()
+    for session in timeline.sessions:
+        for reason, n in session.skipped.items():
+            assert f"{n}  {reason}: " in text
+    assert text == skipped_text(timeline)
+    box.close()
+    open_and_wait(qtbot, window, PHASE8)
+    assert not button.isVisible()
+
+
+def test_transition_steps_are_said_in_the_status_bar(qtbot, window) -> None:  # noqa: F811
+    open_and_wait(qtbot, window, PHASE8)
+    window.fit_action.trigger()
+    window.next_action.trigger()
+    assert window.statusBar().currentMessage().startswith("transition 1 of 4: sector 0->1")
+    for _ in range(4):
+        window.next_action.trigger()
+    assert window.statusBar().currentMessage() == "last transition"

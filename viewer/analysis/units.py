@@ -1,0 +1,160 @@
+"""Times written for people: durations in ms, s, min, h or days as their size asks, positions
+on a session's clock, and wall-clock times.  One definition for the axis, panels, status bar
+and captions (no Qt)."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime
+
+#: Thousands separator of every figure (a thin space: "3 746 ms").
+THIN = "\u2009"
+#: Below this many ms a duration is written in ms.
+MS_BELOW = 10_000.0
+#: Below this many ms a duration (and a position) is written in seconds.
+SECONDS_BELOW = 120_000.0
+MINUTE, HOUR, DAY = 60_000.0, 3_600_000.0, 86_400_000.0
+
+
+def _unknown(ms: float | None) -> bool:
+    return ms is None or not math.isfinite(ms)
+
+
+def group(text: str) -> str:
+    """Python's "," thousands separators as thin spaces."""
+    return text.replace(",", THIN)
+
+
+def duration(ms: float | None) -> str:
+    """ "850 ms", "3 746 ms" below 10 s, "37.5 s" below 2 min, "4 min 5 s" below an hour,
+    "1 h 12 min" below a day, then "2 d 3 h"; an em dash when unknown."""
+    if _unknown(ms):
+        return "—"
+    sign, ms = ("-" if ms < 0 else ""), abs(float(ms))
+    if ms < MS_BELOW:
+        return sign + group(f"{ms:,.0f} ms")
+    if ms < SECONDS_BELOW:
+        return f"{sign}{ms / 1000:.1f} s"
+    if ms < HOUR - 500:
+        return sign + _pair(round(ms / 1000), 60, "min", "s")
+    if ms < DAY - MINUTE / 2:
+        return sign + _pair(round(ms / MINUTE), 60, "h", "min")
+    return sign + _pair(round(ms / HOUR), 24, "d", "h")
+
+
+def _pair(count: int, per: int, big: str, small: str) -> str:
+    a, b = divmod(count, per)
+    return f"{a:,} {big}".replace(",", THIN) + (f" {b} {small}" if b else "")
+
+
+def seconds(s: float | None, digits: int = 1, unit: str = "s") -> str:
+    """A figure given in seconds (s/proof ...): "37.4 s", and in min / h from 2 min on."""
+    if _unknown(s):
+        return "—"
+    if abs(s) * 1000 < SECONDS_BELOW:
+        return f"{s:.{digits}f} {unit}"
+    text = duration(s * 1000)
+    return text + unit.removeprefix("s")  # "10 min/proof"
+
+
+def position(ms: float | None, decimals: int = 3) -> str:
+    """A time on the session's clock: "75.742 s" below 2 min, then "12:05.742" (min:s) and
+    "1:12:05.742" (h:min:s); days as "2 d 01:12:05.742"."""
+    if _unknown(ms):
+        return "—"
+    sign, ms = ("-" if ms < 0 else ""), abs(float(ms))
+    if ms < SECONDS_BELOW:
+        return f"{sign}{ms / 1000:.{decimals}f} s"
+    scale = 10**decimals
+    whole = round(ms / 1000 * scale)
+    secs, frac = divmod(whole, scale)
+    days, secs = divmod(secs, 86_400)
+    h, rest = divmod(secs, 3600)
+    m, s = divmod(rest, 60)
+    tail = f".{frac:0{decimals}d}" if decimals else ""
+    if days:
+        return f"{sign}{days} d {h:02d}:{m:02d}:{s:02d}{tail}"
+    if h:
+        return f"{sign}{h}:{m:02d}:{s:02d}{tail}"
+    return f"{sign}{m}:{s:02d}{tail}"
+
+
+def span(start_ms: float, end_ms: float) -> str:
+    """A range of the session's clock: "64.000 s → 84.000 s (20.0 s)"."""
+    return f"{position(start_ms)} → {position(end_ms)} ({duration(end_ms - start_ms)})"
+
+
+# ------------------------------------------------------------------ axis ticks
+
+#: Tick spacings the time axis uses once a view spans minutes, in ms (round on a clock).
+CLOCK_STEPS_MS = tuple(
+    s * 1000.0
+    for s in (
+        1, 2, 5, 10, 15, 30,
+        60, 120, 300, 600, 900, 1800,
+        3600, 7200, 10800, 21600, 43200,
+        86400, 172800, 432000, 864000, 1728000,
+    )
+)  # fmt: skip
+
+
+def clock_steps(span_ms: float, labels: float) -> tuple[float, float]:
+    """(major, minor) tick spacing in ms for a view ``span_ms`` wide with room for about
+    ``labels`` labels: the smallest clock step giving at most that many, and the largest
+    clock step that divides it at most half as long."""
+    want = span_ms / max(labels, 1.0)
+    major = next((s for s in CLOCK_STEPS_MS if s >= want), None)
+    if major is None:  # beyond 20 days: whole multiples of 20 days
+        major = CLOCK_STEPS_MS[-1] * math.ceil(want / CLOCK_STEPS_MS[-1])
+    minor = max((s for s in CLOCK_STEPS_MS if s <= major / 2 and major % s == 0), default=major / 2)
+    return major, minor
+
+
+def clock_tick(ms: float, spacing_ms: float) -> str:
+    """A tick label on the session's clock for ticks ``spacing_ms`` apart (a clock step):
+    "10 min", "1 h 10 min", "2 h", "1 d 6 h", "4 min 30 s"."""
+    sign, ms = ("-" if ms < 0 else ""), abs(ms)
+    total_s = round(ms / 1000)
+    if total_s == 0:
+        return "0"
+    d, rest = divmod(total_s, 86_400)
+    h, rest = divmod(rest, 3600)
+    m, s = divmod(rest, 60)
+    parts = [(d, "d"), (h, "h"), (m, "min"), (s, "s")]
+    if spacing_ms >= HOUR:
+        parts = parts[:2]
+    elif spacing_ms >= MINUTE:
+        parts = parts[:3]
+    return sign + " ".join(f"{v} {unit}" for v, unit in parts if v)
+
+
+# ----------------------------------------------------------------- wall clock
+
+
+def _utc(epoch_ms: float, decimals: int) -> tuple[datetime, str]:
+    """The UTC time of ``epoch_ms`` to whole seconds, and its ``decimals`` digits of a second
+    (".250"; rounded with the seconds, so 0.9996 s never reads ".000" of the wrong second)."""
+    scale = 10**decimals
+    secs, frac = divmod(round(epoch_ms / 1000.0 * scale), scale)
+    return datetime.fromtimestamp(secs, UTC), f".{frac:0{decimals}d}" if decimals else ""
+
+
+def wall_time(epoch_ms: float, spacing_ms: float = 1000.0) -> str:
+    """A wall-clock tick or cursor label in UTC: "01:12:05", with as many decimals of the
+    second as ``spacing_ms`` needs ("01:12:05.250"), or "02-19 00:00" for whole days."""
+    decimals = next((d for d in range(3) if round(spacing_ms) % 10 ** (3 - d) == 0), 3)
+    when, frac = _utc(epoch_ms, decimals)
+    if spacing_ms >= DAY:
+        return when.strftime("%m-%d %H:%M")
+    return when.strftime("%H:%M:%S") + frac
+
+
+def wall_date(epoch_ms: float) -> str:
+    """The UTC date of a wall-clock time, "2026-02-19"."""
+    return datetime.fromtimestamp(epoch_ms / 1000.0, UTC).strftime("%Y-%m-%d")
+
+
+def wall_stamp(epoch_ms: float, decimals: int = 3) -> str:
+    """A full UTC wall-clock time, "2026-02-19 01:12:05.742 UTC"."""
+    when, frac = _utc(epoch_ms, decimals)
+    return when.strftime("%Y-%m-%d %H:%M:%S") + frac + " UTC"
