@@ -15,15 +15,43 @@ ARGV = {
 }
 
 
+def _refused(argv: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    """Run ``argv``, expect exit status 2 with no output; the error text."""
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and "Traceback" not in captured.err
+    return captured.err
+
+
 @pytest.mark.parametrize("command", ARGV)
-@pytest.mark.parametrize("n", ["0", "-2"])
-def test_workers_per_gpu_below_one_exits_2_before_reading(
+@pytest.mark.parametrize("n", ["0", "-2", "1025", str(10**30), "nan", "1e3", "two"])
+def test_workers_per_gpu_out_of_range_exits_2_before_reading(
     command: str, n: str, fake_reader: dict, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    assert main([*ARGV[command], "--workers-per-gpu", n]) == 2
-    captured = capsys.readouterr()
-    assert f"{command}: --workers-per-gpu must be at least 1" in captured.err
-    assert captured.out == "" and fake_reader == {}
+    err = _refused([*ARGV[command], "--workers-per-gpu", n], capsys)
+    assert "--workers-per-gpu" in err and "from 1 to 1024" in err
+    assert fake_reader == {}
+
+
+RANGES = ["nan:5", "0:nan", "0:inf", "-inf:0", "0:1e300", "-1e13:0", "5:1", "x:y", "1:2:3"]
+
+
+@pytest.mark.parametrize("command", ["report", "export", "compare"])
+@pytest.mark.parametrize("text", RANGES)
+def test_range_must_be_finite_and_bounded(
+    command: str, text: str, fake_reader: dict, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = _refused([*ARGV[command], "--range", text], capsys)
+    assert "--range" in err and fake_reader == {}
+
+
+@pytest.mark.parametrize("command", ["report", "export"])
+@pytest.mark.parametrize("n", ["-1", str(10**30), "nan"])
+def test_session_is_bounded(command: str, n: str, fake_reader: dict, capsys) -> None:
+    err = _refused([*ARGV[command], "--session", n], capsys)
+    assert "--session" in err and "from 0 to" in err
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback():

@@ -93,7 +93,6 @@ def test_svg_headless_with_annotations_file(qapp, tmp_path: Path) -> None:
     ("argv", "message"),
     [
         (["--table", "gaps"], "not images"),
-        (["--width", "50"], "--width"),
         (["--annotations", "missing.json"], "cannot read"),
     ],
 )
@@ -206,3 +205,59 @@ def test_an_existing_output_keeps_its_mode(tmp_path: Path) -> None:
     out.chmod(0o604)
     assert run(SAMPLE, "--out", out) == 0
     assert stat.S_IMODE(out.stat().st_mode) == 0o604 and out.read_text().startswith("# ")
+
+
+# ---- bounded sizes (issue 13, item 10) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("argv", "option", "allowed"),
+    [
+        (["--height", "1000000000"], "--height", "from 150 to 20000"),
+        (["--height", "0"], "--height", "from 150 to 20000"),
+        (["--height", "-5"], "--height", "from 150 to 20000"),
+        (["--width", "1000000000"], "--width", "from 200 to 20000"),
+        (["--width", "nan"], "--width", "from 200 to 20000"),
+        (["--scale", "nan"], "--scale", "from 0.5 to 8"),
+        (["--scale", "inf"], "--scale", "from 0.5 to 8"),
+        (["--scale", "1e300"], "--scale", "from 0.5 to 8"),
+    ],
+)
+def test_image_sizes_are_bounded(tmp_path: Path, capsys, argv, option, allowed) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        run(SAMPLE, "--out", tmp_path / "x.png", *argv)
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument {option}" in err and allowed in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_the_pixel_budget_names_the_options(tmp_path: Path, capsys) -> None:
+    argv = ["--width", "4000", "--height", "4000", "--scale", "2"]  # 16 M px, 64 M device px
+    assert run(SAMPLE, "--out", tmp_path / "x.png", *argv) == 2
+    err = capsys.readouterr().err
+    assert "--width x --height x --scale" in err and "million" in err
+    assert run(SAMPLE, "--out", tmp_path / "x.svg", "--width", "20000", "--height", "20000") == 2
+    assert "--width x --height" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_tall_log_is_cut_to_the_budget_with_a_note(qapp, tmp_path: Path, capsys) -> None:
+    """Thousands of worker lanes would ask for an image taller than any bound."""
+    from viewer.export.files import write_output
+
+    lines = []
+    for w in range(3000):
+        t = 1000 + 10 * w
+        lines += [
+            f"TIMELINE,{t},GPU_START,job{w},worker={w},partition=0",
+            f"TIMELINE,{t + 5},GPU_END,job{w},worker={w},partition=0,gpu_ms=5",
+        ]
+    log = write_output(tmp_path / "wide.log", "\n".join(lines) + "\n")
+    out = tmp_path / "wide.png"
+    assert run(log, "--out", out, "--width", "400", "--scale", "1") == 0
+    from PySide6 import QtGui
+
+    image = QtGui.QImage(str(out))
+    assert 0 < image.height() <= 20000 and image.width() == 400
+    assert "cut" in capsys.readouterr().err

@@ -1,10 +1,13 @@
 """What the log-reading commands share: the LOG / --session / --range / --workers-per-gpu
-options, the A:B range type, and loading a log with errors as one stderr line and exit 2."""
+options, bounded number types (``Bound``) and the A:B range type, and loading a log with
+errors as one stderr line and exit 2."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -22,12 +25,58 @@ range rules (--range A:B, milliseconds in the session's TIMELINE offsets):
 WORKERS_HELP = "GPU workers per GPU when the log has no 'GPU worker started' lines"
 
 
+@dataclass(frozen=True)
+class Bound:
+    """The values an option allows: finite numbers from ``lo`` to ``hi`` (whole numbers
+    unless ``integer`` is False).  Called with the option's text it is an argparse type:
+    the error names the range (argparse adds the option's name)."""
+
+    lo: float
+    hi: float
+    unit: str = ""
+    integer: bool = True
+
+    def describe(self) -> str:
+        what = "a whole number" if self.integer else "a number"
+        return f"{what} from {self.lo:g} to {self.hi:g}{self.unit}"
+
+    def contains(self, value: float) -> bool:
+        return self.lo <= value <= self.hi  # False for NaN; ints of any size compare exactly
+
+    def __call__(self, text: str) -> int | float:
+        try:
+            value = int(text) if self.integer else float(text)
+        except ValueError:
+            value = math.nan
+        if not self.contains(value):
+            raise argparse.ArgumentTypeError(f"must be {self.describe()}, not {text!r}")
+        return value
+
+    def check(self, option: str, value: float | None) -> None:
+        """ValueError naming ``option`` when ``value`` (None: not given) is outside."""
+        if value is not None and not self.contains(value):
+            raise ValueError(f"{option} must be {self.describe()}, not {value!r}")
+
+
+#: GPU workers per GPU (a GPU runs a handful; 1024 leaves room and bounds every table).
+WORKERS = Bound(1, 1024)
+#: A session position in a log.
+SESSION = Bound(0, 1_000_000)
+#: Every --range end, in ms of a session's clock (±1e12 ms is about 31.7 years).
+RANGE_LIMIT_MS = 1e12
+
+
 def parse_range(text: str) -> tuple[float, float]:
-    """``A:B`` in ms as an argparse type."""
+    """``A:B`` in ms as an argparse type: finite, within ``RANGE_LIMIT_MS``, A <= B."""
     try:
         a, b = (float(x) for x in text.split(":"))
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected A:B in ms, got {text!r}") from None
+    if not all(math.isfinite(x) and abs(x) <= RANGE_LIMIT_MS for x in (a, b)):
+        raise argparse.ArgumentTypeError(
+            f"A and B must be finite numbers of ms from {-RANGE_LIMIT_MS:g} to "
+            f"{RANGE_LIMIT_MS:g}, not {text!r}"
+        )
     if a > b:
         raise argparse.ArgumentTypeError(f"range start {a:g} is after its end {b:g}")
     return a, b
@@ -38,7 +87,7 @@ def add_log_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_session_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--session", type=int, default=None, metavar="N", help="only daemon run N")
+    p.add_argument("--session", type=SESSION, default=None, metavar="N", help="only daemon run N")
 
 
 def add_range_argument(p: argparse.ArgumentParser, help: str = "time window (ms)") -> None:
@@ -46,7 +95,9 @@ def add_range_argument(p: argparse.ArgumentParser, help: str = "time window (ms)
 
 
 def add_workers_argument(p: argparse.ArgumentParser, help: str = WORKERS_HELP) -> None:
-    p.add_argument("--workers-per-gpu", type=int, default=None, metavar="N", help=help)
+    p.add_argument(
+        "--workers-per-gpu", type=WORKERS, default=None, metavar="N", help=f"{help} (1-1024)"
+    )
 
 
 def fail(command: str, message: object) -> int:
@@ -56,9 +107,12 @@ def fail(command: str, message: object) -> int:
 
 
 def bad_workers(command: str, workers_per_gpu: int | None) -> bool:
-    """True, after saying so on stderr, when --workers-per-gpu was given below 1."""
-    if workers_per_gpu is not None and workers_per_gpu < 1:
-        fail(command, "--workers-per-gpu must be at least 1")
+    """True, after saying so on stderr, when --workers-per-gpu is out of ``WORKERS``
+    (the option's type checks it already; this guards callers that bypass argparse)."""
+    try:
+        WORKERS.check("--workers-per-gpu", workers_per_gpu)
+    except ValueError as exc:
+        fail(command, exc)
         return True
     return False
 

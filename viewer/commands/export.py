@@ -10,6 +10,7 @@ from pathlib import Path
 
 from viewer.commands.common import (
     RANGE_HELP,
+    Bound,
     add_log_argument,
     add_range_argument,
     add_session_argument,
@@ -19,6 +20,12 @@ from viewer.commands.common import (
 )
 
 FORMATS = ("trace", "markdown", "csv")
+#: Image sizes (logical px) and PNG device px per px; MAX_PIXELS bounds both the logical
+#: and the device pixels of one image (about 0.5 GB of memory while it is drawn).
+WIDTH = Bound(200, 20000, " px")
+HEIGHT = Bound(150, 20000, " px")
+SCALE = Bound(0.5, 8, integer=False)
+MAX_PIXELS = 32_000_000
 BY_SUFFIX = {".json": "trace", ".md": "markdown", ".markdown": "markdown", ".csv": "csv"}
 IMAGE_SUFFIXES = (".png", ".svg")
 TABLES = ("transitions", "gaps", "jobs", "kernel")  # viewer.export.tables.TABLES, kept import-light
@@ -73,12 +80,18 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="draw the annotations saved in FILE (default: the log's sidecar, if any)",
     )
     img.add_argument("--no-annotations", action="store_true", help="draw no annotations")
-    img.add_argument("--width", type=int, default=1600, metavar="PX", help="default 1600")
     img.add_argument(
-        "--height", type=int, default=None, metavar="PX", help="default: tall enough for every lane"
+        "--width", type=WIDTH, default=1600, metavar="PX", help="200-20000, default 1600"
     )
     img.add_argument(
-        "--scale", type=float, default=2.0, help="PNG device pixels per PX (default 2)"
+        "--height",
+        type=HEIGHT,
+        default=None,
+        metavar="PX",
+        help="150-20000, default: tall enough for every lane",
+    )
+    img.add_argument(
+        "--scale", type=SCALE, default=2.0, help="PNG device pixels per PX, 0.5-8 (default 2)"
     )
     img.add_argument("--dark", action="store_true", help="dark background")
     add_workers_argument(p)
@@ -210,10 +223,27 @@ def _image_checks(args: argparse.Namespace) -> None:
         raise ValueError("--table / --format go with .md / .csv / .json outputs, not images")
     if args.out == "-":
         raise ValueError("an image goes to a file, not to stdout")
-    if not 200 <= args.width <= 20000 or (args.height is not None and args.height < 150):
-        raise ValueError("--width is 200..20000 px and --height at least 150 px")
-    if not 0.5 <= args.scale <= 8:
-        raise ValueError("--scale is between 0.5 and 8")
+    WIDTH.check("--width", args.width)
+    HEIGHT.check("--height", args.height)
+    SCALE.check("--scale", args.scale)
+    if args.height is None:
+        return
+    png = Path(args.out).suffix.lower() == ".png"
+    for name, pixels in (
+        ("--width x --height", args.width * args.height),
+        ("--width x --height x --scale²", args.width * args.height * args.scale**2 if png else 0),
+    ):
+        if pixels > MAX_PIXELS:
+            raise ValueError(
+                f"{name} is {pixels / 1e6:.0f} million pixels; an image has at most "
+                f"{MAX_PIXELS / 1e6:.0f} million: make one of them smaller"
+            )
+
+
+def _max_height(args: argparse.Namespace) -> int:
+    """The tallest image (logical px) the pixel budget allows at ``args``' width and scale."""
+    scale2 = args.scale**2 if Path(args.out).suffix.lower() == ".png" else 1.0
+    return int(min(HEIGHT.hi, MAX_PIXELS / (args.width * max(scale2, 1.0))))
 
 
 def _quiet_qt(mode, context, message: str) -> None:
@@ -240,20 +270,20 @@ def _run_image(args: argparse.Namespace) -> int:
     if timeline is None:
         return 2
     if not timeline.sessions:
-        return _fail(f"{args.path}: no session to draw")
+        return _fail(f"{_name(args.path)}: no session to draw")
     if args.session is None:
         session = timeline.main_session_position()
     else:
         indexes = [s.index for s in timeline.sessions]
         if args.session not in indexes:
-            return _fail(f"no session {args.session} in {args.path} (sessions: {indexes})")
+            return _fail(f"no session {args.session} in {_name(args.path)} (sessions: {indexes})")
         session = indexes.index(args.session)
     if annotations is None and not args.no_annotations:
         annotations = _sidecar_annotations(args.path)
 
     from PySide6 import QtCore, QtWidgets
 
-    from viewer.ui.image_export import offscreen_view, write_image
+    from viewer.ui.image_export import full_plot_height, offscreen_view, write_image
 
     if QtWidgets.QApplication.instance() is None:
         QtCore.qInstallMessageHandler(_quiet_qt)
@@ -267,7 +297,15 @@ def _run_image(args: argparse.Namespace) -> int:
         annotations=annotations,
         caption=args.caption,
         dark=args.dark,
+        max_height=_max_height(args),
     )
+    needed, shown = full_plot_height(view), view.plot.viewport().height()
+    if args.height is None and needed > shown + 1:
+        print(
+            f"export: the lanes need {needed:.0f} px; the image is cut at {shown} px "
+            f"(the first lanes), within the {MAX_PIXELS / 1e6:.0f} million pixel budget",
+            file=sys.stderr,
+        )
     try:
         options = {"caption": caption}
         if Path(args.out).suffix.lower() == ".png":

@@ -364,9 +364,11 @@ def offscreen_view(
     annotations: AnnotationSet | None = None,
     caption: bool = False,
     dark: bool = False,
+    max_height: int | None = None,
 ) -> tuple[TimelineView, Caption | None]:
     """A TimelineView never shown on screen whose page is ``width`` x ``height`` logical
-    pixels (``height`` None: tall enough for every lane), with its caption."""
+    pixels (``height`` None: tall enough for every lane, but at most ``max_height``:
+    ``full_plot_height`` then says how much was cut), with its caption."""
     view = TimelineView()
     view.setAttribute(Qt.WidgetAttribute.WA_DontShowOnScreen)
     if dark:
@@ -383,15 +385,22 @@ def offscreen_view(
         view.set_x_range(*rng)
     cap = view_caption(view) if caption else None
     if height is None:
-        lanes = view.lanes()
-        axis = view.plot.viewport().height() - view.view_box().height()
-        plot_height = (lanes.height if lanes is not None else 300.0) + axis + 4
+        plot_height = full_plot_height(view)
+        if max_height is not None:
+            plot_height = min(plot_height, Page.fitting(width, max_height, cap).plot_height)
     else:
         plot_height = Page.fitting(width, height, cap).plot_height
     _settle(view, width, round(plot_height))
     if rng is not None:
         view.set_x_range(*rng)
     return view, cap
+
+
+def full_plot_height(view: TimelineView) -> float:
+    """The plot height (logical px) that shows every lane of ``view``."""
+    lanes = view.lanes()
+    axis = view.plot.viewport().height() - view.view_box().height()
+    return (lanes.height if lanes is not None else 300.0) + axis + 4
 
 
 def _settle(view: TimelineView, width: int, height: int) -> None:
