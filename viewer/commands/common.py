@@ -38,7 +38,7 @@ class Bound:
 
     def describe(self) -> str:
         what = "a whole number" if self.integer else "a number"
-        return f"{what} from {self.lo:g} to {self.hi:g}{self.unit}"
+        return f"{what} from {self.lo:.12g} to {self.hi:.12g}{self.unit}"
 
     def contains(self, value: float) -> bool:
         return self.lo <= value <= self.hi  # False for NaN; ints of any size compare exactly

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import math
 import sys
 import time
+from pathlib import Path
 
+from viewer.commands.common import Bound
+from viewer.export.files import open_output, resolve_output
+from viewer.export.format import display_path
 from viewer.sim.model import KIND_SCALE, KINDS, SimConfig, simulate
-from viewer.sim.writer import WriteOptions, write
+from viewer.sim.writer import WriteOptions, write_stream
 
 EPILOG = """\
 The model: `--pw` partition workers synthesize partitions on the CPU (porep-c2
@@ -27,26 +32,48 @@ examples:
   python -m viewer simulate --events 1000000 --gpus 4 --noise 0.85 -o big.log
 """
 
-#: SimConfig field -> (option group, help). The option is the field with dashes.
-FIELDS: dict[str, tuple[str, str]] = {
-    "sectors": ("workload", "jobs (proofs) to run"),
-    "partitions": ("workload", "partitions (GPU calls) per porep-c2 proof"),
-    "interval_ms": ("workload", "time between job arrivals; 0 = all queued at start"),
-    "pw": ("pipeline", "partition (synthesis) workers"),
-    "gw": ("pipeline", "GPU workers per GPU: 2 = Phase 8 interlock, 1 = Phase 7"),
-    "gpus": ("pipeline", "GPUs"),
-    "queue_cap": ("pipeline", "synthesized partitions that may wait for a GPU"),
-    "seed": ("timing", "random seed"),
-    "jitter": ("timing", "relative standard deviation of every duration (0.04 = 4 %%)"),
-    "synth_ms": ("timing", "CPU synthesis of one partition"),
-    "prep_ms": ("timing", "CPU prep (prep_msm) before the kernel mutex"),
-    "kernel_ms": ("timing", "CUDA region, gpu_total_ms"),
-    "b_g2_ms": ("timing", "b_g2_msm after the CUDA region"),
-    "epilogue_ms": ("timing", "epilogue after b_g2_msm"),
-    "assemble_ms": ("timing", "extra epilogue of a job's last call (proof assembly)"),
-    "dispatch_ms": ("timing", "median of worker free or partition queued -> GPU_START"),
-    "warmup_ms": ("timing", "extra CUDA time of the first call on each GPU"),
+#: A stage duration in ms: up to an hour.
+DURATION = Bound(0, 3_600_000, integer=False)
+#: SimConfig field -> (option group, allowed values, help). The option is the field with dashes.
+FIELDS: dict[str, tuple[str, Bound, str]] = {
+    "sectors": ("workload", Bound(1, 100_000), "jobs (proofs) to run"),
+    "partitions": ("workload", Bound(1, 1000), "partitions (GPU calls) per porep-c2 proof"),
+    "interval_ms": (
+        "workload",
+        Bound(0, 86_400_000, integer=False),
+        "time between job arrivals; 0 = all queued at start",
+    ),
+    "pw": ("pipeline", Bound(1, 1024), "partition (synthesis) workers"),
+    "gw": ("pipeline", Bound(1, 64), "GPU workers per GPU: 2 = Phase 8 interlock, 1 = Phase 7"),
+    "gpus": ("pipeline", Bound(1, 256), "GPUs"),
+    "queue_cap": (
+        "pipeline",
+        Bound(1, 100_000),
+        "synthesized partitions that may wait for a GPU",
+    ),
+    "seed": ("timing", Bound(0, 2**32 - 1), "random seed"),
+    "jitter": (
+        "timing",
+        Bound(0, 0.3, integer=False),
+        "relative standard deviation of every duration (0.04 = 4 %%)",
+    ),
+    "synth_ms": ("timing", DURATION, "CPU synthesis of one partition"),
+    "prep_ms": ("timing", DURATION, "CPU prep (prep_msm) before the kernel mutex"),
+    "kernel_ms": ("timing", DURATION, "CUDA region, gpu_total_ms"),
+    "b_g2_ms": ("timing", DURATION, "b_g2_msm after the CUDA region"),
+    "epilogue_ms": ("timing", DURATION, "epilogue after b_g2_msm"),
+    "assemble_ms": ("timing", DURATION, "extra epilogue of a job's last call (proof assembly)"),
+    "dispatch_ms": ("timing", DURATION, "median of worker free or partition queued -> GPU_START"),
+    "warmup_ms": ("timing", DURATION, "extra CUDA time of the first call on each GPU"),
 }
+#: --events, and the TIMELINE events any run may have (6 per GPU call): with --noise at
+#: most NOISE.hi the file stays under about 20 x 10^7 lines.
+EVENTS = Bound(1, 10_000_000)
+#: --noise: the fraction of the file's bytes that are noise; 0.95 makes the file 20x its
+#: own lines (0.999999 would make it a million times).
+NOISE = Bound(0, 0.95, integer=False)
+DISORDER = Bound(0, 60_000)
+WEIGHT = Bound(0, 1000, integer=False)
 GROUPS = {
     "workload": "workload",
     "pipeline": "pipeline",
@@ -61,15 +88,16 @@ def _kinds(text: str) -> tuple[tuple[str, float], ...]:
         name, _, weight = item.partition("=")
         if name.strip() not in KIND_SCALE:
             raise argparse.ArgumentTypeError(f"unknown kind {name!r}; known: {', '.join(KINDS)}")
-        out.append((name.strip(), float(weight or 1)))
+        try:
+            w = WEIGHT(weight or "1")
+        except argparse.ArgumentTypeError as exc:
+            raise argparse.ArgumentTypeError(f"the weight of kind {name.strip()} {exc}") from None
+        out.append((name.strip(), w))
     return tuple(out)
 
 
-def _fraction(text: str) -> float:
-    v = float(text)
-    if not 0 <= v < 1:
-        raise argparse.ArgumentTypeError("must be in [0, 1)")
-    return v
+def _bounds(b: Bound) -> str:
+    return f"{b.lo:.12g}-{b.hi:.12g}"
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -91,9 +119,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     g = {key: p.add_argument_group(title) for key, title in GROUPS.items()}
     g["workload"].add_argument(
         "--events",
-        type=int,
+        type=EVENTS,
         metavar="N",
-        help="instead of --sectors: about N TIMELINE events (6 per call)",
+        help=f"instead of --sectors: about N TIMELINE events (6 per call; {_bounds(EVENTS)})",
     )
     g["workload"].add_argument(
         "--kinds",
@@ -103,14 +131,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="proof kinds with weights, e.g. porep-c2=4,window-post=1 "
         f"(kinds: {', '.join(KINDS)}; default porep-c2)",
     )
-    for field, (group, text) in FIELDS.items():
+    for field, (group, bound, text) in FIELDS.items():
         default = getattr(d, field)
+        shown = "no bound" if default is None else f"{default:g}"
         g[group].add_argument(
             "--" + field.replace("_", "-"),
-            type=float if isinstance(default, float) else int,
+            type=bound,
             default=default,
             metavar="MS" if field.endswith("_ms") else "REL" if field == "jitter" else "N",
-            help=f"{text} (default {'as many as --pw' if default is None else f'{default:g}'})",
+            help=f"{text} ({_bounds(bound)}, default {shown})",
         )
     f = g["format"]
     f.add_argument(
@@ -137,36 +166,61 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     f.add_argument("--crlf", action="store_true", help="CRLF line ends")
     f.add_argument(
         "--noise",
-        type=_fraction,
+        type=NOISE,
         default=0.0,
         metavar="FRACTION",
-        help="fraction of the file's bytes that are tracing noise, e.g. 0.85 (default 0)",
+        help="fraction of the file's bytes that are tracing noise, e.g. 0.85 "
+        f"({_bounds(NOISE)}, default 0)",
     )
     f.add_argument(
         "--disorder-ms",
-        type=int,
+        type=DISORDER,
         default=2,
         metavar="MS",
-        help="TIMELINE lines may trail their event by up to this many ms (default 2)",
+        help="TIMELINE lines may trail their event by up to this many ms "
+        f"({_bounds(DISORDER)}, default 2)",
     )
 
 
 def config_from(args: argparse.Namespace) -> SimConfig:
-    """The SimConfig the options describe (raises ValueError on bad values)."""
+    """The SimConfig the options describe (raises ValueError on bad values, or on a run of
+    more than ``EVENTS.hi`` TIMELINE events)."""
     values = {field: getattr(args, field) for field in FIELDS}
-    if args.events:
-        weights = sum(w for _, w in args.kinds)
-        calls = sum(w * (args.partitions if k == "porep-c2" else 1) for k, w in args.kinds)
-        values["sectors"] = max(1, math.ceil(args.events * weights / (6 * calls)))
+    for field, (_, bound, _) in FIELDS.items():  # for callers that bypass argparse
+        bound.check("--" + field.replace("_", "-"), values[field])
+    weights = sum(w for _, w in args.kinds)
+    if not weights > 0:
+        raise ValueError("--kinds: the weights add up to zero")
+    calls = sum(w * (args.partitions if k == "porep-c2" else 1) for k, w in args.kinds) / weights
+    if args.events:  # bounded by EVENTS itself
+        values["sectors"] = max(1, math.ceil(args.events / (6 * calls)))
+    elif (events := 6 * calls * values["sectors"]) > EVENTS.hi:
+        raise ValueError(
+            f"--sectors {values['sectors']} x --partitions {args.partitions} makes about "
+            f"{events:.0f} TIMELINE events; a simulated run has at most {EVENTS.hi:.12g}"
+        )
     return SimConfig(kinds=args.kinds, **values)
+
+
+def _write(sched, output: str, opts: WriteOptions) -> int:
+    """Write the log through ``open_output`` (a regular file or nothing, replaced whole);
+    ``.gz``: gzip-compressed, without a time stamp, so the same options give the same bytes."""
+    with open_output(output) as fh:
+        if not output.endswith(".gz"):
+            return write_stream(sched, fh, opts)
+        name = Path(output).name
+        with gzip.GzipFile(filename=name, mode="wb", fileobj=fh, mtime=0) as gz:
+            return write_stream(sched, gz, opts)
 
 
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
+    fail = "python -m viewer simulate: "
     try:
         cfg = config_from(args)
-    except ValueError as e:
-        print(f"python -m viewer simulate: {e}", file=sys.stderr)
+        resolve_output(args.output)
+    except (ValueError, OSError) as e:
+        print(f"{fail}{e}", file=sys.stderr)
         return 2
     opts = WriteOptions(
         era=args.era,
@@ -179,12 +233,16 @@ def run(args: argparse.Namespace) -> int:
         seed=args.seed,
     )
     sched = simulate(cfg)
-    n = write(sched, args.output, opts)
-    dt = time.perf_counter() - t0
+    try:
+        n = _write(sched, args.output, opts)
+    except OSError as e:
+        print(f"{fail}cannot write {display_path(args.output)}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    dt = max(time.perf_counter() - t0, 1e-6)
     calls = len(sched.end)
     print(
-        f"wrote {args.output}: {n / 1e6:.1f} MB, {cfg.sectors} jobs, {calls} GPU calls, "
-        f"{6 * calls} TIMELINE events in {dt:.1f} s ({n / 1e6 / dt:.0f} MB/s)",
+        f"wrote {display_path(args.output)}: {n / 1e6:.1f} MB, {cfg.sectors} jobs, "
+        f"{calls} GPU calls, {6 * calls} TIMELINE events in {dt:.1f} s ({n / 1e6 / dt:.0f} MB/s)",
         file=sys.stderr,
     )
     return 0
