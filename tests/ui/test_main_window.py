@@ -8,8 +8,8 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis import kernel_stats, throughput
+from viewer.analysis.units import duration
 from viewer.ui import MainWindow
-from viewer.ui.panels.common import fmt_ms
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 PHASE8 = SAMPLES / "phase8_pw10_5sectors.log"
@@ -58,8 +58,8 @@ def test_drop_opens_log_and_fills_panels(qtbot, window):
     qtbot.waitUntil(lambda: window.current_summary() is not None, timeout=15000)
     session = timeline.sessions[0]
     k = kernel_stats(session)
-    assert window.kernel_panel.form.text("total") == fmt_ms(k.total_ms)
-    assert window.kernel_panel.form.text("mean") == "3 746 ms"
+    assert window.kernel_panel.form.text("total") == duration(k.total_ms)
+    assert window.kernel_panel.form.text("mean") == "3\u2009746 ms"
     assert window.throughput_panel.form.text("measured") == "37.4 s/proof"
     assert len(window.transitions_panel.frame()) == 4
     assert str(PHASE8.resolve()) in window.recent_files()
@@ -76,7 +76,7 @@ def test_range_selection_updates_every_panel(qtbot, window):
     k = kernel_stats(session, (a, b))
     t = throughput(session, (a, b))
     assert summary.kernel.total_ms == pytest.approx(k.total_ms)
-    assert window.kernel_panel.form.text("total") == fmt_ms(k.total_ms)
+    assert window.kernel_panel.form.text("total") == duration(k.total_ms)
     assert window.throughput_panel.form.text("theoretical") == (
         f"{t.theoretical_s_per_proof:.1f} s/proof"
     )
@@ -130,7 +130,8 @@ def test_copy_table_as_tsv(qtbot, window):
     lines = text.splitlines()
     assert lines[0].split("\t")[:2] == ["from", "to"]
     assert len(lines) == 2
-    assert "4 490" in lines[1]
+    assert "\t4490\t" in lines[1]  # no thousands separator: spreadsheets read it as a number
+    assert table.model().index(0, 3).data() == "4\u2009490"  # shown grouped
 
 
 def test_two_gpu_log_and_session_switch(qtbot, window):
@@ -164,7 +165,7 @@ def test_sorted_table_copies_and_frames_what_it_shows(qtbot, window):
     gap_column = [h for _, h in window.transitions_panel.COLUMNS].index("gap (ms)")
     table.sortByColumn(gap_column, QtCore.Qt.SortOrder.DescendingOrder)
     gaps = [table.model().index(r, gap_column).data() for r in range(4)]
-    assert gaps == ["4 490", "244", "45", "21"]
+    assert gaps == ["4\u2009490", "244", "45", "21"]
     table.selectRow(1)
     table.copy_selection()
     assert "\t244\t" in QtWidgets.QApplication.clipboard().text()

@@ -5,6 +5,7 @@ and captions (no Qt)."""
 from __future__ import annotations
 
 import math
+import re
 from datetime import UTC, datetime
 
 #: Thousands separator of every figure (a thin space: "3 746 ms").
@@ -23,6 +24,14 @@ def _unknown(ms: float | None) -> bool:
 def group(text: str) -> str:
     """Python's "," thousands separators as thin spaces."""
     return text.replace(",", THIN)
+
+
+_GROUPED = re.compile(r"(?<=\d)[ \u2009\u202f](?=\d{3}(?!\d))")
+
+
+def ungroup(text: str) -> str:
+    """``text`` without thousands separators ("4 490" -> "4490"), for the clipboard."""
+    return _GROUPED.sub("", text)
 
 
 def duration(ms: float | None) -> str:
@@ -57,13 +66,14 @@ def seconds(s: float | None, digits: int = 1, unit: str = "s") -> str:
     return text + unit.removeprefix("s")  # "10 min/proof"
 
 
-def position(ms: float | None, decimals: int = 3) -> str:
+def position(ms: float | None, decimals: int = 3, clock: bool | None = None) -> str:
     """A time on the session's clock: "75.742 s" below 2 min, then "12:05.742" (min:s) and
-    "1:12:05.742" (h:min:s); days as "2 d 01:12:05.742"."""
+    "1:12:05.742" (h:min:s); days as "2 d 01:12:05.742".  ``clock`` forces either form
+    (a table column writes all its times alike)."""
     if _unknown(ms):
         return "—"
     sign, ms = ("-" if ms < 0 else ""), abs(float(ms))
-    if ms < SECONDS_BELOW:
+    if (ms < SECONDS_BELOW) if clock is None else not clock:
         return f"{sign}{ms / 1000:.{decimals}f} s"
     scale = 10**decimals
     whole = round(ms / 1000 * scale)
@@ -80,8 +90,11 @@ def position(ms: float | None, decimals: int = 3) -> str:
 
 
 def span(start_ms: float, end_ms: float) -> str:
-    """A range of the session's clock: "64.000 s → 84.000 s (20.0 s)"."""
-    return f"{position(start_ms)} → {position(end_ms)} ({duration(end_ms - start_ms)})"
+    """A range of the session's clock, both ends alike: "64.000 s → 84.000 s (20.0 s)",
+    "1:40.000 → 5:00.000 (3 min 20 s)"."""
+    clock = max(abs(start_ms), abs(end_ms)) >= SECONDS_BELOW
+    ends = f"{position(start_ms, clock=clock)} → {position(end_ms, clock=clock)}"
+    return f"{ends} ({duration(end_ms - start_ms)})"
 
 
 # ------------------------------------------------------------------ axis ticks

@@ -11,6 +11,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
+from viewer.analysis.units import MINUTE, clock_steps, clock_tick, wall_date, wall_time
 from viewer.ui.lane_data import GROUP_HEADER, LaneGroup, SessionLanes
 from viewer.ui.palette import Theme
 
@@ -19,6 +20,10 @@ MS_MODE_SPAN = 2000.0
 #: Absolute millisecond labels stay short below this offset; beyond it they count from an origin.
 MS_ABSOLUTE_LIMIT = 1e6
 TEXT_CACHE = 512  # tick labels kept laid out
+#: From this visible span on, ticks fall on a clock ("10 min", "1 h 10 min").
+HUMAN_SPAN = 10 * MINUTE
+#: Room per tick label, in pixels, when ticks fall on a clock.
+LABEL_PX = 95.0
 
 
 def _thousands(text: str) -> str:
@@ -55,7 +60,9 @@ class _AxisDrawing:
 
 
 class TimeAxisItem(pg.AxisItem):
-    """Bottom axis over milliseconds, labelled in units that suit the zoom.
+    """Bottom axis over milliseconds, labelled in units that suit the zoom: ms, s, then
+    min / h once a view spans ``HUMAN_SPAN``; or the wall clock (UTC) once
+    ``set_wall_start`` gives the wall time of offset 0.
 
     It lays out ticks and labels as pyqtgraph's ``AxisItem`` does, in fewer
     calls: tick values are computed once per range (the time grid shares them),
@@ -67,23 +74,62 @@ class TimeAxisItem(pg.AxisItem):
         super().__init__("bottom")
         self.enableAutoSIPrefix(False)
         self._origin: float | None = None
+        self._wall: float | None = None  # epoch ms of offset 0, in wall-clock mode
+        self._label_key: tuple | None = None
         self._ticks: tuple[tuple[float, float, float], list[tuple[float, np.ndarray]]] | None
         self._ticks = None
         self._texts: dict[str, tuple[float, float, QtGui.QStaticText]] = {}  # w, h, laid out
 
+    def set_wall_start(self, wall_ms: float | None) -> None:
+        """Label the wall clock (UTC), offset 0 being ``wall_ms`` (epoch ms); None: the
+        session's own clock."""
+        if wall_ms == self._wall:
+            return
+        self._wall = wall_ms
+        self._ticks = None
+        self.picture = None
+        self.update_label()
+        self.update()
+
+    def wall_start(self) -> float | None:
+        return self._wall
+
     def update_label(self) -> None:
         lo, hi = self.range
-        origin = ms_origin(lo, hi - lo)
-        if origin != self._origin or not self.labelText:
-            self._origin = origin
-            if origin is None:
-                self.setLabel("time since daemon start")
-            else:
-                self.setLabel("ms after " + format_ms(origin, 1000.0, MS_MODE_SPAN, None))
+        if self._wall is not None:
+            key: tuple = ("wall", wall_date(self._wall + lo))
+            text = f"wall clock (UTC), {key[1]}"
+        else:
+            origin = ms_origin(lo, hi - lo)
+            key = ("offset", origin)
+            text = (
+                "time since daemon start"
+                if origin is None
+                else "ms after " + format_ms(origin, 1000.0, MS_MODE_SPAN, None)
+            )
+        if key != self._label_key or not self.labelText:
+            self._label_key = key
+            self.setLabel(text)
+
+    def tickSpacing(self, minVal: float, maxVal: float, size: float) -> list:
+        """Clock steps (1, 2, 5, 10, 15, 30 s, min, ...; whole hours and days) for wide views
+        and on the wall clock, else pyqtgraph's 1-2-5 steps; on the wall clock every step
+        falls on a round wall time."""
+        span = abs(maxVal - minVal)
+        labels = max(size / LABEL_PX, 1.0)
+        if span >= HUMAN_SPAN or (self._wall is not None and span / labels >= 500.0):
+            steps = list(clock_steps(span, labels))
+        else:
+            steps = [spacing for spacing, _ in super().tickSpacing(minVal, maxVal, size)]
+        return [(s, 0.0 if self._wall is None else -self._wall % s) for s in steps]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         lo, hi = self.range
         span = hi - lo
+        if self._wall is not None:
+            return [wall_time(self._wall + v, spacing) for v in values]
+        if span >= HUMAN_SPAN:
+            return [clock_tick(v, spacing) for v in values]
         origin = ms_origin(lo, span)
         return [format_ms(v, spacing, span, origin) for v in values]
 

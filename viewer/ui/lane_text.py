@@ -7,15 +7,8 @@ import math
 import pandas as pd
 
 from viewer.analysis.stages import BLOCKED_MS, stages
+from viewer.analysis.units import duration, position
 from viewer.model import KERNEL_SOURCE_TIMING, Session
-
-
-def _ms(value: float) -> str:
-    return "—" if not math.isfinite(value) else f"{value:,.0f} ms".replace(",", "\u2009")
-
-
-def _s(value: float) -> str:
-    return "—" if not math.isfinite(value) else f"{value / 1000.0:,.3f} s".replace(",", "\u2009")
 
 
 def describe_partition(session: Session, row: int) -> str:
@@ -34,13 +27,14 @@ def describe_partition(session: Session, row: int) -> str:
     start, end = float(p["gpu_start"]), float(p["gpu_end"])
     if math.isfinite(start):
         if bool(p["gpu_open"]):
-            lines.append(f"GPU {_s(start)} → open (no GPU_END)")
+            lines.append(f"GPU {position(start)} → open (no GPU_END)")
         else:
-            lines.append(f"GPU {_s(start)} → {_s(end)}  ({_ms(float(p['gpu_ms']))} gpu_ms)")
+            call = duration(float(p["gpu_ms"]))
+            lines.append(f"GPU {position(start)} → {position(end)}  ({call} gpu_ms)")
     kernel = float(p["kernel_ms"])
     if math.isfinite(kernel):
         parts = [
-            f"{name} {_ms(float(p[col]))}"
+            f"{name} {duration(float(p[col]))}"
             for name, col in (
                 ("ntt", "ntt_msm_h_ms"),
                 ("batch", "batch_add_ms"),
@@ -49,12 +43,12 @@ def describe_partition(session: Session, row: int) -> str:
             if math.isfinite(float(p[col]))
         ]
         detail = f"  ({' · '.join(parts)})" if parts else ""
-        lines.append(f"kernel {_ms(kernel)}{detail}")
+        lines.append(f"kernel {duration(kernel)}{detail}")
     elif session.kernel_source != KERNEL_SOURCE_TIMING and math.isfinite(start):
         lines.append("kernel: no CUZK_TIMING (gpu_ms is an upper bound)")
     st = stages(session).iloc[row]
     if bool(p["synth_open"]):
-        lines.append(f"synthesis from {_s(float(p['synth_start']))}, never ended")
+        lines.append(f"synthesis from {position(float(p['synth_start']))}, never ended")
     life = [
         (label, float(st[col]))
         for label, col in (
@@ -68,7 +62,7 @@ def describe_partition(session: Session, row: int) -> str:
         )
         if math.isfinite(float(st[col])) and (col != "queue_delay_ms" or st[col] > BLOCKED_MS)
     ]
-    lines += [f"{label} {_ms(value)}" for label, value in life]
+    lines += [f"{label} {duration(value)}" for label, value in life]
     return "\n".join(lines)
 
 
@@ -78,8 +72,8 @@ def describe_gap(session: Session, gaps: pd.DataFrame, index: int) -> str:
     cause = "starved (waiting for synthesis)" if bool(g["starved"]) else "dispatch overhead"
     ids = session.jobs["job_id"]
     lines = [
-        f"idle gap {_ms(float(g['ms']))} on GPU {int(g['gpu'])}: {cause}",
-        f"{_s(float(g['start']))} → {_s(float(g['end']))}",
+        f"idle gap {duration(float(g['ms']))} on GPU {int(g['gpu'])}: {cause}",
+        f"{position(float(g['start']))} → {position(float(g['end']))}",
     ]
     if bool(g["cross_sector"]):
         lines.append(f"cross-sector: job {ids.iloc[int(g['before_job'])]}")

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import duration
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
@@ -23,6 +24,7 @@ from viewer.ui.resources import app_icon
 from viewer.ui.skipped_lines import SkippedButton
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.timeline_view import TimelineView
+from viewer.ui.wall_clock import install as install_wall_clock
 from viewer.ui.write_ups import install as install_write_ups
 
 LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".out", ".err")
@@ -168,6 +170,7 @@ class MainWindow(QtWidgets.QMainWindow):
         install_compare(self)
         install_follow(self)
         install_whatif(self)
+        install_wall_clock(self)
 
     # ----------------------------------------------------------------- building
     def _add_dock(self, key, title, widget, area) -> None:
@@ -281,19 +284,21 @@ class MainWindow(QtWidgets.QMainWindow):
         tools.setObjectName("toolbar_main")
         tools.setMovable(False)
         tools.setToolButtonStyle(QtCore.Qt.ToolButtonStyle.ToolButtonTextOnly)
-        for action in (
-            self.open_action,
-            self.fit_action,
-            self.select_visible_action,
-            self.clear_selection_action,
-            self.prev_action,
-            self.next_action,
+        # Short toolbar texts, so that everything fits at 1366 px (the menus keep the long ones).
+        for action, short in (
+            (self.open_action, "Open"),
+            (self.fit_action, "Fit"),
+            (self.select_visible_action, "Select visible"),
+            (self.clear_selection_action, "Clear range"),
+            (self.prev_action, "◀ Transition"),
+            (self.next_action, "Transition ▶"),
         ):
+            action.setIconText(short)
             tools.addAction(action)
         tools.addSeparator()
         tools.addWidget(QtWidgets.QLabel(" Session "))
         self.session_combo = QtWidgets.QComboBox()
-        self.session_combo.setMinimumContentsLength(28)
+        self.session_combo.setMinimumContentsLength(20)
         self.session_combo.setSizeAdjustPolicy(
             QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
@@ -450,9 +455,9 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._timeline is None:
             return
         for s in self._timeline.sessions:
-            span = (s.end_ms - s.start_ms) / 1000
             self.session_combo.addItem(
-                f"{s.index + 1}: {len(s.jobs)} jobs, {len(s.partitions)} calls, {span:.0f} s"
+                f"{s.index + 1}: {len(s.jobs)} jobs, {len(s.partitions)} calls, "
+                f"{duration(s.end_ms - s.start_ms)}"
             )
 
     def set_session(self, index: int) -> None:
@@ -488,9 +493,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.range_label.setText("range: whole session (drag with Ctrl, or press V)")
         else:
             a, b = rng
-            self.range_label.setText(
-                f"range {a / 1000:.3f} s → {b / 1000:.3f} s  (length {(b - a) / 1000:.3f} s)"
-            )
+            fmt = self.view.format_time
+            self.range_label.setText(f"range {fmt(a)} → {fmt(b)}  (length {duration(b - a)})")
 
     def _on_summary_ready(self, summary, rng) -> None:
         """Fill the panels from the next event-loop turn on, a few milliseconds' worth per
@@ -544,7 +548,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.set_x_range(start_ms, end_ms)
 
     def _on_cursor_moved(self, ms: float) -> None:
-        self.cursor_label.setText(f"cursor {ms / 1000:.3f} s")
+        self.cursor_label.setText(f"cursor {self.view.format_time(ms)}")
 
     # ---------------------------------------------------------------- exports
     def export_report_markdown(self) -> None:

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import ungroup
+
 Formatter = Callable[[object], str]
 DISPLAY = int(QtCore.Qt.ItemDataRole.DisplayRole)
 ALIGNMENT = int(QtCore.Qt.ItemDataRole.TextAlignmentRole)
@@ -189,7 +191,8 @@ class CopyableTableView(QtWidgets.QTableView):
         self.row_activated.emit(self.source.frame_row(index.row()))
 
     def selection_tsv(self) -> str:
-        """Selected rows (or the whole table) as TSV with a header line, as displayed."""
+        """Selected rows (or the whole table) as TSV with a header line, as displayed but
+        for thousands separators (a spreadsheet reads "4490", not "4 490")."""
         model = self.source
         indexes = self.selectionModel().selectedIndexes() if self.selectionModel() else []
         rows = sorted({i.row() for i in indexes}) or list(range(model.rowCount()))
@@ -197,7 +200,7 @@ class CopyableTableView(QtWidgets.QTableView):
         header = [model.headerData(c, QtCore.Qt.Orientation.Horizontal) for c in cols]
         lines = ["\t".join(str(h) for h in header)]
         for r in rows:
-            lines.append("\t".join(str(model.index(r, c).data()) for c in cols))
+            lines.append("\t".join(ungroup(str(model.index(r, c).data())) for c in cols))
         return "\n".join(lines) + "\n"
 
     def copy_selection(self) -> None:

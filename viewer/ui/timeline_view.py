@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import duration
+from viewer.analysis.units import duration, position, wall_time
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
 from viewer.ui.grid import TimeGridItem
@@ -268,6 +268,22 @@ class TimelineView(QtWidgets.QWidget):
         finally:
             for w in shown:
                 w.show()
+
+    # -------------------------------------------------------- wall clock
+    def set_wall_start(self, wall_ms: float | None) -> None:
+        """Show the wall clock (UTC) on the axis, offset 0 being ``wall_ms`` (epoch ms), or
+        the session's own clock (None)."""
+        self._time_axis.set_wall_start(wall_ms)
+        self._grid.update()
+
+    def wall_start(self) -> float | None:
+        return self._time_axis.wall_start()
+
+    def format_time(self, ms: float) -> str:
+        """A time of the session as the axis shows it: "01:01:15.742 UTC" on the wall
+        clock, else "75.742 s" / "1:12:05.742" since the daemon started."""
+        wall = self.wall_start()
+        return position(ms) if wall is None else wall_time(wall + ms, 1) + " UTC"
 
     # ------------------------------------------------------- navigation
     def x_range(self) -> tuple[float, float]:

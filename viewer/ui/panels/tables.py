@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
+from viewer.analysis.units import SECONDS_BELOW, duration, group, position
 from viewer.ui.table_model import CopyableTableView
 
 
@@ -16,14 +17,15 @@ def _short(job_id: object) -> str:
     return text if len(text) <= 13 else text[:8] + "…" + text[-4:]
 
 
-def _seconds(ms: object) -> str:
-    return "—" if ms is None or (isinstance(ms, float) and math.isnan(ms)) else f"{ms / 1000:.3f}"
+def _times(clock: bool):
+    """A time column's formatter: "75.742 s", or with ``clock`` "1:15.742", "1:12:05.742"."""
+    return lambda ms: "—" if ms is None else position(float(ms), clock=clock)
 
 
 def _ms(value: object) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "—"
-    return f"{value:,.0f}".replace(",", " ")
+    return group(f"{value:,.0f}")
 
 
 def _yes(value: object) -> str:
@@ -36,6 +38,8 @@ class TablePanel(QtWidgets.QWidget):
     frame_requested = QtCore.Signal(float, float)
     COLUMNS: tuple[tuple[str, str], ...] = ()
     FORMATTERS: dict = {}
+    #: Columns of session times: all in seconds, or all on a clock once any passes 2 min.
+    TIMES: tuple[str, ...] = ()
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -55,7 +59,10 @@ class TablePanel(QtWidgets.QWidget):
 
     def set_frame(self, frame: pd.DataFrame) -> None:
         self._frame = frame.reset_index(drop=True)
-        self.table.set_frame(self._frame, self.COLUMNS, self.FORMATTERS)
+        times = self._frame[list(self.TIMES)].to_numpy(dtype=np.float64)
+        clock = bool(times.size) and bool(np.nanmax(np.abs(times), initial=0.0) >= SECONDS_BELOW)
+        formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock))}
+        self.table.set_frame(self._frame, self.COLUMNS, formatters)
         self.count.setText(self.count_text(self._frame))
 
     def frame(self) -> pd.DataFrame:
@@ -78,17 +85,17 @@ class TransitionsPanel(TablePanel):
     COLUMNS = (
         ("from_id", "from"),
         ("to_id", "to"),
-        ("time", "at (s)"),
+        ("time", "at"),
         ("gap_ms", "gap (ms)"),
         ("overlap_ms", "overlap (ms)"),
         ("starved", "starved"),
         ("cold_start", "cold start"),
         ("worker", "worker"),
     )
+    TIMES = ("time",)
     FORMATTERS = {
         "from_id": _short,
         "to_id": _short,
-        "time": _seconds,
         "gap_ms": _ms,
         "overlap_ms": _ms,
         "starved": _yes,
@@ -102,7 +109,7 @@ class TransitionsPanel(TablePanel):
         if frame.empty:
             return "no sector transitions in range"
         warm = frame[~frame["cold_start"].astype(bool)]
-        tail = f"; warm gap mean {warm['gap_ms'].mean():.0f} ms" if len(warm) else ""
+        tail = f"; warm gap mean {duration(float(warm['gap_ms'].mean()))}" if len(warm) else ""
         return f"{len(frame)} transitions{tail}"
 
     def span_of(self, row: pd.Series) -> tuple[float, float]:
@@ -114,15 +121,14 @@ class TransitionsPanel(TablePanel):
 class GapsPanel(TablePanel):
     COLUMNS = (
         ("gpu", "GPU"),
-        ("start", "start (s)"),
-        ("end", "end (s)"),
+        ("start", "start"),
+        ("end", "end"),
         ("ms", "idle (ms)"),
         ("cross_sector", "cross-sector"),
         ("starved", "starved"),
     )
+    TIMES = ("start", "end")
     FORMATTERS = {
-        "start": _seconds,
-        "end": _seconds,
         "ms": _ms,
         "cross_sector": _yes,
         "starved": _yes,
@@ -135,9 +141,8 @@ class GapsPanel(TablePanel):
         if frame.empty:
             return "no GPU idle gaps in range"
         cross = int(frame["cross_sector"].sum())
-        return f"{len(frame)} gaps, {frame['ms'].sum():,.0f} ms idle; {cross} cross-sector".replace(
-            ",", " "
-        )
+        idle = duration(float(frame["ms"].sum()))
+        return f"{len(frame)} gaps, {idle} idle; {cross} cross-sector"
 
     def span_of(self, row: pd.Series) -> tuple[float, float]:
         start, end = float(row["start"]), float(row["end"])
@@ -150,14 +155,13 @@ class JobsPanel(TablePanel):
         ("job_id", "job"),
         ("kind", "kind"),
         ("partitions", "partitions"),
-        ("first_gpu_start", "first GPU start (s)"),
-        ("completed", "completed (s)"),
+        ("first_gpu_start", "first GPU start"),
+        ("completed", "completed"),
         ("synth_span_ms", "synth span (ms)"),
         ("queue_wait_ms", "queue wait (ms)"),
     )
+    TIMES = ("first_gpu_start", "completed")
     FORMATTERS = {
-        "first_gpu_start": _seconds,
-        "completed": _seconds,
         "synth_span_ms": _ms,
         "queue_wait_ms": _ms,
         "kind": lambda v: "partitioned" if v is None else str(v),

@@ -1,0 +1,67 @@
+"""Times written for people: durations, positions, axis ticks, wall-clock times."""
+
+from __future__ import annotations
+
+import pytest
+
+from viewer.analysis.units import (
+    clock_steps,
+    clock_tick,
+    duration,
+    position,
+    seconds,
+    span,
+    wall_stamp,
+    wall_time,
+)
+
+T0 = 1771462800000.0  # 2026-02-19 01:00:00 UTC
+
+
+@pytest.mark.parametrize(
+    ("ms", "text"),
+    [
+        (850, "850 ms"),
+        (3746, "3\u2009746 ms"),
+        (-4490, "-4\u2009490 ms"),
+        (37_480, "37.5 s"),
+        (245_000, "4 min 5 s"),
+        (240_000, "4 min"),
+        (3_599_400, "59 min 59 s"),
+        (3_600_000, "1 h"),
+        (4_320_000, "1 h 12 min"),
+        (2 * 86_400_000 + 3 * 3_600_000, "2 d 3 h"),
+        (float("nan"), "—"),
+        (None, "—"),
+    ],
+)
+def test_duration_uses_the_unit_its_size_asks(ms, text) -> None:
+    assert duration(ms) == text
+
+
+def test_positions_and_spans_on_the_session_clock() -> None:
+    assert position(75_742) == "75.742 s"
+    assert position(725_742) == "12:05.742"
+    assert position(4_325_742) == "1:12:05.742"
+    assert position(90_000_000, decimals=0) == "1 d 01:00:00"
+    assert span(64_000, 84_000) == "64.000 s → 84.000 s (20.0 s)"
+    assert seconds(37.44, unit="s/proof") == "37.4 s/proof"
+    assert seconds(600, unit="s/proof") == "10 min/proof"
+
+
+def test_clock_steps_are_round_on_a_clock() -> None:
+    assert clock_steps(4 * 3_600_000, 8) == (1_800_000, 900_000)  # 30 min, 15 min
+    assert clock_steps(10 * 60_000, 8) == (120_000, 60_000)
+    assert clock_steps(90 * 86_400_000, 4) == (3_456_000_000, 1_728_000_000)  # 40 d, 20 d
+    assert clock_tick(600_000, 600_000) == "10 min"
+    assert clock_tick(4_200_000, 600_000) == "1 h 10 min"
+    assert clock_tick(270_000, 30_000) == "4 min 30 s"
+    assert clock_tick(7_200_000, 3_600_000) == "2 h"
+    assert clock_tick(0, 600_000) == "0"
+
+
+def test_wall_clock_in_utc() -> None:
+    assert wall_time(T0 + 72 * 60_000) == "02:12:00"
+    assert wall_time(T0 + 250, 250) == "01:00:00.25"
+    assert wall_time(T0 + 999.6, 1000) == "01:00:01"  # rounds with the second
+    assert wall_stamp(T0 + 999.6) == "2026-02-19 01:00:01.000 UTC"
