@@ -3,6 +3,7 @@ skipped lines in the status bar, transition steps in the status bar."""
 
 from __future__ import annotations
 
+import pytest
 from PySide6 import QtCore, QtGui
 
 from tests.ui.test_main_window import PHASE8, SAMPLES, open_and_wait, window  # noqa: F401
@@ -90,3 +91,37 @@ def test_transition_steps_are_said_in_the_status_bar(qtbot, window) -> None:  # 
     for _ in range(4):
         window.next_action.trigger()
     assert window.statusBar().currentMessage() == "last transition"
+
+
+@pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
+def test_at_1366x768_verdict_follow_and_kernel_figures_are_in_sight(qtbot, tmp_path, dark) -> None:
+    from viewer.ui import MainWindow
+    from viewer.ui.image_export import dark_palette
+
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    if dark:
+        win.setPalette(dark_palette())
+    win.resize(1366, 768)
+    win.show()
+    qtbot.waitExposed(win)
+    open_and_wait(qtbot, win, PHASE8)
+    qtbot.wait(50)  # the default dock sizes apply after the first show
+    tools = win.toolbar
+    follow = tools.widgetForAction(win.follow.action)
+    assert follow is not None and follow.isVisible()  # not in the overflow menu
+    assert follow.geometry().right() <= tools.width()
+    panel = win.throughput_panel
+    port = panel.viewport()
+    top = panel.verdict.mapTo(port, QtCore.QPoint(0, 0)).y()
+    assert panel.verdict.text().startswith("GPU-bound")
+    assert top >= 0 and top + 3 * panel.verdict.fontMetrics().height() <= port.height()
+    kernel = win.kernel_panel
+    port = kernel.viewport()
+    for key, label in kernel.form.values.items():
+        right = label.mapTo(port, QtCore.QPoint(label.width(), 0)).x()
+        assert right <= port.width(), key
+        assert label.width() >= label.sizeHint().width(), key  # nothing cut off
+    win.cancel_loading()
+    win.runner.wait()

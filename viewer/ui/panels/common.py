@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import math
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
+
+from viewer.analysis.units import THIN, duration, span
 
 
 def fmt_ms(ms: float | None) -> str:
-    """'3 746 ms' below 10 s, '37.5 s' above; an em dash when unknown."""
-    if ms is None or (isinstance(ms, float) and math.isnan(ms)):
-        return "—"
-    if abs(ms) >= 10_000:
-        return f"{ms / 1000:,.1f} s".replace(",", " ")
-    return f"{ms:,.0f} ms".replace(",", " ")
+    """``units.duration`` with plain spaces ("3 746 ms", "37.5 s", "4 min 5 s", "1 h 12 min"),
+    for text that may be copied into plain-ASCII places (annotation labels)."""
+    return duration(ms).replace(THIN, " ")
 
 
 def fmt_s(seconds: float | None, digits: int = 1) -> str:
@@ -47,6 +46,27 @@ def caption_label(text: str) -> QtWidgets.QLabel:
     return label
 
 
+def note_label(text: str = "") -> QtWidgets.QLabel:
+    """A wrapped, selectable, de-emphasized line: what a figure covers or how it is made."""
+    label = QtWidgets.QLabel(text)
+    label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+    label.setWordWrap(True)
+    label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+    label.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
+    label.setContentsMargins(8, 0, 8, 0)
+    return label
+
+
+def scope_text(summary) -> str:
+    """What a summary covers: "Whole session 1: 0.040 s → 3:46.000 (3 min 46 s)" or
+    "Range 64.000 s → 84.000 s (20.0 s) of session 1"."""
+    s = summary.session
+    if summary.rng is None:
+        return f"Whole session {s.index + 1}: {span(s.start_ms, s.end_ms)}"
+    a, b = summary.rng
+    return f"Range {span(a, b)} of session {s.index + 1}"
+
+
 def section_label(text: str) -> QtWidgets.QLabel:
     label = QtWidgets.QLabel(text)
     label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
@@ -68,23 +88,31 @@ class FormGrid(QtWidgets.QWidget):
         self._grid.setVerticalSpacing(3)
         self._grid.setColumnStretch(0, 1)
         self.values: dict[str, QtWidgets.QLabel] = {}
+        self.captions: dict[str, QtWidgets.QLabel] = {}
 
-    def add_section(self, title: str) -> None:
-        self._grid.addWidget(section_label(title), self._grid.rowCount(), 0, 1, 2)
+    def add_section(self, title: str) -> QtWidgets.QLabel:
+        label = section_label(title)
+        self._grid.addWidget(label, self._grid.rowCount(), 0, 1, 2)
+        return label
 
     def add_row(self, key: str, caption: str, *, bold: bool = False) -> QtWidgets.QLabel:
         row = self._grid.rowCount()
-        self._grid.addWidget(caption_label(caption), row, 0)
+        cap = caption_label(caption)
+        cap.setWordWrap(True)  # a narrow dock wraps the caption rather than cut the value
+        self._grid.addWidget(cap, row, 0)
         label = value_label(bold=bold)
         self._grid.addWidget(label, row, 1)
         self.values[key] = label
+        self.captions[key] = cap
         return label
 
     def add_widget(self, widget: QtWidgets.QWidget) -> None:
         self._grid.addWidget(widget, self._grid.rowCount(), 0, 1, 2)
 
-    def set(self, key: str, text: str) -> None:
+    def set(self, key: str, text: str, caption: str | None = None) -> None:
         self.values[key].setText(text)
+        if caption is not None:
+            self.captions[key].setText(caption)
 
     def text(self, key: str) -> str:
         return self.values[key].text()

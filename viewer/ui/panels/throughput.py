@@ -6,13 +6,15 @@ import math
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.ui.panels.common import FormGrid, fmt_pct, fmt_s, section_label
+from viewer.analysis.idle import IdleSplit, idle_split
+from viewer.analysis.units import duration, seconds
+from viewer.ui.panels.common import FormGrid, fmt_pct, note_label, scope_text, section_label
 
 GOOD, FAIR, POOR = QtGui.QColor("#2e9d5b"), QtGui.QColor("#d49a1a"), QtGui.QColor("#d04a3c")
 
 
-def _per_proof(seconds: float | None) -> str:
-    return "—" if seconds is None or math.isnan(seconds) else f"{fmt_s(seconds)}/proof"
+def _per_proof(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else seconds(value, unit="s/proof")
 
 
 class RatioGauge(QtWidgets.QWidget):
@@ -76,33 +78,25 @@ class RatioGauge(QtWidgets.QWidget):
 
 
 class ThroughputPanel(QtWidgets.QScrollArea):
-    """Theoretical vs measured throughput, GPU efficiency and the verdict with evidence."""
+    """The verdict first (it is the answer), then theoretical vs measured throughput, GPU
+    efficiency, the idle time the verdict weighs, and the evidence; every figure says what
+    it covers (the range or the whole session)."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        f = self.form = FormGrid()
-        f.add_row("theoretical", "Theoretical (kernel floor)", bold=True)
-        f.add_row("measured", "Measured", bold=True)
-        f.add_row("ratio", "Ratio theoretical / measured", bold=True)
-        self.gauge = RatioGauge()
-        f.add_widget(self.gauge)
-        f.add_row("jobs", "Jobs completed in range")
-        f.add_row("ppp", "Partitions per proof")
-        f.add_section("GPU efficiency (merged intervals)")
-        self.efficiency = QtWidgets.QLabel()
-        self.efficiency.setTextFormat(QtCore.Qt.TextFormat.PlainText)
-        self.efficiency.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
-        self.efficiency.setContentsMargins(8, 0, 8, 0)
-        f.add_widget(self.efficiency)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.scope = note_label()
         self.verdict = QtWidgets.QLabel()
         self.warning = QtWidgets.QLabel()
         self.warning.setObjectName("verdictWarning")
         self.warning.setStyleSheet("color: #c0392b;")
         self.warning.hide()
         self.evidence = QtWidgets.QLabel()
-        for label in (self.verdict, self.warning, self.evidence):
+        self.efficiency = QtWidgets.QLabel()
+        self.idle = QtWidgets.QLabel()
+        for label in (self.verdict, self.warning, self.evidence, self.efficiency, self.idle):
             label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -110,14 +104,36 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         font = self.verdict.font()
         font.setBold(True)
         self.verdict.setFont(font)
+        f = self.form = FormGrid()
+        f.add_row("theoretical", "Kernel floor (theoretical)", bold=True)
+        f.add_row("measured", "Measured", bold=True)
+        f.add_row("ratio", "Ratio theoretical / measured", bold=True)
+        self.gauge = RatioGauge()
+        f.add_widget(self.gauge)
+        f.add_row("jobs", "Jobs completed")
+        f.add_row("ppp", "Partitions per proof")
+        self.how = note_label()
+        self.efficiency_title = section_label("GPU efficiency (merged intervals)")
+        self.idle_title = section_label("GPU idle time")
         container = QtWidgets.QWidget()
         layout = QtWidgets.QVBoxLayout(container)
-        layout.setContentsMargins(0, 0, 0, 6)
-        layout.addWidget(f)
-        layout.addWidget(section_label("   Verdict"))
-        layout.addWidget(self.verdict)
-        layout.addWidget(self.warning)
-        layout.addWidget(self.evidence)
+        layout.setContentsMargins(0, 4, 0, 6)
+        layout.setSpacing(3)
+        for widget in (
+            self.scope,
+            _indented(section_label("Verdict")),
+            self.verdict,
+            self.warning,
+            f,
+            self.how,
+            _indented(self.efficiency_title),
+            self.efficiency,
+            _indented(self.idle_title),
+            self.idle,
+            _indented(section_label("Evidence")),
+            self.evidence,
+        ):
+            layout.addWidget(widget)
         layout.addStretch(1)
         self.setWidget(container)
 
@@ -125,15 +141,18 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         for label in self.form.values.values():
             label.setText("—")
         self.gauge.set_ratio(None)
-        self.efficiency.setText("")
-        self.verdict.setText("")
+        for label in (self.scope, self.how, self.efficiency, self.idle, self.verdict):
+            label.setText("")
         self.warning.setText("")
         self.warning.hide()
         self.evidence.setText("")
 
     def set_summary(self, summary) -> None:
         t = summary.throughput
+        in_range = summary.rng is not None
+        where = "in the range" if in_range else "in the session"
         f = self.form
+        self.scope.setText(scope_text(summary))
         f.set("theoretical", _per_proof(t.theoretical_s_per_proof))
         f.set(
             "measured",
@@ -143,18 +162,56 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         )
         f.set("ratio", "—" if t.ratio is None else f"{t.ratio:.2f}")
         self.gauge.set_ratio(t.ratio)
-        f.set("jobs", str(t.jobs_completed))
+        f.set("jobs", str(t.jobs_completed), f"Jobs completed {where}")
         f.set("ppp", f"{t.partitions_per_proof:g}" if t.partitions_per_proof else "—")
+        k = summary.kernel
+        touching = "touching the range" if in_range else "of the session"
+        gpus = f"{t.gpus} GPU" + ("s" if t.gpus != 1 else "")
+        self.how.setText(
+            f"Measured: time between the completions of the {t.jobs_completed} jobs "
+            f"completed {where}, per interval. Kernel floor: mean kernel {duration(k.mean_ms)} "
+            f"of the {k.partitions} partitions {touching} x {t.partitions_per_proof} / {gpus}."
+        )
+        self.efficiency_title.setText(
+            "GPU efficiency (merged intervals" + (", clipped to the range)" if in_range else ")")
+        )
         self.efficiency.setText(
             "\n".join(
-                f"GPU {g.gpu}: {fmt_pct(g.efficiency)}  (idle {g.idle_ms:,.0f} ms)".replace(
-                    ",", " "
-                )
+                f"GPU {g.gpu}: {fmt_pct(g.efficiency)}  (idle {duration(g.idle_ms)} of "
+                f"{duration(g.busy_ms + g.idle_ms)})"
                 for g in summary.gpus
             )
             or "—"
         )
+        self.idle_title.setText("GPU idle time" + (" in the range" if in_range else ""))
+        self.idle.setText(idle_text(idle_split(summary.gaps, summary.cold_start)))
         self.verdict.setText(summary.verdict.sentence)
         self.warning.setText(f"⚠ {summary.verdict.warning}")
         self.warning.setVisible(bool(summary.verdict.warning))
         self.evidence.setText("\n".join(f"• {e}" for e in summary.verdict.evidence))
+
+
+def idle_text(split: IdleSplit) -> str:
+    """The idle gaps as the evidence counts them (all) and as the verdict does (outside
+    the cold start), adding up."""
+    if not split.gaps:
+        return "No idle gap between the GPU calls."
+    n = f"{split.gaps} gap" + ("s" if split.gaps != 1 else "")
+    lines = [
+        f"{duration(split.total_ms)} idle in {n}: {duration(split.starved_ms)} starved "
+        f"(waiting for synthesis), {duration(split.dispatch_ms)} dispatch."
+    ]
+    if split.cold_ms > 0:
+        lines.append(
+            f"{duration(split.cold_ms)} of it falls in the cold start; after it, "
+            f"{duration(split.warm_starved_ms)} starved and {duration(split.warm_dispatch_ms)} "
+            "dispatch: the idle time the verdict weighs."
+        )
+    else:
+        lines.append("None of it falls in the cold start: the verdict weighs all of it.")
+    return "\n".join(lines)
+
+
+def _indented(label: QtWidgets.QLabel) -> QtWidgets.QLabel:
+    label.setContentsMargins(8, 6, 8, 0)
+    return label
