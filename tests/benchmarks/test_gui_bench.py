@@ -27,7 +27,8 @@ FRAMES = 31
 
 
 def synthetic_timeline(n_calls: int):
-    """One GPU, two workers, ``n_calls`` back-to-back calls with CUDA regions, a few gaps."""
+    """One GPU, two workers, ``n_calls`` back-to-back calls with CUDA regions and their
+    kernels, a few gaps (the view draws the counter tracks of them too)."""
     from viewer.model import Timeline, build_session
 
     rng = np.random.default_rng(1)
@@ -54,6 +55,10 @@ def synthetic_timeline(n_calls: int):
         "gpu": np.zeros(n, dtype=np.int32),
         "kernel_start": gpu_start + 1700,
         "kernel_ms": np.full(n, 1500.0),
+        # The kernels inside it, drawn as sub-slices once zoomed in (the "50 ms" view).
+        "ntt_msm_h_ms": np.full(n, 1200.0),
+        "batch_add_ms": np.full(n, 240.0),
+        "tail_msm_ms": np.full(n, 60.0),
     }
     import pandas as pd
 

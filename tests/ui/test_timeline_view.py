@@ -83,7 +83,7 @@ def lane_y(view: TimelineView, name: str) -> float:
 
 def test_set_timeline_builds_lanes_per_gpu_and_synthesis(view: TimelineView) -> None:
     lanes = view.lanes()
-    assert [g.name for g in lanes.groups] == ["GPU 0", "synthesis"]
+    assert [g.name for g in lanes.groups] == ["GPU 0", "counters", "synthesis"]
     assert [lane.name for lane in lanes.groups[0].lanes] == [
         "GPU 0 · worker 0",
         "GPU 0 · worker 1",
@@ -91,7 +91,7 @@ def test_set_timeline_builds_lanes_per_gpu_and_synthesis(view: TimelineView) -> 
     ]
     bars = sum(len(lane.layers["bar"]) for lane in lanes.groups[0].lanes[:2])
     assert bars == len(view.session().partitions) == 50
-    assert 10 <= len(lanes.groups[1].lanes) <= 25  # pw=10, plus queue waits
+    assert 10 <= len(lanes.groups[2].lanes) <= 25  # pw=10, plus queue waits
     assert all(item.rect_count() > 0 for item in view.group_items())
     x0, x1 = view.x_range()
     assert x0 <= lanes.x_min and x1 >= lanes.x_max
@@ -101,7 +101,7 @@ def test_sessions_switch_by_call_and_number_keys(qtbot, view: TimelineView) -> N
     with qtbot.waitSignal(view.session_changed) as blocker:
         qtbot.keyClick(view, Qt.Key.Key_2)
     assert blocker.args == [1]
-    assert [g.name for g in view.lanes().groups] == ["GPU 0", "GPU 1", "synthesis"]
+    assert [g.name for g in view.lanes().groups] == ["GPU 0", "GPU 1", "counters", "synthesis"]
     with qtbot.waitSignal(view.session_changed):
         view.set_session(0)
     assert view.session_index() == 0
@@ -278,13 +278,14 @@ def test_clicking_a_group_header_collapses_it(qtbot, view: TimelineView) -> None
     lanes = view.lanes()
     before = lanes.height
     header = view._header
-    y = header.mapFromScene(view._vb.mapViewToScene(QtCore.QPointF(0, lanes.groups[1].top + 5)))
+    synthesis = lanes.groups[-1]
+    y = header.mapFromScene(view._vb.mapViewToScene(QtCore.QPointF(0, synthesis.top + 5)))
     at = view.plot.mapFromScene(header.mapToScene(QtCore.QPointF(20, y.y())))
     send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, at)
     send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, at)
-    assert lanes.groups[1].collapsed
+    assert synthesis.collapsed
     assert lanes.height < before
-    assert view.group_items()[1].rect_count() == 0
+    assert view.group_items()[-1].rect_count() == 0
 
 
 def test_bars_are_painted_in_their_job_colour(qtbot, view: TimelineView) -> None:

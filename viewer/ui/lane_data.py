@@ -15,6 +15,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.counters import COUNTERS, Envelope, counters
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import stages
@@ -23,8 +24,8 @@ from viewer.ui.lane_lod import Intervals, Stack
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
-LANE_HEIGHT = {"worker": 26.0, "busy": 18.0, "synth": 9.0}
-LANE_SPACING = {"worker": 4.0, "busy": 6.0, "synth": 1.0}
+LANE_HEIGHT = {"worker": 26.0, "busy": 18.0, "synth": 9.0, "counter": 28.0}
+LANE_SPACING = {"worker": 4.0, "busy": 6.0, "synth": 1.0, "counter": 5.0}
 #: Narrowest plot width (pixels) the merged copies are built for ahead of time.
 MIN_VIEW_PX = 400.0
 
@@ -37,11 +38,12 @@ WORST_KEY_LAYERS = frozenset({"gap", "cross"})
 @dataclass
 class Lane:
     name: str
-    kind: str  # "worker" | "busy" | "synth"
+    kind: str  # "worker" | "busy" | "synth" | "counter"
     layers: dict[str, Intervals]
     gpu: int = -1
     top: float = 0.0
     height: float = 0.0
+    counter: str = ""  # the counter a "counter" lane draws (a key of COUNTERS)
 
 
 @dataclass
@@ -60,6 +62,10 @@ class LaneGroup:
     top: float = 0.0
     bottom: float = 0.0
     _stacks: dict[str, LayerStack] | None = field(default=None, repr=False)
+
+    @property
+    def is_counters(self) -> bool:
+        return bool(self.lanes) and all(lane.kind == "counter" for lane in self.lanes)
 
     def stacks(self) -> dict[str, LayerStack]:
         """Every layer of the lanes stacked (built once; lane layers become views into it)."""
@@ -87,6 +93,8 @@ class SessionLanes:
     x_min: float = 0.0
     x_max: float = 1.0
     height: float = field(default=0.0)
+    counters: dict[str, Envelope] = field(default_factory=dict)
+    kernel_parts: KernelParts | None = None
 
     def layout(self) -> float:
         """Assign y positions top down; returns the total height in pixels."""
@@ -121,6 +129,40 @@ class SessionLanes:
             if group.top <= y < group.top + GROUP_HEADER:
                 return group
         return None
+
+
+#: The parts of a CUDA region, in the order the kernels run.
+KERNEL_PARTS = ("ntt_msm_h", "batch_add", "tail_msm")
+
+
+class KernelParts:
+    """Where ntt_msm_h, batch_add and tail_msm ran inside each call's CUDA region.
+
+    They run in turn from the region's start (a barrier wait before batch_add); the log
+    gives durations only, so when they add up to more than the region (their figures
+    overlap a little) they are scaled to fit inside it.
+    """
+
+    def __init__(self, session: Session) -> None:
+        p = session.partitions
+        self._k0 = p["kernel_start"].to_numpy(dtype=np.float64)
+        self._kms = p["kernel_ms"].to_numpy(dtype=np.float64)
+        self._parts = [
+            p[c].to_numpy(dtype=np.float64)
+            for c in ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
+        ]
+
+    def spans(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(start, end), each (len(rows), 3) in KERNEL_PARTS order; NaN where unknown."""
+        d = np.stack([np.nan_to_num(part[rows]) for part in self._parts], axis=1)
+        total, kms = d.sum(axis=1), self._kms[rows]
+        scale = np.where(total > kms, kms / np.where(total > 0, total, 1.0), 1.0)
+        ends = self._k0[rows, None] + np.cumsum(d * scale[:, None], axis=1)
+        start = np.stack([self._k0[rows], ends[:, 1], ends[:, 2]], axis=1)
+        end = ends[:, [0, 2, 3]]
+        ntt, _, batch, tail = self._parts
+        known = np.stack([np.isfinite(part[rows]) for part in (ntt, batch, tail)], axis=1)
+        return np.where(known, start, np.nan), np.where(known, end, np.nan)
 
 
 def _col(frame: pd.DataFrame, name: str) -> np.ndarray:
@@ -218,6 +260,13 @@ def build_lanes(session: Session) -> SessionLanes:
         ]
         lanes.append(_busy_lane(session, g, gaps))
         groups.append(LaneGroup(_gpu_name(g), lanes))
+    # The counters right under the GPU lanes, whose waits they explain.
+    steps = counters(session)
+    counter_lanes = [
+        Lane(f"{COUNTERS[key]}\nup to {steps[key].peak}", "counter", {}, counter=key)
+        for key in COUNTERS
+    ]
+    groups.append(LaneGroup("counters", counter_lanes))
     synth = _synth_lanes(session)
     if synth:
         groups.append(LaneGroup("synthesis", synth))
@@ -236,6 +285,8 @@ def build_lanes(session: Session) -> SessionLanes:
         cold=cold_start_regions(session),
         x_min=x_min,
         x_max=max(x_max, x_min + 1.0),
+        counters={key: Envelope(value) for key, value in steps.items()},
+        kernel_parts=KernelParts(session),
     )
     out.layout()
     # The zoomed-out copies too, while off the GUI thread: the widest view is 3 spans.
@@ -243,4 +294,6 @@ def build_lanes(session: Session) -> SessionLanes:
     for group in groups:
         for stack in group.stacks().values():
             stack.data.build_levels(max_px)
+    for envelope in out.counters.values():
+        envelope.build_levels(max_px)
     return out

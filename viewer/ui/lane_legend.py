@@ -39,6 +39,23 @@ def _fill(color: Callable[[Theme], QtGui.QColor], inset: float = 0.0) -> Swatch:
     return draw
 
 
+def _counter(p: QtGui.QPainter, r: QtCore.QRectF, t: Theme) -> None:
+    w = r.width() / 4
+    for i, (lo, hi) in enumerate(((0.3, 0.5), (0.5, 0.9), (0.7, 0.7), (0.4, 0.6))):
+        x = r.x() + i * w
+        up_to = QtCore.QRectF(x, r.bottom() - hi * r.height(), w, (hi - lo) * r.height())
+        p.fillRect(up_to, t.counter_range)
+        p.fillRect(QtCore.QRectF(x, r.bottom() - lo * r.height(), w, lo * r.height()), t.counter)
+
+
+def _kernel_parts(p: QtGui.QPainter, r: QtCore.QRectF, t: Theme) -> None:
+    widths = (0.6, 0.3, 0.1)
+    x = r.x()
+    for k, share in enumerate(widths):
+        p.fillRect(QtCore.QRectF(x, r.y(), r.width() * share, r.height()), t.kernel_part(k))
+        x += r.width() * share
+
+
 def _cold(p: QtGui.QPainter, r: QtCore.QRectF, t: Theme) -> None:
     p.fillRect(r, t.cold)
     p.fillRect(r, QtGui.QBrush(t.cold_hatch, QtCore.Qt.BrushStyle.FDiagPattern))
@@ -62,6 +79,8 @@ ENTRIES: tuple[tuple[str, Swatch], ...] = (
     ("cold start", _cold),
     ("transition", _marker),
     ("several jobs (zoom in)", _fill(lambda t: t.mixed)),
+    ("count: surely / up to (per pixel)", _counter),
+    ("ntt · batch · tail (zoom in)", _kernel_parts),
 )
 
 

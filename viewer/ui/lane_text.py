@@ -6,6 +6,7 @@ import math
 
 import pandas as pd
 
+from viewer.analysis.counters import COUNTERS
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.analysis.units import duration, position
 from viewer.model import KERNEL_SOURCE_TIMING, Session
@@ -79,3 +80,10 @@ def describe_gap(session: Session, gaps: pd.DataFrame, index: int) -> str:
         lines.append(f"cross-sector: job {ids.iloc[int(g['before_job'])]}")
         lines.append(f"           → job {ids.iloc[int(g['after_job'])]}")
     return "\n".join(lines)
+
+
+def describe_counter(key: str, lo: int, hi: int, at: str) -> str:
+    """A counter under the mouse: "queue depth 3 at 75.742 s" (or "3–7" over a pixel
+    column where it changed)."""
+    value = f"{lo}" if lo == hi else f"{lo}–{hi}"
+    return f"{COUNTERS[key]} {value} at {at}"

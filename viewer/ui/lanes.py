@@ -18,7 +18,8 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.ui.lane_data import Lane, LaneGroup, LayerStack
+from viewer.analysis.units import duration
+from viewer.ui.lane_data import KERNEL_PARTS, KernelParts, Lane, LaneGroup, LayerStack
 from viewer.ui.lane_lod import drawable
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
@@ -52,13 +53,20 @@ def _queue(theme: Theme, key: int) -> QtGui.QColor:
 #: Bars of sectors narrower than this many pixels merge (one sliver of colour says little).
 BAR_NARROW_PX = 3.0
 DETAIL_PX = 3.0
+#: A lane's CUDA regions show their kernels (ntt_msm_h, batch_add, tail_msm) once a typical
+#: region is this many pixels wide.
+KERNEL_PARTS_PX = 60.0
+#: The band of a worker lane the CUDA region (and its kernels) fills.
+KERNEL_BAND = (0.22, 0.78)
+#: Text colour on the kernel parts (pale fills).
+PART_INK = "#1a1a1a"
 
 #: Layers per lane kind, in drawing order.
 STYLES: dict[str, tuple[LayerStyle, ...]] = {
     "worker": (
         LayerStyle("pickup", 0.42, 0.58, _wait, slots="one", detail=True),
         LayerStyle("bar", 0.0, 1.0, _job, separate=True, narrow_px=BAR_NARROW_PX),
-        LayerStyle("kernel", 0.22, 0.78, Theme.kernel, narrow_px=BAR_NARROW_PX, detail=True),
+        LayerStyle("kernel", *KERNEL_BAND, Theme.kernel, narrow_px=BAR_NARROW_PX, detail=True),
     ),
     "busy": (
         LayerStyle("busy", 0.15, 0.85, lambda t, k: t.busy, slots="one"),
@@ -100,10 +108,24 @@ class RectBatch:
 class LaneGroupItem(pg.GraphicsObject):
     """All lanes of one group (a GPU's workers and busy lane, or the synthesis rows)."""
 
-    def __init__(self, group: LaneGroup, x_min: float, x_max: float, theme: Theme) -> None:
+    def __init__(
+        self,
+        group: LaneGroup,
+        x_min: float,
+        x_max: float,
+        theme: Theme,
+        kernel_parts: KernelParts | None = None,
+    ) -> None:
         super().__init__()
         self.group = group
         self.theme = theme
+        self._kernel_parts = kernel_parts
+        self._parts = RectBatch()
+        self._part_labels: list[tuple[QtCore.QRectF, QtGui.QStaticText, int]] = []
+        self._texts: dict[str, QtGui.QStaticText] = {}
+        self._font = QtGui.QFont()
+        self._font.setPointSizeF(max(self._font.pointSizeF() * 0.8, 6.5))
+        self._metrics = QtGui.QFontMetricsF(self._font)
         self._x_min, self._x_max = x_min, x_max
         self._bounds = QtCore.QRectF()
         self._batch = RectBatch()
@@ -160,12 +182,16 @@ class LaneGroupItem(pg.GraphicsObject):
         self._view = (x0, x1, px)
         self._open = []
         self._batch = RectBatch()
+        self._parts, self._part_labels = RectBatch(), []
         if self._lanes():
             stacks = self.group.stacks()
             self._batch = self._prepare_layers(stacks, x0, x1, px)
             opened = stacks.get(OPEN_LAYER)
             if opened is not None and len(opened.data):
                 self._prepare_open(opened, x0, x1, px)
+            kernel = stacks.get("kernel")
+            if kernel is not None and self._kernel_parts is not None and px > 0:
+                self._prepare_parts(kernel, x0, x1, px)
         self._update_bounds(px)
         self.update()
 
@@ -220,6 +246,64 @@ class LaneGroupItem(pg.GraphicsObject):
             batch.runs.append((self._brush(DRAW_ORDER[style_at], slot_at - 1), first, count))
         return batch
 
+    def _prepare_parts(self, kernel: LayerStack, x0: float, x1: float, px: float) -> None:
+        """The kernels inside the CUDA regions of the lanes zoomed in far enough: few
+        regions are in view then, so they are taken one by one from the full data."""
+        shown = kernel.data.typical >= KERNEL_PARTS_PX * px
+        if not shown.any():
+            return
+        y0, y1 = KERNEL_BAND
+        pieces: list[list[np.ndarray]] = [[] for _ in KERNEL_PARTS]
+        for lane, show in zip(kernel.lanes, shown.tolist(), strict=True):
+            iv = lane.layers["kernel"]
+            rows = iv.row[iv.visible(x0, x1)]
+            if not show or not len(rows):
+                continue
+            start, end = self._kernel_parts.spans(rows[rows >= 0])
+            top, height = lane.top + y0 * lane.height, (y1 - y0) * lane.height
+            for k, name in enumerate(KERNEL_PARTS):
+                s, e = start[:, k], end[:, k]
+                ok = np.isfinite(s) & np.isfinite(e) & (e > s)
+                s, w = s[ok], np.maximum(e[ok] - s[ok], px)
+                rects = np.empty((len(s), 4))
+                rects[:, 0], rects[:, 1], rects[:, 2], rects[:, 3] = s, top, w, height
+                pieces[k].append(rects)
+                self._label_parts(k, name, s, w, top, height, px)
+        buffers = [np.concatenate(p) if p else np.zeros((0, 4)) for p in pieces]
+        batch = RectBatch(np.ascontiguousarray(np.concatenate(buffers)))
+        first = 0
+        for k, buffer in enumerate(buffers):
+            if len(buffer):
+                batch.runs.append((QtGui.QBrush(self.theme.kernel_part(k)), first, len(buffer)))
+            first += len(buffer)
+        self._parts = batch
+
+    def _label_parts(
+        self, k: int, name: str, s: np.ndarray, w: np.ndarray, top: float, height: float, px: float
+    ) -> None:
+        """Name (and length) inside the kernel parts wide enough to hold them."""
+        room = w / px - 6
+        for x, width_px, ms in zip(s.tolist(), room.tolist(), (w).tolist(), strict=True):
+            for text in (f"{name} {duration(ms)}", name):
+                if self._metrics.horizontalAdvance(text) <= width_px:
+                    rect = QtCore.QRectF(x, top, ms, height)
+                    self._part_labels.append((rect, self._static(text), k))
+                    break
+
+    def _static(self, text: str) -> QtGui.QStaticText:
+        static = self._texts.get(text)
+        if static is None:
+            if len(self._texts) > 4096:
+                self._texts.clear()
+            static = self._texts[text] = QtGui.QStaticText(text)
+            static.setTextFormat(QtCore.Qt.TextFormat.PlainText)
+            static.prepare(QtGui.QTransform(), self._font)
+        return static
+
+    def part_count(self) -> int:
+        """Kernel parts prepared for the view (0 when zoomed out)."""
+        return len(self._parts)
+
     def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
         data = stack.data.level(0)
         lo, hi = data.cut(x0, x1)
@@ -252,6 +336,10 @@ class LaneGroupItem(pg.GraphicsObject):
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
         painter.setPen(QtCore.Qt.PenStyle.NoPen)
         self._batch.draw(painter)
+        if len(self._parts):
+            self._parts.draw(painter)
+            if self._part_labels:
+                self._paint_part_labels(painter)
         if self._open:
             self._paint_open(painter)
         if self._outline:
@@ -260,6 +348,20 @@ class LaneGroupItem(pg.GraphicsObject):
             painter.setPen(pen)
             painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
             painter.drawRects(self._outline)
+
+    def _paint_part_labels(self, painter: QtGui.QPainter) -> None:
+        transform = painter.transform()
+        painter.save()
+        painter.resetTransform()
+        painter.setFont(self._font)
+        ink = QtGui.QColor(PART_INK)
+        height = self._metrics.height()
+        for rect, text, _ in self._part_labels:
+            dev = transform.mapRect(rect)
+            painter.setPen(ink)
+            at = QtCore.QPointF(dev.left() + 3, dev.center().y() - height / 2)
+            painter.drawStaticText(at, text)
+        painter.restore()
 
     def _paint_open(self, painter: QtGui.QPainter) -> None:
         """Open intervals (no GPU_END / SYNTH_END): fading to the session end, hatched."""

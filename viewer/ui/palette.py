@@ -25,6 +25,10 @@ JOB_COLORS: tuple[str, ...] = (
 )
 
 
+#: ntt_msm_h, batch_add, tail_msm: pale hues that hold dark text, clear of red and amber.
+KERNEL_PART_COLORS = ("#a6cee3", "#cab2d6", "#b2df8a")
+
+
 def job_color(job: int) -> QtGui.QColor:
     """The colour of job ``job`` (row of ``Session.jobs``), the same in every lane and panel."""
     if job < 0:
@@ -68,6 +72,10 @@ class Theme:
     marker: QtGui.QColor  # transition lines
     label_bg: QtGui.QColor
     selection: QtGui.QColor
+    counter: QtGui.QColor  # a counter track: every value the pixel column surely holds
+    counter_range: QtGui.QColor  # up to the column's max
+    match: QtGui.QColor  # search matches
+    flow: QtGui.QColor  # flow arrows of the selected partition
 
     @classmethod
     def from_palette(cls, palette: QtGui.QPalette) -> Theme:
@@ -98,6 +106,10 @@ class Theme:
             marker=mix(bg, fg, 0.75),
             label_bg=with_alpha(bg, 0.85),
             selection=with_alpha(palette.color(QtGui.QPalette.ColorRole.Highlight), 0.22),
+            counter=mix(bg, QtGui.QColor("#4c8ee8" if dark else "#2f6db5"), 0.85),
+            counter_range=mix(bg, QtGui.QColor("#4c8ee8" if dark else "#2f6db5"), 0.4),
+            match=QtGui.QColor("#ff4fd8" if dark else "#c2188f"),
+            flow=QtGui.QColor("#f2f2f2" if dark else "#202020"),
         )
 
     def job(self, key: int) -> QtGui.QColor:
@@ -107,3 +119,8 @@ class Theme:
         """The CUDA-kernel band inside a bar: a deeper shade of the bar's colour."""
         base = self.job(key)
         return base.darker(175) if not self.dark else base.darker(165)
+
+    def kernel_part(self, part: int) -> QtGui.QColor:
+        """ntt_msm_h, batch_add, tail_msm (``lane_data.KERNEL_PARTS`` order) inside the CUDA
+        region: light blue, lavender and light green, whatever the sector's colour."""
+        return QtGui.QColor(KERNEL_PART_COLORS[part])

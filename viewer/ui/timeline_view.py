@@ -18,11 +18,12 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.analysis.units import duration, position, wall_time
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
+from viewer.ui.counter_tracks import CounterTrackItem
 from viewer.ui.grid import TimeGridItem
 from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
 from viewer.ui.lane_legend import LegendBar
 from viewer.ui.lane_overlay import OverlayItem
-from viewer.ui.lane_text import describe_gap, describe_partition
+from viewer.ui.lane_text import describe_counter, describe_gap, describe_partition
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.palette import Theme, with_alpha
 
@@ -37,6 +38,7 @@ PICK_LAYERS = {
     "worker": ("bar", "open", "pickup"),
     "synth": ("synth", "open", "queue"),
     "busy": ("gap",),
+    "counter": (),
 }
 
 
@@ -109,6 +111,7 @@ class TimelineView(QtWidgets.QWidget):
         self._lanes: SessionLanes | None = None
         self._cache: dict[int, SessionLanes] = {}
         self._items: list[LaneGroupItem] = []
+        self._counters: CounterTrackItem | None = None
         self._overlay: OverlayItem | None = None
         self._job: int | None = None
         self._has_selection = False
@@ -211,6 +214,10 @@ class TimelineView(QtWidgets.QWidget):
     def group_items(self) -> list[LaneGroupItem]:
         return list(self._items)
 
+    def counter_item(self) -> CounterTrackItem | None:
+        """The counter tracks (queue depth, syntheses and GPU calls in flight)."""
+        return self._counters
+
     def set_session(self, index: int) -> None:
         sessions = self._timeline.sessions if self._timeline is not None else []
         if not sessions:
@@ -226,16 +233,25 @@ class TimelineView(QtWidgets.QWidget):
         self.session_changed.emit(index)
 
     def _show(self, lanes: SessionLanes | None) -> None:
-        for old in [*self._items, self._overlay]:
+        for old in [*self._items, self._overlay, self._counters]:
             if old is not None:
                 self._vb.removeItem(old)
         self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
+        self._counters = None
         self._set_selection_visible(False)
         self._header.set_lanes(lanes, self.theme)
         if lanes is None:
             return
         for group in lanes.groups:
-            group_item = LaneGroupItem(group, lanes.x_min, lanes.x_max, self.theme)
+            if group.is_counters:
+                self._counters = CounterTrackItem(
+                    group, lanes.counters, lanes.x_min, lanes.x_max, self.theme
+                )
+                self._vb.addItem(self._counters, ignoreBounds=True)
+                continue
+            group_item = LaneGroupItem(
+                group, lanes.x_min, lanes.x_max, self.theme, lanes.kernel_parts
+            )
             self._vb.addItem(group_item, ignoreBounds=True)
             self._items.append(group_item)
         self._overlay = OverlayItem(lanes, self.theme)
@@ -434,6 +450,8 @@ class TimelineView(QtWidgets.QWidget):
         px = self._ms_per_px()
         for group_item in self._items:
             group_item.prepare(x0, x1, px)
+        if self._counters is not None:
+            self._counters.prepare(x0, x1, px)
         self._prepare_overlay()
 
     def _prepare_overlay(self, *args) -> None:
@@ -467,6 +485,8 @@ class TimelineView(QtWidgets.QWidget):
         self._lanes.layout()
         for group_item in self._items:
             group_item.relayout()
+        if self._counters is not None:
+            self._counters.relayout()
         self._header.update()
         self._apply_y_range()
         self._prepare()
@@ -493,6 +513,8 @@ class TimelineView(QtWidgets.QWidget):
         self._header.set_lanes(self._lanes, theme)
         for group_item in self._items:
             group_item.set_theme(theme)
+        if self._counters is not None:
+            self._counters.set_theme(theme)
         if self._overlay is not None:
             self._overlay.set_theme(theme)
 
@@ -549,6 +571,10 @@ class TimelineView(QtWidgets.QWidget):
 
     def tooltip_text_at(self, x_ms: float, y: float) -> str:
         """The plain-text tooltip for view point (x ms, y px); empty over nothing."""
+        lane = self._lanes.lane_at(y) if self._lanes is not None else None
+        if lane is not None and lane.kind == "counter" and self._counters is not None:
+            lo, hi = self._counters.column_range(lane.counter, x_ms, self._ms_per_px())
+            return describe_counter(lane.counter, lo, hi, self.format_time(x_ms))
         kind, index = self.pick(x_ms, y)
         if kind == "partition":
             return describe_partition(self._lanes.session, index)

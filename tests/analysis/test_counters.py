@@ -1,0 +1,89 @@
+"""Counters as step functions, and their per-pixel min / max from the merged copies."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tests.analysis.builders import pipeline
+from viewer.analysis.counters import Envelope, counters, level_of, step_counts
+from viewer.analysis.stages import stages
+
+
+def exact(steps, x0: float, px: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Min and max over each column, one column at a time."""
+    lo, hi = np.zeros(n, int), np.zeros(n, int)
+    for c in range(n):
+        a, b = x0 + c * px, x0 + (c + 1) * px
+        inside = steps.value[(steps.time >= a) & (steps.time < b)]
+        values = np.r_[steps.at(a), inside]
+        lo[c], hi[c] = values.min(), values.max()
+    return lo, hi
+
+
+def test_step_counts_of_intervals() -> None:
+    steps = step_counts(np.array([0, 10, 10, 30, np.nan]), np.array([20, 20, 15, np.nan, 5]))
+    assert steps.time.tolist() == [0, 10, 15, 20, 30]
+    assert steps.value.tolist() == [1, 3, 2, 0, 1]  # the NaN end never ends
+    assert steps.peak == 3 and steps.at(-1) == 0 and steps.at(12) == 3
+
+
+def test_counters_follow_the_stages() -> None:
+    session = pipeline([40_000.0 + 37_000 * j for j in range(5)])
+    c = counters(session)
+    st = stages(session)
+    p = session.partitions
+    t = float(p["gpu_start"].iloc[20]) + 10
+    gpu = ((p["gpu_start"] <= t) & (p["gpu_end"] > t)).sum()
+    queue = ((st["ready"] <= t) & (st["wait_end"] > t)).sum()
+    synth = ((p["synth_start"] <= t) & (p["synth_end"] > t)).sum()
+    assert (c["gpu"].at(t), c["queue"].at(t), c["synth"].at(t)) == (gpu, queue, synth)
+    assert c["gpu"].peak == 2  # two workers on one GPU
+    assert c["synth"].peak == 10  # a job's 10 partitions synthesize together
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    starts=st.lists(st.integers(0, 5000), min_size=1, max_size=300),
+    lengths=st.lists(st.integers(0, 800), min_size=300, max_size=300),
+    x0=st.floats(-100, 4000),
+    px=st.sampled_from([0.5, 1.0, 3.0, 7.5, 16.0, 40.0, 130.0]),
+)
+def test_columns_hold_every_value_and_little_more(starts, lengths, x0, px) -> None:
+    start = np.array(starts, float)
+    steps = step_counts(start, start + np.array(lengths[: len(starts)], float))
+    env = Envelope(steps)
+    n = 60
+    lo, hi = env.columns(x0, px, n)
+    want_lo, want_hi = exact(steps, x0, px, n)
+    assert (lo <= want_lo).all() and (hi >= want_hi).all()
+    # No more than what lies within one bucket of the column.
+    bucket = 2.0 ** level_of(px)
+    wide_lo, wide_hi = exact(steps, x0 - bucket, px, n + 2)
+    for c in range(n):
+        around = slice(c, c + 3) if bucket <= px else slice(0, n + 2)
+        assert lo[c] >= min(wide_lo[around]) and hi[c] <= max(wide_hi[around])
+    if px < 2:
+        assert (lo == want_lo).all() and (hi == want_hi).all()
+
+
+def test_merged_copies_stay_small() -> None:
+    rng = np.random.default_rng(3)
+    start = np.sort(rng.uniform(0, 1e7, 200_000))
+    steps = step_counts(start, start + rng.uniform(10, 5000, len(start)))
+    env = Envelope(steps)
+    env.build_levels(1e7 / 400)
+    kept = {id(lvl): lvl for lvl in (env.level(k) for k in range(1, level_of(1e7 / 400) + 1))}
+    total = sum(len(lvl) for lvl in kept.values())
+    assert total <= 2 * len(steps)
+    lo, hi = env.columns(0.0, 1e7 / 1600, 1600)
+    assert len(lo) == 1600 and (hi >= lo).all()
+
+
+@pytest.mark.parametrize("px", [0.5, 64.0])
+def test_an_empty_counter_is_zero(px) -> None:
+    env = Envelope(step_counts(np.zeros(0), np.zeros(0)))
+    lo, hi = env.columns(0.0, px, 10)
+    assert (lo == 0).all() and (hi == 0).all()

@@ -1,0 +1,108 @@
+"""Counter tracks under the GPU lanes and the kernels inside the CUDA regions, both ways:
+session -> what is drawn, and zoom -> what is prepared (O(pixels))."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.ui.conftest import phase8_calls, timeline_of
+from tests.ui.test_timeline_view import scene_point, view  # noqa: F401
+from viewer.analysis.counters import counters
+from viewer.model import build_session
+from viewer.ui.lane_data import KERNEL_PARTS
+from viewer.ui.lanes import KERNEL_BAND
+from viewer.ui.timeline_view import TimelineView
+
+
+def near(got, want, tol: int = 3) -> None:
+    """Colours equal but for the grab's rounding."""
+    assert (
+        max(abs(a - b) for a, b in zip(got.getRgb()[:3], want.getRgb()[:3], strict=True)) <= tol
+    ), (
+        got.name(),
+        want.name(),
+    )
+
+
+def counter_lane(view: TimelineView, key: str):  # noqa: F811
+    return next(lane for lane in view.lanes().lanes() if lane.counter == key)
+
+
+def test_counter_lanes_sit_under_the_gpu_lanes(view: TimelineView) -> None:  # noqa: F811
+    groups = view.lanes().groups
+    assert [g.name for g in groups] == ["GPU 0", "counters", "synthesis"]
+    names = [lane.name for lane in groups[1].lanes]
+    assert names == [
+        "queue depth\nup to " + str(counters(view.session())["queue"].peak),
+        "syntheses in flight\nup to 10",
+        "GPU calls in flight\nup to 2",
+    ]
+    item = view.counter_item()
+    assert item is not None and item.column_count() > 0
+    # One min / max per pixel column and counter, whatever the data.
+    assert item.column_count() <= 3 * (view._vb.width() + 2)
+
+
+def test_a_count_is_drawn_to_its_height(qtbot, view: TimelineView) -> None:  # noqa: F811
+    p = view.session().partitions
+    # Both workers busy: GPU calls in flight = 2, the peak, so the track is full there.
+    both = float(p["gpu_start"].iat[30]) + 50
+    assert counters(view.session())["gpu"].at(both) == 2
+    view.set_x_range(both - 2000, both + 2000)
+    qtbot.wait(20)
+    lane = counter_lane(view, "gpu")
+    image = view.plot.grab().toImage()
+    top = scene_point(view, both, lane.top + 2)
+    near(image.pixelColor(top), view.theme.counter)
+    text = view.tooltip_text_at(both, lane.top + lane.height / 2)
+    assert text.startswith("GPU calls in flight 2 at ")
+    # The column there holds 2 from its min up: the image is full to the lane's top.
+    track = next(t for t in view.counter_item().tracks() if t.key == "gpu")
+    column = int((both - track.start) // track.px)
+    assert track.lo[column] == track.hi[column] == 2
+    assert (track.pixels[:, column] == view.theme.counter.rgba()).all()
+
+
+def test_counter_columns_stay_per_pixel_on_a_big_session(qtbot) -> None:
+    from PySide6 import QtWidgets
+
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    big = TimelineView(host)
+    big.resize(900, 500)
+    host.resize(900, 500)
+    host.show()
+    big.set_timeline(timeline_of(build_session(phase8_calls(jobs=3000, pw=20))))  # 30 000 calls
+    item = big.counter_item()
+    width = big._vb.width()
+    for factor in (1.0, 0.1, 0.001):
+        x0, x1 = big.x_range()
+        big.set_x_range(x0, x0 + (x1 - x0) * factor)
+        assert item.column_count() <= 3 * (width + 2)
+
+
+def test_kernels_show_inside_the_cuda_region_when_zoomed_in(qtbot, view) -> None:  # noqa: F811
+    worker = view.group_items()[0]
+    assert worker.part_count() == 0  # the whole run: too small to show
+    session = view.session()
+    p = session.partitions
+    row = 20
+    view.frame_partition(row)
+    assert worker.part_count() >= 3
+    k0 = float(p["kernel_start"].iat[row])
+    k1 = k0 + float(p["kernel_ms"].iat[row])
+    parts = worker._parts.buffer
+    mine = parts[(parts[:, 0] >= k0 - 1e-6) & (parts[:, 0] < k1)]
+    assert len(mine) == len(KERNEL_PARTS)
+    assert (mine[:, 0] + mine[:, 2] <= k1 + 1e-6).all()  # inside the region
+    ntt = mine[0]
+    assert ntt[2] == pytest.approx(float(p["ntt_msm_h_ms"].iat[row]), rel=1e-6)
+    lane = next(lane for lane in view.lanes().lanes() if lane.kind == "worker")
+    assert np.allclose(mine[:, 3], (KERNEL_BAND[1] - KERNEL_BAND[0]) * lane.height)
+    texts = [text.text() for _, text, _ in worker._part_labels]
+    assert any(t.startswith("ntt_msm_h ") and t.endswith(" ms") for t in texts)
+    qtbot.wait(20)
+    image = view.plot.grab().toImage()
+    at = scene_point(view, k0 + ntt[2] / 2, ntt[1] + ntt[3] / 2)
+    near(image.pixelColor(at), view.theme.kernel_part(0))

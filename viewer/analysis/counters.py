@@ -1,0 +1,167 @@
+"""Counters over time: how many partitions were queued, synthesizing, or in a GPU call.
+
+Each counter is a step function of the intervals of ``stages`` (a partition counts from
+its start, inclusive, to its end, exclusive): queue depth over [ready, wait_end),
+syntheses in flight over [synth_start, synth_end), GPU calls in flight over
+[gpu_start, gpu_end); what never ended runs to the session's end.  ``Envelope`` keeps
+the min / max of a step function per bucket of 2 ** k ms, so the min and max of every
+pixel column of a view come from O(pixels) pieces, however many steps it holds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from viewer.analysis.cache import per_session
+from viewer.analysis.stages import stages
+from viewer.model import Session
+
+#: Counter key -> its name, in the order the tracks are drawn.
+COUNTERS = {
+    "queue": "queue depth",
+    "synth": "syntheses in flight",
+    "gpu": "GPU calls in flight",
+}
+#: Buckets of LEVEL_STEP ** k ms; a level is kept only if it halves the finer one.
+LEVEL_STEP = 2.0
+
+
+@dataclass(frozen=True)
+class Steps:
+    """A step function: ``value[i]`` holds on [time[i], time[i + 1]), 0 before time[0]."""
+
+    time: np.ndarray  # float64, strictly increasing
+    value: np.ndarray  # int32
+
+    def __len__(self) -> int:
+        return len(self.time)
+
+    def at(self, t: float) -> int:
+        i = int(np.searchsorted(self.time, t, side="right")) - 1
+        return int(self.value[i]) if i >= 0 else 0
+
+    @cached_property
+    def peak(self) -> int:
+        """The highest count."""
+        return int(self.value.max()) if len(self.value) else 0
+
+
+def step_counts(start: np.ndarray, end: np.ndarray) -> Steps:
+    """How many of the intervals [start, end) hold at each time (NaN starts are skipped;
+    a NaN end never ends)."""
+    start = np.asarray(start, dtype=np.float64)
+    end = np.asarray(end, dtype=np.float64)
+    ok = np.isfinite(start)
+    start, end = start[ok], end[ok]
+    ends = end[np.isfinite(end)]
+    t = np.concatenate([start, ends])
+    d = np.concatenate([np.ones(len(start), np.int32), -np.ones(len(ends), np.int32)])
+    order = np.argsort(t, kind="stable")
+    t, count = t[order], np.cumsum(d[order], dtype=np.int64).astype(np.int32)
+    last = np.r_[t[1:] != t[:-1], True] if len(t) else np.zeros(0, bool)
+    return Steps(t[last], count[last])
+
+
+@per_session
+def counters(session: Session) -> dict[str, Steps]:
+    """The ``COUNTERS`` of ``session`` as step functions."""
+    p = session.partitions
+    st = stages(session)
+    end = session.end_ms
+
+    def col(name: str) -> np.ndarray:
+        return p[name].to_numpy(dtype=np.float64)
+
+    def open_to_end(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where(np.isfinite(a) & ~np.isfinite(b), max(end, np.nanmax(a, initial=end)), b)
+
+    ready, wait_end = st["ready"].to_numpy(), st["wait_end"].to_numpy()
+    s0, s1 = col("synth_start"), col("synth_end")
+    g0, g1 = col("gpu_start"), col("gpu_end")
+    queued = np.isfinite(ready) & np.isfinite(wait_end)
+    return {
+        "queue": step_counts(ready[queued], wait_end[queued]),
+        "synth": step_counts(s0, open_to_end(s0, s1)),
+        "gpu": step_counts(g0, open_to_end(g0, g1)),
+    }
+
+
+@dataclass(frozen=True)
+class _Level:
+    """Pieces of a step function: over [s, b) it moves within [lo, hi]; from b to the next
+    piece's s it holds e (at level 0, b = s and lo = hi = e)."""
+
+    s: np.ndarray
+    b: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    e: np.ndarray
+
+    def __len__(self) -> int:
+        return len(self.s)
+
+
+def level_of(px: float) -> int:
+    """The level a view of ``px`` ms per pixel reads: buckets of LEVEL_STEP ** k <= px."""
+    return int(math.floor(math.log(px, LEVEL_STEP))) if px >= LEVEL_STEP else 0
+
+
+class Envelope:
+    """Per-pixel min / max of a step function, from copies merged per 2 ** k ms bucket."""
+
+    def __init__(self, steps: Steps) -> None:
+        self.steps = steps
+        t, v = steps.time, steps.value
+        self._levels = {0: _Level(t, t, v, v, v)}
+
+    def level(self, k: int) -> _Level:
+        if k <= 0:
+            return self._levels[0]
+        cached = self._levels.get(k)
+        if cached is None:
+            finer = self.level(k - 1)
+            cached = finer
+            if len(finer) > 1:
+                bucket = np.floor(finer.s / LEVEL_STEP**k)
+                first = np.flatnonzero(np.r_[True, bucket[1:] != bucket[:-1]])
+                if len(first) <= len(finer) // 2:
+                    last = np.append(first[1:], len(finer)) - 1
+                    cached = _Level(
+                        finer.s[first],
+                        np.maximum.reduceat(finer.b, first),
+                        np.minimum.reduceat(finer.lo, first),
+                        np.maximum.reduceat(finer.hi, first),
+                        finer.e[last],
+                    )
+            self._levels[k] = cached
+        return cached
+
+    def build_levels(self, max_px: float) -> None:
+        """The merged copies for views of up to ``max_px`` ms per pixel (off the GUI thread)."""
+        self.level(level_of(max_px))
+
+    def columns(self, x0: float, px: float, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """(min, max) of the function over each of the ``n`` columns [x0 + c px,
+        x0 + (c + 1) px), from O(n) pieces."""
+        lvl = self.level(level_of(px))
+        if not len(lvl):
+            return np.zeros(n, np.int32), np.zeros(n, np.int32)
+        edges = x0 + np.arange(n) * px
+        j = np.searchsorted(lvl.s, edges, side="right") - 1
+        before = j < 0
+        j = np.maximum(j, 0)
+        inside = edges < lvl.b[j]
+        lo = np.where(before, 0, np.where(inside, lvl.lo[j], lvl.e[j])).astype(np.int32)
+        hi = np.where(before, 0, np.where(inside, lvl.hi[j], lvl.e[j])).astype(np.int32)
+        a, z = np.searchsorted(lvl.s, [x0, x0 + n * px], side="left")
+        if z > a:
+            col = np.minimum(((lvl.s[a:z] - x0) / px).astype(np.int64), n - 1)
+            first = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
+            at = col[first]
+            lo[at] = np.minimum(lo[at], np.minimum.reduceat(lvl.lo[a:z], first))
+            hi[at] = np.maximum(hi[at], np.maximum.reduceat(lvl.hi[a:z], first))
+        return lo, hi
