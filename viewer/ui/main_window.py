@@ -21,6 +21,7 @@ from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel,
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.ui.panels.whatif import install as install_whatif
 from viewer.ui.resources import app_icon
+from viewer.ui.search_bar import SearchBar
 from viewer.ui.skipped_lines import SkippedButton
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.timeline_view import TimelineView
@@ -130,6 +131,8 @@ class MainWindow(QtWidgets.QMainWindow):
         layout.setContentsMargins(4, 4, 4, 0)
         layout.setSpacing(4)
         layout.addWidget(self.banner)
+        self.search_bar = SearchBar(self.view, self)
+        layout.addWidget(self.search_bar)
         layout.addWidget(self._stack, 1)
         self.setCentralWidget(central)
 
@@ -242,6 +245,19 @@ class MainWindow(QtWidgets.QMainWindow):
             "[",
             "Frame the previous sector transition",
         )
+        self.find_action = self._action(
+            "&Find partitions…",
+            self._on_find,
+            "Ctrl+K",
+            "Find partitions by job id, partition, worker, GPU or event (Ctrl+K or /)",
+        )
+        self.find_action.setShortcuts([QtGui.QKeySequence("Ctrl+K"), QtGui.QKeySequence("/")])
+        self.find_next_action = self._action(
+            "Find ne&xt", lambda: self._on_find(+1), "F3", "Go to the next match"
+        )
+        self.find_prev_action = self._action(
+            "Find pre&vious", lambda: self._on_find(-1), "Shift+F3", "Go to the previous match"
+        )
         self.about_action = self._action("&About", lambda: show_about(self))
         self.shortcuts_action = self._action(
             "&Keyboard shortcuts", lambda: show_shortcuts(self), Std.HelpContents
@@ -269,6 +285,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self.next_action,
             self.prev_action,
         ):
+            view_menu.addAction(action)
+        view_menu.addSeparator()
+        for action in (self.find_action, self.find_next_action, self.find_prev_action):
             view_menu.addAction(action)
         view_menu.addSeparator()
         panels = view_menu.addMenu("&Panels")
@@ -536,13 +555,24 @@ class MainWindow(QtWidgets.QMainWindow):
         return self._summary
 
     def _on_escape(self) -> None:
-        """Esc leaves an armed annotation tool first; else it clears the range."""
+        """Esc leaves an armed annotation tool first, then the search bar; else it clears
+        the range."""
         write_ups = getattr(self, "write_ups", None)
         if write_ups is not None and write_ups.controller.tool:
             write_ups.controller.set_tool("")
             self.statusBar().showMessage("annotation tool off", 3000)
             return
+        if self.search_bar.isVisible() and self.search_bar.isAncestorOf(self.focusWidget()):
+            self.search_bar.close_bar()
+            return
         self.view.clear_selection()
+
+    def _on_find(self, step: int = 0) -> None:
+        """Open the search bar (Ctrl+K, /); F3 / Shift+F3 go to the next / previous match."""
+        if step == 0 or not self.search_bar.isVisible():
+            self.search_bar.open()
+        if step:
+            self.search_bar.next() if step > 0 else self.search_bar.prev()
 
     def _on_frame_requested(self, start_ms: float, end_ms: float) -> None:
         self.view.set_x_range(start_ms, end_ms)

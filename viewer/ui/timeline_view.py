@@ -25,6 +25,7 @@ from viewer.ui.lane_legend import LegendBar
 from viewer.ui.lane_overlay import OverlayItem
 from viewer.ui.lane_text import describe_counter, describe_gap, describe_partition
 from viewer.ui.lanes import LaneGroupItem
+from viewer.ui.match_item import MatchItem
 from viewer.ui.palette import Theme, with_alpha
 
 DEBOUNCE_MS = 35
@@ -112,6 +113,7 @@ class TimelineView(QtWidgets.QWidget):
         self._cache: dict[int, SessionLanes] = {}
         self._items: list[LaneGroupItem] = []
         self._counters: CounterTrackItem | None = None
+        self._matches: MatchItem | None = None
         self._overlay: OverlayItem | None = None
         self._job: int | None = None
         self._has_selection = False
@@ -233,11 +235,11 @@ class TimelineView(QtWidgets.QWidget):
         self.session_changed.emit(index)
 
     def _show(self, lanes: SessionLanes | None) -> None:
-        for old in [*self._items, self._overlay, self._counters]:
+        for old in [*self._items, self._overlay, self._counters, self._matches]:
             if old is not None:
                 self._vb.removeItem(old)
         self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
-        self._counters = None
+        self._counters = self._matches = None
         self._set_selection_visible(False)
         self._header.set_lanes(lanes, self.theme)
         if lanes is None:
@@ -387,6 +389,40 @@ class TimelineView(QtWidgets.QWidget):
     def selected_job(self) -> int | None:
         return self._job
 
+    # ----------------------------------------------------------- search
+    def set_matches(self, rows: np.ndarray | None) -> None:
+        """Highlight the bars of the partitions ``rows`` (search matches); None clears."""
+        if self._matches is not None:
+            self._vb.removeItem(self._matches)
+            self._matches = None
+        if rows is not None and self._lanes is not None and len(rows):
+            self._matches = MatchItem(self._lanes, rows, self.theme)
+            self._vb.addItem(self._matches, ignoreBounds=True)
+            x0, x1 = self.x_range()
+            self._matches.prepare(x0, x1, self._ms_per_px())
+
+    def match_item(self) -> MatchItem | None:
+        return self._matches
+
+    def show_match(self, row: int, at_ms: float) -> None:
+        """Bring ``at_ms`` (partition ``row``'s matched event) into view and outline that
+        partition: the view stays put when it shows it away from the edges, it pans when
+        not, and zooms in only when narrower than its GPU call."""
+        session = self.session()
+        if session is None or not 0 <= row < len(session.partitions):
+            return
+        if self._matches is not None:
+            self._matches.set_current(row)
+        p = session.partitions.iloc[row]
+        call = float(p["gpu_end"]) - float(p["gpu_start"])
+        x0, x1 = self.x_range()
+        span = x1 - x0
+        margin = 0.1 * span
+        if x0 + margin <= at_ms <= x1 - margin:
+            return
+        half = max(call if np.isfinite(call) else 0.0, 2000.0, span / 2)
+        self.set_x_range(at_ms - half, at_ms + half)
+
     # -------------------------------------------------------- selection
     def set_selection(self, start_ms: float, end_ms: float) -> None:
         a, b = sorted((float(start_ms), float(end_ms)))
@@ -452,6 +488,8 @@ class TimelineView(QtWidgets.QWidget):
             group_item.prepare(x0, x1, px)
         if self._counters is not None:
             self._counters.prepare(x0, x1, px)
+        if self._matches is not None:
+            self._matches.prepare(x0, x1, px)
         self._prepare_overlay()
 
     def _prepare_overlay(self, *args) -> None:
@@ -515,6 +553,8 @@ class TimelineView(QtWidgets.QWidget):
             group_item.set_theme(theme)
         if self._counters is not None:
             self._counters.set_theme(theme)
+        if self._matches is not None:
+            self._matches.set_theme(theme)
         if self._overlay is not None:
             self._overlay.set_theme(theme)
 

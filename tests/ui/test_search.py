@@ -1,0 +1,93 @@
+"""Search: a query finds partitions, highlights them on the lanes, and next / previous
+bring each into view; both ways (field -> view, view -> where next starts)."""
+
+from __future__ import annotations
+
+import numpy as np
+from PySide6 import QtCore, QtGui
+
+from tests.ui.test_main_window import PHASE8, open_and_wait, window  # noqa: F401
+from tests.ui.test_timeline_view import scene_point
+from viewer.analysis.search import find
+
+Qt = QtCore.Qt
+
+
+def type_query(qtbot, win, text: str) -> None:
+    bar = win.search_bar
+    bar.field.clear()
+    qtbot.keyClicks(bar.field, text)
+    bar.search()  # what the debounce timer would do
+
+
+def test_ctrl_k_opens_the_bar_and_a_job_prefix_highlights_its_bars(qtbot, window) -> None:  # noqa: F811
+    timeline = open_and_wait(qtbot, window, PHASE8)
+    session = timeline.sessions[0]
+    bar = window.search_bar
+    assert not bar.isVisible()
+    assert QtGui.QKeySequence("Ctrl+K") in window.find_action.shortcuts()
+    assert QtGui.QKeySequence("/") in window.find_action.shortcuts()
+    window.find_action.trigger()
+    assert bar.isVisible() and bar.field.hasFocus()
+    job = session.jobs["job_id"].iat[2]
+    type_query(qtbot, window, job[:6].upper())
+    assert bar.count.text() == "10 matches"
+    item = window.view.match_item()
+    assert item is not None and item.rect_count() > 0
+    # Every bar of that job (10 GPU calls and 10 syntheses) is washed in the match colour.
+    rows = np.flatnonzero(session.partitions["job"].to_numpy() == 2)
+    assert sorted(find(session, job[:6]).rows.tolist()) == rows.tolist()
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)  # first match after the left edge
+    assert bar.current() == 0
+    row = int(bar.matches().rows[0])
+    lo, hi = window.view.x_range()
+    start = float(session.partitions["gpu_start"].iat[row])
+    assert lo < start < hi
+    qtbot.wait(20)
+    image = window.view.plot.grab().toImage()
+    worker = int(session.partitions["worker"].iat[row])
+    lane = window.view.lanes().lanes()[worker]
+    colour = image.pixelColor(scene_point(window.view, start + 400, lane.top + 3))
+    assert colour.name() != window.view.theme.job(2).name()  # tinted by the match wash
+    assert bar.count.text() == "1 of 10"
+
+
+def test_next_previous_wrap_and_events_go_to_their_time(qtbot, window) -> None:  # noqa: F811
+    timeline = open_and_wait(qtbot, window, PHASE8)
+    session = timeline.sessions[0]
+    window.find_action.trigger()
+    type_query(qtbot, window, "p:3 GPU_PICKUP")
+    bar = window.search_bar
+    m = bar.matches()
+    assert len(m) == 5 and m.event == "GPU_PICKUP"
+    assert (session.partitions["partition"].to_numpy()[m.rows] == 3).all()
+    window.view.set_x_range(0, 20_000)  # zoomed in before the first pickup
+    window.find_next_action.trigger()  # F3
+    assert bar.current() == 0
+    assert sum(window.view.x_range()) / 2 == np.float64(m.times[0])  # panned to it
+    assert np.diff(window.view.x_range())[0] == 20_000  # the zoom kept
+    window.view.fit()  # every match in view: next ones leave the view alone
+    fitted = window.view.x_range()
+    window.find_next_action.trigger()
+    assert window.view.x_range() == fitted
+    assert bar.count.text() == "2 of 5"
+    for _ in range(3):
+        window.find_next_action.trigger()
+    assert bar.count.text() == "5 of 5"
+    window.find_next_action.trigger()
+    assert bar.count.text() == "1 of 5  (wrapped)"
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return, Qt.KeyboardModifier.ShiftModifier)
+    assert bar.current() == 4
+
+
+def test_a_bad_query_says_why_and_esc_closes(qtbot, window) -> None:  # noqa: F811
+    open_and_wait(qtbot, window, PHASE8)
+    window.find_action.trigger()
+    type_query(qtbot, window, "worker:x")
+    bar = window.search_bar
+    assert "expects numbers" in bar.count.text()
+    assert window.view.match_item() is None
+    window.view.set_selection(10_000, 20_000)
+    qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
+    assert not bar.isVisible()
+    assert window.view.selection() is not None  # Esc closed the bar, the range stays

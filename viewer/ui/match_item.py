@@ -1,0 +1,104 @@
+"""Search matches over the lanes: every matched partition's GPU call and synthesis bar
+washed in the match colour and outlined, the current match outlined thicker.
+
+The matched bars of every lane are kept end to end in one ``lane_lod.Stack``, so a frame
+cuts and merges them below a pixel as the lanes do: O(pixels), however many match.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pyqtgraph as pg
+from PySide6 import QtCore, QtGui
+
+from viewer.ui.lane_data import Lane, SessionLanes
+from viewer.ui.lane_lod import Intervals, Stack
+from viewer.ui.lanes import RectBatch
+from viewer.ui.palette import Theme, with_alpha
+
+#: Layers a match shows in: the GPU call, the synthesis, and either when it never ended.
+LAYERS = ("bar", "open", "synth")
+
+
+class MatchItem(pg.GraphicsObject):
+    """The bars of the partitions ``rows`` (of ``lanes.session.partitions``), highlighted."""
+
+    def __init__(self, lanes: SessionLanes, rows: np.ndarray, theme: Theme) -> None:
+        super().__init__()
+        self.lanes = lanes
+        self.theme = theme
+        self.setZValue(5)
+        matched = np.zeros(len(lanes.session.partitions) + 1, dtype=bool)
+        matched[np.asarray(rows, dtype=np.int64)] = True  # row -1 lands on the spare slot
+        parts: list[Intervals] = []
+        self._lanes: list[Lane] = []
+        for lane in (lane for group in lanes.groups for lane in group.lanes):
+            pieces = [lane.layers[name] for name in LAYERS if name in lane.layers]
+            hits = [iv for iv in pieces if len(iv)]
+            if not hits:
+                continue
+            start = np.concatenate([iv.start for iv in hits])
+            end = np.concatenate([iv.end for iv in hits])
+            row = np.concatenate([iv.row for iv in hits])
+            hit = matched[row]
+            if hit.any():
+                parts.append(
+                    Intervals.make(start[hit], end[hit], np.zeros(int(hit.sum())), row[hit])
+                )
+                self._lanes.append(lane)
+        self._stack = Stack(parts)
+        self._batch = RectBatch()
+        self._current: list[QtCore.QRectF] = []
+        self._current_row = -1
+        self._bounds = QtCore.QRectF(lanes.x_min, 0, lanes.x_max - lanes.x_min, lanes.height)
+
+    def set_theme(self, theme: Theme) -> None:
+        self.theme = theme
+        self.update()
+
+    def set_current(self, row: int) -> None:
+        """Outline the bars of partition ``row`` (-1: none) thicker."""
+        self._current_row = row
+        self._current = []
+        for lane, view in zip(self._lanes, self._stack.lane_views(), strict=True):
+            if lane.height <= 0:
+                continue
+            for i in np.flatnonzero(view.row == row).tolist():
+                s, e = float(view.start[i]), float(view.end[i])
+                self._current.append(QtCore.QRectF(s, lane.top, e - s, lane.height))
+        self.update()
+
+    def rect_count(self) -> int:
+        return len(self._batch)
+
+    def prepare(self, x0: float, x1: float, px: float) -> None:
+        """Rectangles of the matches in the view [x0, x1] ms where one pixel is ``px`` ms."""
+        shown = np.array([lane.height > 0 for lane in self._lanes], dtype=bool)
+        s, e, _, lane = self._stack.drawable(x0, x1, px, lanes=shown)
+        buffer = np.empty((len(s), 4))
+        top = np.array([ln.top for ln in self._lanes])
+        height = np.array([ln.height for ln in self._lanes])
+        buffer[:, 0], buffer[:, 2] = s, e - s
+        buffer[:, 1], buffer[:, 3] = top[lane], height[lane]
+        self._batch = RectBatch(buffer)
+        if len(buffer):
+            self._batch.runs.append((QtGui.QBrush(with_alpha(self.theme.match, 0.35)), 0, len(s)))
+        if self._current_row >= 0:
+            self.set_current(self._current_row)  # lanes may have moved (a group collapsed)
+        self.update()
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+    def paint(self, painter: QtGui.QPainter, *args) -> None:
+        painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        pen = QtGui.QPen(self.theme.match, 1.5)
+        pen.setCosmetic(True)
+        painter.setPen(pen)
+        self._batch.draw(painter)
+        if self._current:
+            pen = QtGui.QPen(self.theme.match, 3.0)
+            pen.setCosmetic(True)
+            painter.setPen(pen)
+            painter.setBrush(QtCore.Qt.BrushStyle.NoBrush)
+            painter.drawRects(self._current)
