@@ -10,6 +10,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import duration
+from viewer.export.format import display_path
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
@@ -347,9 +348,18 @@ class MainWindow(QtWidgets.QMainWindow):
 
     def open_paths(self, paths: Iterable[str | Path]) -> None:
         """Load logs one after the other; the last one that loads is shown."""
-        expanded = expand_paths(paths)
+        paths = list(paths)
+        try:
+            expanded = expand_paths(paths)
+        except OSError as exc:  # a folder that cannot be listed
+            where = display_path(exc.filename or ", ".join(map(str, paths)))
+            self._on_failed(f"{where}: cannot list the folder ({exc.strerror or exc})")
+            return
         if not expanded:
-            self.banner.show_message("Nothing to open: the folder holds no .log, .gz or .zst file.")
+            names = ", ".join(display_path(p) for p in paths) or "nothing"
+            self._on_failed(
+                f"Nothing to open in {names}: a directory with no .log, .gz or .zst file in it."
+            )
             return
         self._queue.extend(expanded)
         if self._job is None:
