@@ -115,3 +115,12 @@ def _collect_widgets_between_tests(qapp):
     gc.unfreeze()  # the main window pins what is alive after a load (gc.freeze)
     gc.collect()
     qapp.processEvents()
+
+
+def load_and_wait(qtbot, win, path) -> Timeline:
+    """Open ``path`` in main window ``win`` and wait until it is shown with its panels
+    filled: both signals are watched before the load starts, so a summary that comes
+    right after the timeline is never missed."""
+    with qtbot.waitSignals([win.timeline_loaded, win.summary_ready], timeout=15000):
+        win.open_paths([path])
+    return win.timeline()

@@ -8,8 +8,9 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtWidgets
 
+from tests.ui.conftest import load_and_wait
 from tests.ui.test_axis_layout import pyqtgraph_specs
-from tests.ui.test_main_window import PHASE8, open_and_wait, window  # noqa: F401
+from tests.ui.test_main_window import PHASE8, window  # noqa: F401
 from viewer.analysis.wallclock import session_wall_starts
 from viewer.ui.axis import TimeAxisItem
 
@@ -64,7 +65,7 @@ def test_wall_clock_ticks_fall_on_round_utc_times(axis: TimeAxisItem) -> None:
 
 
 def test_view_wall_clock_option(qtbot, window) -> None:  # noqa: F811
-    open_and_wait(qtbot, window, PHASE8)
+    load_and_wait(qtbot, window, PHASE8)
     clock = window.wall_clock
     assert not clock.is_on() and window.view.wall_start() is None
     with qtbot.waitSignal(clock.starts_ready, timeout=10000):

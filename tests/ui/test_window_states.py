@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 from PySide6 import QtCore, QtGui
 
-from tests.ui.test_main_window import PHASE8, SAMPLES, open_and_wait, window  # noqa: F401
+from tests.ui.conftest import load_and_wait
+from tests.ui.test_main_window import PHASE8, SAMPLES, window  # noqa: F401
 from viewer.ui.empty_state import TITLE
 from viewer.ui.skipped_lines import skipped_text
 
@@ -41,7 +42,7 @@ def test_empty_window_says_where_to_drop_and_lists_recent_files(qtbot, tmp_path)
 
 
 def test_esc_leaves_the_annotation_tool_before_clearing_the_range(qtbot, window) -> None:  # noqa: F811
-    open_and_wait(qtbot, window, PHASE8)
+    load_and_wait(qtbot, window, PHASE8)
     action = window.clear_selection_action
     assert action.shortcut() == QtGui.QKeySequence("Esc")
     window.view.set_selection(60_000, 90_000)
@@ -64,7 +65,7 @@ def test_skipped_lines_show_in_the_status_bar_by_reason(qtbot, window, tmp_path)
     )
     lines = PHASE8.read_bytes().splitlines(keepends=True)
     log.write_bytes(b"".join(lines[:40]) + junk + b"".join(lines[40:]))
-    timeline = open_and_wait(qtbot, window, log)
+    timeline = load_and_wait(qtbot, window, log)
     total = sum(sum(s.skipped.values()) for s in timeline.sessions)
     total += sum(timeline.skipped.values())
     assert total >= 5
@@ -79,12 +80,12 @@ def test_skipped_lines_show_in_the_status_bar_by_reason(qtbot, window, tmp_path)
             assert f"{n}  {reason}: " in text
     assert text == skipped_text(timeline)
     box.close()
-    open_and_wait(qtbot, window, PHASE8)
+    load_and_wait(qtbot, window, PHASE8)
     assert not button.isVisible()
 
 
 def test_transition_steps_are_said_in_the_status_bar(qtbot, window) -> None:  # noqa: F811
-    open_and_wait(qtbot, window, PHASE8)
+    load_and_wait(qtbot, window, PHASE8)
     window.fit_action.trigger()
     window.next_action.trigger()
     assert window.statusBar().currentMessage().startswith("transition 1 of 4: sector 0->1")
@@ -106,7 +107,7 @@ def test_at_1366x768_verdict_follow_and_kernel_figures_are_in_sight(qtbot, tmp_p
     win.resize(1366, 768)
     win.show()
     qtbot.waitExposed(win)
-    open_and_wait(qtbot, win, PHASE8)
+    load_and_wait(qtbot, win, PHASE8)
     qtbot.wait(50)  # the default dock sizes apply after the first show
     tools = win.toolbar
     follow = tools.widgetForAction(win.follow.action)

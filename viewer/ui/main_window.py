@@ -14,6 +14,7 @@ from viewer.export.format import display_path
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
+from viewer.ui.details_pane import DetailsPane
 from viewer.ui.dialogs import show_about, show_shortcuts
 from viewer.ui.empty_state import EmptyState
 from viewer.ui.follow import install as install_follow
@@ -143,6 +144,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.gaps_panel = GapsPanel()
         self.jobs_panel = JobsPanel()
         self.whatif_panel = WhatIfPanel()
+        self.details_pane = DetailsPane()
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         right = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
         bottom = QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
@@ -152,12 +154,14 @@ class MainWindow(QtWidgets.QMainWindow):
             ("transitions", "Sector transitions", self.transitions_panel, bottom),
             ("gaps", "Idle gaps", self.gaps_panel, bottom),
             ("jobs", "Jobs", self.jobs_panel, bottom),
+            ("details", "Details", self.details_pane, bottom),
             ("whatif", "What if", self.whatif_panel, bottom),
         ):
             self._add_dock(key, title, panel, area)
         self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
         self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
-        self.tabifyDockWidget(self.docks["jobs"], self.docks["whatif"])
+        self.tabifyDockWidget(self.docks["jobs"], self.docks["details"])
+        self.tabifyDockWidget(self.docks["details"], self.docks["whatif"])
         self.docks["transitions"].raise_()
 
         self.runner = SummaryRunner(self)
@@ -332,6 +336,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.message_ready.connect(lambda text: self.statusBar().showMessage(text, 5000))
         for panel in (self.transitions_panel, self.gaps_panel, self.jobs_panel):
             panel.frame_requested.connect(self._on_frame_requested)
+        self.view.partition_clicked.connect(self._on_partition_clicked)
+        self.view.session_changed.connect(lambda _index: self.details_pane.set_partition(None, -1))
+        self.details_pane.frame_requested.connect(self.view.frame_partition)
 
     # ------------------------------------------------------------------ opening
     def choose_files(self) -> None:
@@ -583,6 +590,13 @@ class MainWindow(QtWidgets.QMainWindow):
             self.search_bar.open()
         if step:
             self.search_bar.next() if step > 0 else self.search_bar.prev()
+
+    def _on_partition_clicked(self, row: int) -> None:
+        """A bar was clicked: its partition's life in the Details tab, raised."""
+        self.details_pane.set_partition(self.view.session(), row)
+        if row >= 0:
+            self.docks["details"].show()
+            self.docks["details"].raise_()
 
     def _on_frame_requested(self, start_ms: float, end_ms: float) -> None:
         self.view.set_x_range(start_ms, end_ms)

@@ -19,6 +19,7 @@ from viewer.analysis.units import duration, position, wall_time
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
 from viewer.ui.counter_tracks import CounterTrackItem
+from viewer.ui.flow_item import FlowItem
 from viewer.ui.grid import TimeGridItem
 from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
 from viewer.ui.lane_legend import LegendBar
@@ -114,6 +115,7 @@ class TimelineView(QtWidgets.QWidget):
         self._items: list[LaneGroupItem] = []
         self._counters: CounterTrackItem | None = None
         self._matches: MatchItem | None = None
+        self._flow: FlowItem | None = None
         self._overlay: OverlayItem | None = None
         self._job: int | None = None
         self._has_selection = False
@@ -235,11 +237,11 @@ class TimelineView(QtWidgets.QWidget):
         self.session_changed.emit(index)
 
     def _show(self, lanes: SessionLanes | None) -> None:
-        for old in [*self._items, self._overlay, self._counters, self._matches]:
+        for old in [*self._items, self._overlay, self._counters, self._matches, self._flow]:
             if old is not None:
                 self._vb.removeItem(old)
         self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
-        self._counters = self._matches = None
+        self._counters = self._matches = self._flow = None
         self._set_selection_visible(False)
         self._header.set_lanes(lanes, self.theme)
         if lanes is None:
@@ -388,6 +390,20 @@ class TimelineView(QtWidgets.QWidget):
 
     def selected_job(self) -> int | None:
         return self._job
+
+    def show_flow(self, row: int) -> None:
+        """Outline partition ``row``'s synthesis, queue wait and GPU call, with arrows from
+        one to the next (-1 clears)."""
+        if self._flow is not None:
+            self._vb.removeItem(self._flow)
+            self._flow = None
+        session = self.session()
+        if session is not None and 0 <= row < len(session.partitions):
+            self._flow = FlowItem(self._lanes, row, self.theme)
+            self._vb.addItem(self._flow, ignoreBounds=True)
+
+    def flow_item(self) -> FlowItem | None:
+        return self._flow
 
     # ----------------------------------------------------------- search
     def set_matches(self, rows: np.ndarray | None) -> None:
@@ -555,6 +571,8 @@ class TimelineView(QtWidgets.QWidget):
             self._counters.set_theme(theme)
         if self._matches is not None:
             self._matches.set_theme(theme)
+        if self._flow is not None:
+            self._flow.set_theme(theme)
         if self._overlay is not None:
             self._overlay.set_theme(theme)
 
@@ -652,9 +670,11 @@ class TimelineView(QtWidgets.QWidget):
         kind, index = self.pick(pos.x(), pos.y())
         if kind != "partition":
             self.select_job(None)
+            self.show_flow(-1)
             self.partition_clicked.emit(-1)
             return
         self.select_job(int(self._lanes.session.partitions["job"].iat[index]))
+        self.show_flow(index)
         self.partition_clicked.emit(index)
         if double:
             self.frame_partition(index)

@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui
 
-from tests.ui.test_main_window import PHASE8, open_and_wait, window  # noqa: F401
+from tests.ui.conftest import load_and_wait
+from tests.ui.test_main_window import PHASE8, window  # noqa: F401
 from tests.ui.test_timeline_view import scene_point
 from viewer.analysis.search import find
 
@@ -21,7 +22,7 @@ def type_query(qtbot, win, text: str) -> None:
 
 
 def test_ctrl_k_opens_the_bar_and_a_job_prefix_highlights_its_bars(qtbot, window) -> None:  # noqa: F811
-    timeline = open_and_wait(qtbot, window, PHASE8)
+    timeline = load_and_wait(qtbot, window, PHASE8)
     session = timeline.sessions[0]
     bar = window.search_bar
     assert not bar.isVisible()
@@ -53,7 +54,7 @@ def test_ctrl_k_opens_the_bar_and_a_job_prefix_highlights_its_bars(qtbot, window
 
 
 def test_next_previous_wrap_and_events_go_to_their_time(qtbot, window) -> None:  # noqa: F811
-    timeline = open_and_wait(qtbot, window, PHASE8)
+    timeline = load_and_wait(qtbot, window, PHASE8)
     session = timeline.sessions[0]
     window.find_action.trigger()
     type_query(qtbot, window, "p:3 GPU_PICKUP")
@@ -81,7 +82,7 @@ def test_next_previous_wrap_and_events_go_to_their_time(qtbot, window) -> None: 
 
 
 def test_a_bad_query_says_why_and_esc_closes(qtbot, window) -> None:  # noqa: F811
-    open_and_wait(qtbot, window, PHASE8)
+    load_and_wait(qtbot, window, PHASE8)
     window.find_action.trigger()
     type_query(qtbot, window, "worker:x")
     bar = window.search_bar
