@@ -7,63 +7,42 @@ import math
 import pandas as pd
 
 from viewer.analysis.counters import COUNTERS
-from viewer.analysis.stages import BLOCKED_MS, stages
+from viewer.analysis.life import life
 from viewer.analysis.units import duration, position
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 
 
 def describe_partition(session: Session, row: int) -> str:
     """Job id, partition, worker, GPU times, kernel breakdown and every stage of one call's
-    life (``viewer.analysis.stages``)."""
-    p = session.partitions.iloc[row]
-    job = session.jobs.iloc[int(p["job"])]
-    part = int(p["partition"])
-    what = f"partition {part}" if part >= 0 else f"monolithic {job['kind'] or 'job'}"
-    worker = int(p["worker"])
-    gpu = int(p["gpu"])
-    lines = [
-        f"job {job['job_id']}",
-        f"{what} · worker {worker if worker >= 0 else '?'} · GPU {gpu if gpu >= 0 else '?'}",
-    ]
-    start, end = float(p["gpu_start"]), float(p["gpu_end"])
+    life (``viewer.analysis.life``, as the details pane lists them)."""
+    lf = life(session, row)
+    what = f"partition {lf.partition}" if lf.partition >= 0 else f"monolithic {lf.kind or 'job'}"
+    worker = lf.worker if lf.worker >= 0 else "?"
+    gpu = lf.gpu if lf.gpu >= 0 else "?"
+    lines = [f"job {lf.job_id}", f"{what} · worker {worker} · GPU {gpu}"]
+    call = lf.stage("prep")  # starts at GPU_START
+    start = call.start if call is not None else math.nan
     if math.isfinite(start):
-        if bool(p["gpu_open"]):
+        if lf.gpu_open:
             lines.append(f"GPU {position(start)} → open (no GPU_END)")
         else:
-            call = duration(float(p["gpu_ms"]))
-            lines.append(f"GPU {position(start)} → {position(end)}  ({call} gpu_ms)")
-    kernel = float(p["kernel_ms"])
-    if math.isfinite(kernel):
-        parts = [
-            f"{name} {duration(float(p[col]))}"
-            for name, col in (
-                ("ntt", "ntt_msm_h_ms"),
-                ("batch", "batch_add_ms"),
-                ("tail", "tail_msm_ms"),
-            )
-            if math.isfinite(float(p[col]))
-        ]
+            end = lf.stage("post").end
+            gpu_ms = duration(lf.figures.get("gpu_ms", math.nan))
+            lines.append(f"GPU {position(start)} → {position(end)}  ({gpu_ms} gpu_ms)")
+    kernel = lf.stage("kernel")
+    if math.isfinite(kernel.ms):
+        names = {"ntt_msm_h": "ntt", "batch_add": "batch", "tail_msm": "tail"}
+        parts = [f"{names[k]} {duration(ms)}" for k, ms in lf.kernels.items()]
         detail = f"  ({' · '.join(parts)})" if parts else ""
-        lines.append(f"kernel {duration(kernel)}{detail}")
+        lines.append(f"kernel {duration(kernel.ms)}{detail}")
     elif session.kernel_source != KERNEL_SOURCE_TIMING and math.isfinite(start):
         lines.append("kernel: no CUZK_TIMING (gpu_ms is an upper bound)")
-    st = stages(session).iloc[row]
-    if bool(p["synth_open"]):
-        lines.append(f"synthesis from {position(float(p['synth_start']))}, never ended")
-    life = [
-        (label, float(st[col]))
-        for label, col in (
-            ("synthesis", "synth_ms"),
-            ("held by a full queue", "queue_delay_ms"),
-            ("queue wait", "queue_wait_ms"),
-            ("dispatch", "dispatch_ms"),
-            ("CPU prep", "prep_ms"),
-            ("mutex wait", "mutex_wait_ms"),
-            ("post (b_g2 + epilogue)", "post_ms"),
-        )
-        if math.isfinite(float(st[col])) and (col != "queue_delay_ms" or st[col] > BLOCKED_MS)
+    synth = lf.stage("synthesis")
+    if lf.synth_open:
+        lines.append(f"synthesis from {position(synth.start)}, never ended")
+    lines += [
+        f"{s.name} {duration(s.ms)}" for s in lf.stages if s.key != "kernel" and math.isfinite(s.ms)
     ]
-    lines += [f"{label} {duration(value)}" for label, value in life]
     return "\n".join(lines)
 
 
