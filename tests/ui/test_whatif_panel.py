@@ -10,7 +10,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.floors import REMEDY
 from viewer.io import open_log
-from viewer.ui import MainWindow
+from viewer.ui import MainWindow, whatif_runner
 from viewer.ui.floor_bars import BarColors, FloorBars
 from viewer.ui.image_export import dark_palette
 from viewer.ui.panels import whatif as whatif_module
@@ -167,7 +167,7 @@ def test_edits_are_debounced_into_one_replay(qtbot, window, monkeypatch) -> None
 def test_the_latest_request_wins(qtbot) -> None:
     """Requests made while a replay runs collapse into the newest; stale answers are dropped."""
     session = open_log(PHASE8).sessions[0]
-    runner = whatif_module.WhatIfRunner()
+    runner = whatif_runner.WhatIfRunner()
     got = []
     runner.answer_ready.connect(got.append)
     for kernel in (3000.0, 2500.0, 2000.0):
@@ -199,7 +199,7 @@ def test_a_replay_error_shows_inline_and_the_window_stays_usable(
     def refuse(session, knobs, pl=None):
         raise ValueError("the log has no prep time to scale to 1909 ms")
 
-    monkeypatch.setattr(whatif_module, "what_if", refuse)
+    monkeypatch.setattr(whatif_runner, "what_if", refuse)
     type_into(qtbot, panel.spins["prep"], "1909")
     qtbot.waitUntil(lambda: "no prep time" in panel.error.text(), timeout=TIMEOUT)
     assert "Traceback" not in panel.error.text()
