@@ -11,6 +11,7 @@ from PySide6 import QtWidgets
 from tests.ui.conftest import load_and_wait
 from tests.ui.test_axis_layout import pyqtgraph_specs
 from tests.ui.test_main_window import PHASE8, window  # noqa: F401
+from viewer.analysis.units import wall_time
 from viewer.analysis.wallclock import session_wall_starts
 from viewer.ui.axis import TimeAxisItem
 
@@ -75,9 +76,16 @@ def test_view_wall_clock_option(qtbot, window) -> None:  # noqa: F811
     assert window.statusBar().currentMessage() == "session started 2026-02-19 01:00:00.000 UTC"
     window._on_cursor_moved(75_742.0)
     assert window.cursor_label.text() == "cursor 01:01:15.742 UTC"
+    # The panels write their times on the same clock.
+    assert window.throughput_panel.scope.text() == (
+        "Whole session 1: 01:00:00.040 → 01:03:46.103 UTC (3 min 46 s)"
+    )
+    first = window.transitions_panel.frame()["time"].iat[0]
+    assert window.transitions_panel.table.model().index(0, 2).data() == wall_time(wall + first, 1)
     assert window.settings.value("view/wall_clock") == "true"
     clock.action.setChecked(False)
     assert window.view.wall_start() is None
     window._on_cursor_moved(75_742.0)
     assert window.cursor_label.text() == "cursor 75.742 s"
-    assert window.session_combo.itemText(0) == "1: 5 jobs, 50 calls, 3 min 46 s"
+    assert window.transitions_panel.table.model().index(0, 2).data() == "1:15.742"
+    assert window.session_combo.itemText(0) == "1: 5 jobs, 3 min 46 s"

@@ -322,7 +322,7 @@ class MainWindow(QtWidgets.QMainWindow):
         tools.addSeparator()
         tools.addWidget(QtWidgets.QLabel(" Session "))
         self.session_combo = QtWidgets.QComboBox()
-        self.session_combo.setMinimumContentsLength(20)
+        self.session_combo.setMinimumContentsLength(22)
         self.session_combo.setSizeAdjustPolicy(
             QtWidgets.QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon
         )
@@ -337,6 +337,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for panel in (self.transitions_panel, self.gaps_panel, self.jobs_panel):
             panel.frame_requested.connect(self._on_frame_requested)
         self.view.partition_clicked.connect(self._on_partition_clicked)
+        self.view.wall_start_changed.connect(self._on_wall_start_changed)
         self.view.session_changed.connect(lambda _index: self.details_pane.set_partition(None, -1))
         self.details_pane.frame_requested.connect(self.view.frame_partition)
 
@@ -492,8 +493,10 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         for s in self._timeline.sessions:
             self.session_combo.addItem(
-                f"{s.index + 1}: {len(s.jobs)} jobs, {len(s.partitions)} calls, "
-                f"{duration(s.end_ms - s.start_ms)}"
+                f"{s.index + 1}: {len(s.jobs)} jobs, {duration(s.end_ms - s.start_ms)}"
+            )
+            self.session_combo.setItemData(
+                s.index, f"{len(s.partitions)} GPU calls", QtCore.Qt.ItemDataRole.ToolTipRole
             )
 
     def set_session(self, index: int) -> None:
@@ -590,6 +593,17 @@ class MainWindow(QtWidgets.QMainWindow):
             self.search_bar.open()
         if step:
             self.search_bar.next() if step > 0 else self.search_bar.prev()
+
+    def _on_wall_start_changed(self, wall: float | None) -> None:
+        """The panels write their times on the clock the axis shows."""
+        for panel in (
+            self.throughput_panel,
+            self.kernel_panel,
+            self.transitions_panel,
+            self.gaps_panel,
+            self.jobs_panel,
+        ):
+            panel.set_wall_start(wall)
 
     def _on_partition_clicked(self, row: int) -> None:
         """A bar was clicked: its partition's life in the Details tab, raised."""

@@ -103,6 +103,8 @@ class TimelineView(QtWidgets.QWidget):
     session_changed = QtCore.Signal(int)
     #: A short note for the status bar (where a transition step landed, ...).
     message_ready = QtCore.Signal(str)
+    #: The wall time of offset 0 (epoch ms) the axis shows, or None for the session's clock.
+    wall_start_changed = QtCore.Signal(object)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -293,8 +295,10 @@ class TimelineView(QtWidgets.QWidget):
     def set_wall_start(self, wall_ms: float | None) -> None:
         """Show the wall clock (UTC) on the axis, offset 0 being ``wall_ms`` (epoch ms), or
         the session's own clock (None)."""
-        self._time_axis.set_wall_start(wall_ms)
-        self._grid.update()
+        if wall_ms != self.wall_start():
+            self._time_axis.set_wall_start(wall_ms)
+            self._grid.update()
+            self.wall_start_changed.emit(wall_ms)
 
     def wall_start(self) -> float | None:
         return self._time_axis.wall_start()

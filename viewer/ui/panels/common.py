@@ -6,7 +6,7 @@ import math
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import THIN, duration, span
+from viewer.analysis.units import THIN, duration, span, wall_time
 
 
 def fmt_ms(ms: float | None) -> str:
@@ -57,14 +57,19 @@ def note_label(text: str = "") -> QtWidgets.QLabel:
     return label
 
 
-def scope_text(summary) -> str:
+def scope_text(summary, wall: float | None = None) -> str:
     """What a summary covers: "Whole session 1: 0.040 s → 3:46.000 (3 min 46 s)" or
-    "Range 64.000 s → 84.000 s (20.0 s) of session 1"."""
+    "Range 64.000 s → 84.000 s (20.0 s) of session 1"; on the wall clock (``wall``: the
+    epoch ms of offset 0) "Range 01:01:04.000 → 01:01:24.000 UTC (20.0 s) of session 1"."""
     s = summary.session
+    a, b = (s.start_ms, s.end_ms) if summary.rng is None else summary.rng
+    if wall is None:
+        ends = span(a, b)
+    else:
+        ends = f"{wall_time(wall + a, 1)} → {wall_time(wall + b, 1)} UTC ({duration(b - a)})"
     if summary.rng is None:
-        return f"Whole session {s.index + 1}: {span(s.start_ms, s.end_ms)}"
-    a, b = summary.rng
-    return f"Range {span(a, b)} of session {s.index + 1}"
+        return f"Whole session {s.index + 1}: {ends}"
+    return f"Range {ends} of session {s.index + 1}"
 
 
 def section_label(text: str) -> QtWidgets.QLabel:

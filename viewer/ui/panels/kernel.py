@@ -22,6 +22,8 @@ class KernelPanel(QtWidgets.QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._summary = None
+        self._wall: float | None = None
         self.scope = note_label()
         self.form = FormGrid()
         f = self.form
@@ -57,6 +59,13 @@ class KernelPanel(QtWidgets.QScrollArea):
         layout.addStretch(1)
         self.setWidget(container)
 
+    def set_wall_start(self, wall: float | None) -> None:
+        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
+        session's own (None)."""
+        self._wall = wall
+        if self._summary is not None:
+            self.scope.setText(scope_text(self._summary, wall))
+
     def clear(self) -> None:
         for label in self.form.values.values():
             label.setText("—")
@@ -69,7 +78,8 @@ class KernelPanel(QtWidgets.QScrollArea):
         in_range = summary.rng is not None
         clipped = " (clipped to the range)" if in_range else ""
         upper = k.source == "gpu_ms"
-        self.scope.setText(scope_text(summary))
+        self._summary = summary
+        self.scope.setText(scope_text(summary, self._wall))
         f.set(
             "source",
             "gpu_ms (upper bound: no CUZK_TIMING)" if upper else "cuzk_timing (CUDA kernels)",

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
-from viewer.analysis.units import SECONDS_BELOW, duration, group, position
+from viewer.analysis.units import SECONDS_BELOW, duration, group, position, wall_time
 from viewer.ui.table_model import CopyableTableView
 
 
@@ -17,8 +17,11 @@ def _short(job_id: object) -> str:
     return text if len(text) <= 13 else text[:8] + "…" + text[-4:]
 
 
-def _times(clock: bool):
-    """A time column's formatter: "75.742 s", or with ``clock`` "1:15.742", "1:12:05.742"."""
+def _times(clock: bool, wall: float | None):
+    """A time column's formatter: "75.742 s", or with ``clock`` "1:15.742", "1:12:05.742";
+    on the wall clock (``wall``: the epoch ms of offset 0) "01:01:15.742"."""
+    if wall is not None:
+        return lambda ms: "—" if ms is None or ms != ms else wall_time(wall + float(ms), 1)
     return lambda ms: "—" if ms is None else position(float(ms), clock=clock)
 
 
@@ -53,6 +56,14 @@ class TablePanel(QtWidgets.QWidget):
         layout.addWidget(self.count)
         self.table.row_activated.connect(self._on_row_activated)
         self._frame = pd.DataFrame()
+        self._wall: float | None = None
+
+    def set_wall_start(self, wall: float | None) -> None:
+        """Write times on the wall clock (``wall``: the epoch ms of offset 0), or the
+        session's own (None)."""
+        if wall != self._wall:
+            self._wall = wall
+            self.set_frame(self._frame)
 
     def clear(self) -> None:
         self.set_frame(pd.DataFrame({c: [] for c, _ in self.COLUMNS}))
@@ -61,7 +72,7 @@ class TablePanel(QtWidgets.QWidget):
         self._frame = frame.reset_index(drop=True)
         times = self._frame[list(self.TIMES)].to_numpy(dtype=np.float64)
         clock = bool(times.size) and bool(np.nanmax(np.abs(times), initial=0.0) >= SECONDS_BELOW)
-        formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock))}
+        formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock, self._wall))}
         self.table.set_frame(self._frame, self.COLUMNS, formatters)
         self.count.setText(self.count_text(self._frame))
 

@@ -87,6 +87,8 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._summary = None
+        self._wall: float | None = None
         self.scope = note_label()
         self.verdict = QtWidgets.QLabel()
         self.warning = QtWidgets.QLabel()
@@ -137,6 +139,13 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         layout.addStretch(1)
         self.setWidget(container)
 
+    def set_wall_start(self, wall: float | None) -> None:
+        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
+        session's own (None)."""
+        self._wall = wall
+        if self._summary is not None:
+            self.scope.setText(scope_text(self._summary, wall))
+
     def clear(self) -> None:
         for label in self.form.values.values():
             label.setText("—")
@@ -152,7 +161,8 @@ class ThroughputPanel(QtWidgets.QScrollArea):
         in_range = summary.rng is not None
         where = "in the range" if in_range else "in the session"
         f = self.form
-        self.scope.setText(scope_text(summary))
+        self._summary = summary
+        self.scope.setText(scope_text(summary, self._wall))
         f.set("theoretical", _per_proof(t.theoretical_s_per_proof))
         f.set(
             "measured",
