@@ -92,3 +92,37 @@ def test_a_bad_query_says_why_and_esc_closes(qtbot, window) -> None:  # noqa: F8
     qtbot.keyClick(bar.field, Qt.Key.Key_Escape)
     assert not bar.isVisible()
     assert window.view.selection() is not None  # Esc closed the bar, the range stays
+
+
+def test_dim_the_rest_filters_to_the_matches(qtbot, window) -> None:  # noqa: F811
+    timeline = load_and_wait(qtbot, window, PHASE8)
+    session = timeline.sessions[0]
+    window.find_action.trigger()
+    type_query(qtbot, window, "p:3")
+    bar, view = window.search_bar, window.view
+    item = view.match_item()
+    assert not item.dimmed()
+    bar.dim.setChecked(True)
+    assert item.dimmed()
+    p = session.partitions
+    hit = int(bar.matches().rows[2])
+    miss = hit + 1 if int(p["partition"].iat[hit + 1]) != 3 else hit - 1
+    qtbot.wait(20)
+    image = view.plot.grab().toImage()
+    lanes = view.lanes().lanes()
+
+    def colour_at(row: int):
+        lane = lanes[int(p["worker"].iat[row])]
+        x = float(p["gpu_start"].iat[row]) + 300
+        return image.pixelColor(scene_point(view, x, lane.top + 2))
+
+    job = int(p["job"].iat[hit])
+    assert colour_at(hit).name() == view.theme.job(job).name()  # a match keeps its colour
+    faded = colour_at(miss)
+    other = view.theme.job(int(p["job"].iat[miss]))
+    assert faded.name() != other.name()  # the rest fades towards the background
+    assert abs(faded.lightness() - view.theme.background.lightness()) < abs(
+        other.lightness() - view.theme.background.lightness()
+    )
+    type_query(qtbot, window, "p:4")  # a new query keeps the filter on
+    assert view.match_item().dimmed()

@@ -1,5 +1,6 @@
 """Search matches over the lanes: every matched partition's GPU call and synthesis bar
-washed in the match colour and outlined, the current match outlined thicker.
+washed in the match colour and outlined, the current match outlined thicker; as a filter
+(``set_dim``), the rest of the lanes fade and the matches keep their sector colours.
 
 The matched bars of every lane are kept end to end in one ``lane_lod.Stack``, so a frame
 cuts and merges them below a pixel as the lanes do: O(pixels), however many match.
@@ -14,7 +15,7 @@ from PySide6 import QtCore, QtGui
 from viewer.ui.lane_data import Lane, SessionLanes
 from viewer.ui.lane_lod import Intervals, Stack
 from viewer.ui.lanes import RectBatch
-from viewer.ui.palette import Theme, with_alpha
+from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
 #: Layers a match shows in: the GPU call, the synthesis, and either when it never ended.
 LAYERS = ("bar", "open", "synth")
@@ -40,14 +41,17 @@ class MatchItem(pg.GraphicsObject):
             start = np.concatenate([iv.start for iv in hits])
             end = np.concatenate([iv.end for iv in hits])
             row = np.concatenate([iv.row for iv in hits])
+            job = np.concatenate([iv.key for iv in hits])
             hit = matched[row]
             if hit.any():
-                parts.append(
-                    Intervals.make(start[hit], end[hit], np.zeros(int(hit.sum())), row[hit])
-                )
+                parts.append(Intervals.make(start[hit], end[hit], job[hit], row[hit]))
                 self._lanes.append(lane)
+        self._faded = [ln for group in lanes.groups for ln in group.lanes if ln.kind != "counter"]
+        self._dim = False
+        self._view = (lanes.x_min, lanes.x_max)
         self._stack = Stack(parts)
         self._batch = RectBatch()
+        self._slots: list[tuple[int, int, int]] = []  # colour slot, first, count
         self._current: list[QtCore.QRectF] = []
         self._current_row = -1
         self._bounds = QtCore.QRectF(lanes.x_min, 0, lanes.x_max - lanes.x_min, lanes.height)
@@ -68,21 +72,35 @@ class MatchItem(pg.GraphicsObject):
                 self._current.append(QtCore.QRectF(s, lane.top, e - s, lane.height))
         self.update()
 
+    def set_dim(self, dim: bool) -> None:
+        """Fade everything but the matches (a filter), or only mark the matches."""
+        self._dim = dim
+        self.update()
+
+    def dimmed(self) -> bool:
+        return self._dim
+
     def rect_count(self) -> int:
         return len(self._batch)
 
     def prepare(self, x0: float, x1: float, px: float) -> None:
         """Rectangles of the matches in the view [x0, x1] ms where one pixel is ``px`` ms."""
         shown = np.array([lane.height > 0 for lane in self._lanes], dtype=bool)
-        s, e, _, lane = self._stack.drawable(x0, x1, px, lanes=shown)
+        self._view = (x0, x1)
+        s, e, key, lane = self._stack.drawable(x0, x1, px, lanes=shown)
         buffer = np.empty((len(s), 4))
         top = np.array([ln.top for ln in self._lanes])
         height = np.array([ln.height for ln in self._lanes])
         buffer[:, 0], buffer[:, 2] = s, e - s
         buffer[:, 1], buffer[:, 3] = top[lane], height[lane]
-        self._batch = RectBatch(buffer)
-        if len(buffer):
-            self._batch.runs.append((QtGui.QBrush(with_alpha(self.theme.match, 0.35)), 0, len(s)))
+        # Sorted by sector colour: drawn in those colours over the faded lanes as a filter.
+        slot = np.where(key < 0, -1, key % len(JOB_COLORS))
+        order = np.argsort(slot, kind="stable")
+        self._batch = RectBatch(np.ascontiguousarray(buffer[order]))
+        slot = slot[order]
+        firsts = np.flatnonzero(np.r_[True, slot[1:] != slot[:-1]]) if len(slot) else []
+        counts = np.diff(np.append(firsts, len(slot)))
+        self._slots = [(int(slot[f]), int(f), int(c)) for f, c in zip(firsts, counts, strict=True)]
         if self._current_row >= 0:
             self.set_current(self._current_row)  # lanes may have moved (a group collapsed)
         self.update()
@@ -92,9 +110,21 @@ class MatchItem(pg.GraphicsObject):
 
     def paint(self, painter: QtGui.QPainter, *args) -> None:
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, False)
+        x0, x1 = max(self._view[0], self._bounds.left()), min(self._view[1], self._bounds.right())
+        if self._dim and x1 > x0:
+            painter.setPen(QtCore.Qt.PenStyle.NoPen)
+            fade = with_alpha(self.theme.background, 0.8)
+            for lane in self._faded:
+                if lane.height > 0:
+                    painter.fillRect(QtCore.QRectF(x0, lane.top, x1 - x0, lane.height), fade)
         pen = QtGui.QPen(self.theme.match, 1.5)
         pen.setCosmetic(True)
         painter.setPen(pen)
+        wash = with_alpha(self.theme.match, 0.35)
+        self._batch.runs = [
+            (QtGui.QBrush(self.theme.job(slot) if self._dim else wash), first, count)
+            for slot, first, count in self._slots
+        ]
         self._batch.draw(painter)
         if self._current:
             pen = QtGui.QPen(self.theme.match, 3.0)

@@ -34,6 +34,9 @@ class SearchBar(QtWidgets.QFrame):
             "GPU_START, GPU_END) to go to its time, open (never ended); p:0,1 means either"
         )
         self.field.installEventFilter(self)
+        self.dim = QtWidgets.QCheckBox("Dim the rest")
+        self.dim.setToolTip("Filter: fade every bar but the matches, which keep their colours")
+        self.dim.toggled.connect(self._on_dim)
         self.count = QtWidgets.QLabel()
         self.count.setTextFormat(Qt.TextFormat.PlainText)
         self.count.setMinimumWidth(120)
@@ -43,6 +46,7 @@ class SearchBar(QtWidgets.QFrame):
         layout = QtWidgets.QHBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(self.field, 1)
+        layout.addWidget(self.dim)
         layout.addWidget(self.count)
         for button in (self.prev_button, self.next_button, close):
             layout.addWidget(button)
@@ -101,7 +105,7 @@ class SearchBar(QtWidgets.QFrame):
             self._set_error(True)
             return
         n = len(self._matches)
-        self.view.set_matches(self._matches.rows if n else None)
+        self.view.set_matches(self._matches.rows if n else None, self.dim.isChecked())
         self.count.setText(
             f"{n:,} match{'es' if n != 1 else ''}".replace(",", " ") if n else "no match"
         )
@@ -138,6 +142,11 @@ class SearchBar(QtWidgets.QFrame):
         self.view.show_match(int(self._matches.rows[i]), float(self._matches.times[i]))
         text = f"{i + 1} of {n}".replace(",", " ")
         self.count.setText(text + ("  (wrapped)" if wrapped else ""))
+
+    def _on_dim(self, on: bool) -> None:
+        item = self.view.match_item()
+        if item is not None:
+            item.set_dim(on)
 
     def _set_error(self, error: bool) -> None:
         self.count.setStyleSheet("color: #d04a3c;" if error else "")

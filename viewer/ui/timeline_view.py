@@ -410,13 +410,15 @@ class TimelineView(QtWidgets.QWidget):
         return self._flow
 
     # ----------------------------------------------------------- search
-    def set_matches(self, rows: np.ndarray | None) -> None:
-        """Highlight the bars of the partitions ``rows`` (search matches); None clears."""
+    def set_matches(self, rows: np.ndarray | None, dim: bool = False) -> None:
+        """Highlight the bars of the partitions ``rows`` (search matches), fading the rest
+        with ``dim`` (a filter); None clears."""
         if self._matches is not None:
             self._vb.removeItem(self._matches)
             self._matches = None
         if rows is not None and self._lanes is not None and len(rows):
             self._matches = MatchItem(self._lanes, rows, self.theme)
+            self._matches.set_dim(dim)
             self._vb.addItem(self._matches, ignoreBounds=True)
             x0, x1 = self.x_range()
             self._matches.prepare(x0, x1, self._ms_per_px())
