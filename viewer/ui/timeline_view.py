@@ -22,69 +22,19 @@ from viewer.ui.counter_tracks import CounterTrackItem
 from viewer.ui.flow_item import FlowItem
 from viewer.ui.grid import TimeGridItem
 from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
+from viewer.ui.lane_hover import HoverTip, pick
 from viewer.ui.lane_legend import LegendBar
 from viewer.ui.lane_overlay import OverlayItem
 from viewer.ui.lane_text import describe_counter, describe_gap, describe_partition
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.match_item import MatchItem
 from viewer.ui.palette import Theme, with_alpha
+from viewer.ui.time_viewbox import TimeViewBox
 
 DEBOUNCE_MS = 35
-PICK_SLACK_PX = 3.0
 KEY_ZOOM = 2.0
 KEY_PAN = 0.25
 Qt = QtCore.Qt
-
-#: Which layers answer a hover or click, per lane kind, in priority order.
-PICK_LAYERS = {
-    "worker": ("bar", "open", "pickup"),
-    "synth": ("synth", "open", "queue"),
-    "busy": ("gap",),
-    "counter": (),
-}
-
-
-class _TimeViewBox(pg.ViewBox):
-    """Drag pans time; Ctrl-drag selects a range; Shift- or right-drag zooms to a span."""
-
-    def __init__(self, view: TimelineView) -> None:
-        super().__init__(enableMenu=False, invertY=True)
-        self.setMouseEnabled(x=True, y=False)
-        self._view = view
-        self._mode: str | None = None
-
-    def mouseDragEvent(self, ev, axis=None) -> None:
-        if ev.isStart():
-            mods, button = ev.modifiers(), ev.button()
-            self._mode = None
-            if button == Qt.MouseButton.LeftButton and mods & Qt.KeyboardModifier.ControlModifier:
-                self._mode = "select"
-            elif button == Qt.MouseButton.RightButton or (
-                button == Qt.MouseButton.LeftButton and mods & Qt.KeyboardModifier.ShiftModifier
-            ):
-                self._mode = "zoom"
-            elif button == Qt.MouseButton.LeftButton:
-                self._mode = "pan"
-        if self._mode == "pan":
-            super().mouseDragEvent(ev, axis)
-        elif self._mode is not None:
-            ev.accept()
-            a = self.mapSceneToView(ev.buttonDownScenePos(ev.button())).x()
-            b = self.mapSceneToView(ev.scenePos()).x()
-            self._view._on_drag_span(self._mode, min(a, b), max(a, b), ev.isFinish())
-        else:
-            ev.ignore()
-
-    def mouseClickEvent(self, ev) -> None:
-        if ev.button() == Qt.MouseButton.LeftButton:
-            ev.accept()
-            self._view._on_click(self.mapSceneToView(ev.scenePos()), ev.double())
-        elif ev.button() == Qt.MouseButton.RightButton:
-            ev.accept()
-            point = self.mapSceneToView(ev.scenePos())
-            self._view.context_requested.emit(point, ev.screenPos().toPoint())
-        else:
-            ev.ignore()
 
 
 class TimelineView(QtWidgets.QWidget):
@@ -123,7 +73,7 @@ class TimelineView(QtWidgets.QWidget):
         self._has_selection = False
         self._framed_transition: tuple[int, tuple[float, float]] | None = None
 
-        self._vb = _TimeViewBox(self)
+        self._vb = TimeViewBox(self)
         self._time_axis = TimeAxisItem()
         self._header = LaneHeaderAxis(self._on_toggle_group, self._scroll_by)
         self.plot = pg.PlotWidget(
@@ -149,17 +99,7 @@ class TimelineView(QtWidgets.QWidget):
         self._scrollbar = QtWidgets.QScrollBar(Qt.Orientation.Vertical)
         self._scrollbar.valueChanged.connect(self._on_scrolled)
         self.legend = LegendBar()
-        # A child label rather than QToolTip: plain text guaranteed, no extra top-level window.
-        self._tip = QtWidgets.QLabel(self)
-        self._tip.setTextFormat(Qt.TextFormat.PlainText)
-        self._tip.setPalette(QtWidgets.QToolTip.palette())
-        self._tip.setBackgroundRole(QtGui.QPalette.ColorRole.ToolTipBase)
-        self._tip.setForegroundRole(QtGui.QPalette.ColorRole.ToolTipText)
-        self._tip.setAutoFillBackground(True)
-        self._tip.setMargin(4)
-        self._tip.setFrameStyle(QtWidgets.QFrame.Shape.Box | QtWidgets.QFrame.Shadow.Plain)
-        self._tip.setAttribute(Qt.WidgetAttribute.WA_TransparentForMouseEvents)
-        self._tip.hide()
+        self._tip = HoverTip(self)
 
         row = QtWidgets.QHBoxLayout()
         row.setContentsMargins(0, 0, 0, 0)
@@ -622,16 +562,7 @@ class TimelineView(QtWidgets.QWidget):
         """What lies at view point (x ms, y px): ("partition", row), ("gap", index) or ("", -1)."""
         if self._lanes is None:
             return "", -1
-        lane = self._lanes.lane_at(y)
-        if lane is None:
-            return "", -1
-        slack = PICK_SLACK_PX * self._ms_per_px()
-        for layer in PICK_LAYERS[lane.kind]:
-            iv = lane.layers[layer]
-            pos = iv.at(x_ms, slack)
-            if pos >= 0:
-                return ("gap" if layer == "gap" else "partition"), int(iv.row[pos])
-        return "", -1
+        return pick(self._lanes, x_ms, y, self._ms_per_px())
 
     def tooltip_text_at(self, x_ms: float, y: float) -> str:
         """The plain-text tooltip for view point (x ms, y px); empty over nothing."""
@@ -655,22 +586,8 @@ class TimelineView(QtWidgets.QWidget):
             return
         p = self._vb.mapSceneToView(scene_pos)
         self.cursor_moved.emit(float(p.x()))
-        text = self.tooltip_text_at(p.x(), p.y())
-        if not text:
-            self._tip.hide()
-            return
-        self._tip.setText(text)
-        self._tip.adjustSize()
-        at = self.plot.mapTo(self, self.plot.mapFromScene(scene_pos)) + QtCore.QPoint(14, 18)
-        size = self._tip.size()
-        # Keep it inside the view: flip to the other side of the cursor near an edge.
-        if at.x() + size.width() > self.width():
-            at.setX(max(0, at.x() - size.width() - 28))
-        if at.y() + size.height() > self.height():
-            at.setY(max(0, at.y() - size.height() - 36))
-        self._tip.move(at)
-        self._tip.show()
-        self._tip.raise_()
+        at = self.plot.mapTo(self, self.plot.mapFromScene(scene_pos))
+        self._tip.show_text(self.tooltip_text_at(p.x(), p.y()), at)
 
     def _on_click(self, pos: QtCore.QPointF, double: bool) -> None:
         kind, index = self.pick(pos.x(), pos.y())
