@@ -96,8 +96,12 @@ def _selected(items: Iterable[pytest.Item], argname: str) -> set[str]:
         if item.get_closest_marker("skip"):
             continue
         callspec = getattr(item, "callspec", None)
-        if callspec is not None and argname in callspec.params:
-            names.add(callspec.params[argname].name)
+        if callspec is None or argname not in callspec.params:
+            continue
+        # Only this package's cases: other tests may name a parameter "case" too.
+        value = callspec.params[argname]
+        if isinstance(value, Case):
+            names.add(value.name)
     return names
 
 
