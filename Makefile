@@ -11,7 +11,7 @@ export QT_API := pyside6
 
 setup: $(STAMP) sysdeps
 
-$(STAMP): pyproject.toml setup.py viewer/io/_cscan.c viewer/sim/_engine.c
+$(STAMP): pyproject.toml setup.py viewer/io/_cscan.c viewer/io/_grammar.h viewer/sim/_engine.c
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed, found " + sys.version' 
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip

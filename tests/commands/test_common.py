@@ -12,6 +12,7 @@ ARGV = {
     "export": ["export", "run.log", "--out", "-", "--format", "markdown"],
     "compare": ["compare", "run.log", "run.log"],
     "open": ["open", "run.log"],
+    "whatif": ["whatif", "run.log"],
 }
 
 
@@ -47,11 +48,21 @@ def test_range_must_be_finite_and_bounded(
     assert "--range" in err and fake_reader == {}
 
 
-@pytest.mark.parametrize("command", ["report", "export"])
-@pytest.mark.parametrize("n", ["-1", str(10**30), "nan"])
-def test_session_is_bounded(command: str, n: str, fake_reader: dict, capsys) -> None:
-    err = _refused([*ARGV[command], "--session", n], capsys)
-    assert "--session" in err and "from 0 to" in err
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [
+        ("report", "--session"),
+        ("export", "--session"),
+        ("whatif", "--session"),
+        ("compare", "--session-a"),
+        ("compare", "--session-b"),
+    ],
+)
+@pytest.mark.parametrize("n", ["0", "-1", str(10**30), "nan"])
+def test_session_is_bounded(command: str, option: str, n: str, fake_reader: dict, capsys) -> None:
+    """Sessions count from 1 on the command line as in the window: 0 is refused."""
+    err = _refused([*ARGV[command], option, n], capsys)
+    assert option in err and "from 1 to" in err and fake_reader == {}
 
 
 def test_a_reader_that_leaves_early_gets_no_traceback():

@@ -49,7 +49,7 @@ def test_json_null_where_undefined(capsys) -> None:
     # Two sessions of one log (the first crashed): a figure missing on either side, or a zero
     # baseline, gives a null change rather than a number.
     assert (
-        run_compare(str(DAMAGED), str(DAMAGED), "--session-a", "0", "--session-b", "1", "--json")
+        run_compare(str(DAMAGED), str(DAMAGED), "--session-a", "1", "--session-b", "2", "--json")
         == 0
     )
     out = json.loads(capsys.readouterr().out)
@@ -59,7 +59,7 @@ def test_json_null_where_undefined(capsys) -> None:
         elif d["a"] == 0:
             assert d["relative"] is None, figure
     assert out["a"]["index"] == 0 and out["b"]["index"] == 1
-    assert out["labels"] == {"a": "damaged session 0", "b": "damaged session 1"}
+    assert out["labels"] == {"a": "damaged session 1", "b": "damaged session 2"}
 
 
 def test_markdown_headline_and_table(capsys) -> None:

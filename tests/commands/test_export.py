@@ -53,7 +53,7 @@ def test_tables_csv_and_markdown(fake_reader: dict, tmp_path: Path, table: str) 
     assert run("run.log", "--out", out, "--table", table) == 0
     assert out.read_text().splitlines()[0].startswith("session,")
     md = tmp_path / f"{table}.md"
-    assert run("run.log", "--out", md, "--table", table, "--session", "0") == 0
+    assert run("run.log", "--out", md, "--table", table, "--session", "1") == 0
     assert md.read_text().startswith("| session |")
 
 

@@ -28,6 +28,8 @@ def test_json(tmp_path, capsys):
     assert json.loads(capsys.readouterr().out) == {
         "sessions": [
             {
+                "session": 1,
+                "index": 0,
                 "events": 5,
                 "skipped": {"unknown_event": 1},
                 "jobs": 1,

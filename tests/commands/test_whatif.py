@@ -26,7 +26,7 @@ def test_json_has_the_documented_shape(capsys) -> None:
     assert code == 0
     d = json.loads(out)
     assert d["format"] == "cuzk-timeline-whatif/1"
-    assert d["log"] == str(SAMPLE) and d["session"] == 0
+    assert d["log"] == str(SAMPLE) and (d["session"], d["index"]) == (1, 0)
     assert d["knobs"] == {"gw": 1, "kernel_ms": 1824.0, "prep_ms": 1909.0, "post_ms": 504.0}
     assert d["measured"]["s_per_proof"] == pytest.approx(37.4)
     for run_ in ("baseline", "scenario"):
@@ -108,9 +108,9 @@ def test_out_never_writes_over_the_input(capsys, tmp_path: Path) -> None:
 
 def test_missing_session_and_nothing_to_replay(capsys, tmp_path: Path) -> None:
     code, _, err = run(capsys, str(SAMPLE), "--session", "4")
-    assert code == 2 and "no session 4" in err
+    assert code == 2 and "no session 4 in" in err and "numbered 1)" in err
     crashed = SAMPLES / "damaged.log"
-    code, out, _ = run(capsys, str(crashed), "--session", "0", "--gw", "1")
+    code, out, _ = run(capsys, str(crashed), "--session", "1", "--gw", "1")
     assert code == 0
     assert "No prediction of s/proof" in out
     assert "two are needed for s/proof" in out

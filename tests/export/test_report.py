@@ -53,10 +53,11 @@ def test_json_schema_and_types() -> None:
 def test_json_nan_becomes_null_and_session_filter() -> None:
     t = Timeline(Path("x"), [session(index=0), session(call("a", 0, 0, 5, 0), index=1)])
     d = report_dict(t, session=1)
-    assert [s["index"] for s in d["sessions"]] == [1]
+    # "session" counts from 1, as people read it; "index" is the list position
+    assert [(s["session"], s["index"]) for s in d["sessions"]] == [(2, 1)]
     assert d["sessions"][0]["throughput"]["measured_s_per_proof"] is None
     json.dumps(report_dict(t), allow_nan=False)
-    with pytest.raises(ValueError, match="no session 7"):
+    with pytest.raises(ValueError, match=r"no session 8 in x \(sessions are numbered 1-2\)"):
         report_dict(t, session=7)
 
 

@@ -26,7 +26,7 @@ def timeline() -> Timeline:
 def test_tables_come_from_the_analysis(timeline: Timeline) -> None:
     a, b = timeline.sessions
     t = table_frame(timeline, "transitions")
-    assert list(t["session"]) == [0] * len(transitions(a)) + [1] * len(transitions(b))
+    assert list(t["session"]) == [1] * len(transitions(a)) + [2] * len(transitions(b))
     assert list(t["gap_ms"]) == list(transitions(a)["gap_ms"]) + list(transitions(b)["gap_ms"])
     g = table_frame(timeline, "gaps", session=0)
     assert len(g) == len(idle_gaps(a)) >= 1
@@ -42,7 +42,7 @@ def test_tables_come_from_the_analysis(timeline: Timeline) -> None:
 def test_range_and_session_selection(timeline: Timeline) -> None:
     k = table_frame(timeline, "kernel", session=0, rng=(40_000, 41_000))
     assert len(k) >= 1 and (k["in_range_ms"] <= 1000).all()
-    with pytest.raises(ValueError, match="no session 5"):
+    with pytest.raises(ValueError, match="no session 6 .*numbered 1-2"):
         table_frame(timeline, "jobs", session=5)
     with pytest.raises(ValueError, match="unknown table"):
         table_frame(timeline, "bogus")

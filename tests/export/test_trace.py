@@ -180,13 +180,13 @@ def test_deterministic_and_sessions(timeline: Timeline) -> None:
     two.sessions[1].index = 1
     by_ph = check_trace(trace_events(two))
     procs = [e["args"]["name"] for e in by_ph["M"] if e["name"] == "process_name"]
-    assert procs == ["session 0 · GPU 0", "session 0 · synthesis"] + [
-        "session 1 · GPU 0",
-        "session 1 · synthesis",
+    assert procs == ["session 1 · GPU 0", "session 1 · synthesis"] + [
+        "session 2 · GPU 0",
+        "session 2 · synthesis",
     ]
     only = trace_events(two, session=1)
-    assert [s["index"] for s in only["metadata"]["sessions"]] == [1]
-    with pytest.raises(ValueError, match="no session 7"):
+    assert [(s["session"], s["index"]) for s in only["metadata"]["sessions"]] == [(2, 1)]
+    with pytest.raises(ValueError, match="no session 8"):
         trace_events(two, session=7)
 
 

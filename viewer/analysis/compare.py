@@ -70,13 +70,13 @@ def alignment_offset(session: Session, alignment: Alignment) -> float:
         starts = session.partitions["gpu_start"].to_numpy()
         starts = starts[np.isfinite(starts)]
         if not len(starts):
-            raise ValueError(f"session {session.index} has no GPU_START to align on")
+            raise ValueError(f"session {session.number} has no GPU_START to align on")
         return float(starts.min())
     done = np.sort(job_table(session)["completed"].to_numpy(dtype=float))
     done = done[np.isfinite(done)]
     if len(done) < alignment.n:
         raise ValueError(
-            f"session {session.index} completed {len(done)} job(s), "
+            f"session {session.number} completed {len(done)} job(s), "
             f"cannot align on completion #{alignment.n}"
         )
     return float(done[alignment.n - 1])
@@ -89,17 +89,10 @@ def shift(rng: Range, offset: float) -> Range:
 
 
 def main_session(timeline: Timeline, index: int | None = None) -> Session:
-    """Session ``index`` of ``timeline``, or the one with the most GPU calls (the run that matters:
-    a short crashed run rarely is)."""
-    if not timeline.sessions:
-        raise ValueError(f"{timeline.source} holds no session")
-    if index is None:
-        return timeline.sessions[timeline.main_session_position()]
-    for s in timeline.sessions:
-        if s.index == index:
-            return s
-    have = ", ".join(str(s.index) for s in timeline.sessions)
-    raise ValueError(f"no session {index} in {timeline.source} (sessions: {have})")
+    """The session at position ``index`` of ``timeline.sessions``, or the one with the most GPU
+    calls (the run that matters: a short crashed run rarely is); a missing one is a ValueError
+    naming the session numbers people read (counted from 1)."""
+    return timeline.numbered(None if index is None else index + 1)
 
 
 # ---- figures ----------------------------------------------------------------------------------

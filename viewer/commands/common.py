@@ -60,8 +60,9 @@ class Bound:
 
 #: GPU workers per GPU (a GPU runs a handful; 1024 leaves room and bounds every table).
 WORKERS = Bound(1, 1024)
-#: A session position in a log.
-SESSION = Bound(0, 1_000_000)
+#: A session number, counted from 1 as the window, `info` and every report name them.
+SESSION = Bound(1, 1_000_000)
+SESSION_HELP = "only daemon run N, counted from 1 as `info` lists them"
 #: Every --range end, in ms of a session's clock (±1e12 ms is about 31.7 years).
 RANGE_LIMIT_MS = 1e12
 
@@ -87,7 +88,14 @@ def add_log_argument(p: argparse.ArgumentParser) -> None:
 
 
 def add_session_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--session", type=SESSION, default=None, metavar="N", help="only daemon run N")
+    p.add_argument("--session", type=SESSION, default=None, metavar="N", help=SESSION_HELP)
+
+
+def session_position(timeline: Timeline, number: int | None) -> int | None:
+    """The position in ``timeline.sessions`` of session ``number`` (counted from 1), which the
+    export functions take; None (every session, or the main one) stays None.  ValueError
+    naming the file and the session numbers it has."""
+    return None if number is None else timeline.numbered(number).index
 
 
 def add_range_argument(p: argparse.ArgumentParser, help: str = "time window (ms)") -> None:

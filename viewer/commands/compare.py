@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from viewer.commands.common import add_range_argument, add_workers_argument, fail, load
+from viewer.commands.common import SESSION, add_range_argument, add_workers_argument, fail, load
 
 ALIGN_HELP = """\
 alignment (--align): aligned time is ms after a point of each run:
@@ -19,7 +19,7 @@ inside it the report's range rules apply (see `python -m viewer report --help`).
 
 examples:
   python -m viewer compare phase7.log phase8.log --markdown --label-a "Phase 7" --label-b "Phase 8"
-  python -m viewer compare run.log run.log --session-a 0 --session-b 1 --json
+  python -m viewer compare run.log run.log --session-a 1 --session-b 2 --json
   python -m viewer compare a.log b.log --align completion:2 --range 0:120000
 """
 
@@ -45,8 +45,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     p.add_argument("path_a", metavar="A.log", help="run A (the baseline)")
     p.add_argument("path_b", metavar="B.log", help="run B (compared against A)")
-    p.add_argument("--session-a", type=int, default=None, metavar="N", help="daemon run of A")
-    p.add_argument("--session-b", type=int, default=None, metavar="N", help="daemon run of B")
+    p.add_argument(
+        "--session-a", type=SESSION, default=None, metavar="N", help="daemon run of A, from 1"
+    )
+    p.add_argument(
+        "--session-b", type=SESSION, default=None, metavar="N", help="daemon run of B, from 1"
+    )
     p.add_argument("--label-a", default=None, metavar="TEXT", help="name of A (file stem)")
     p.add_argument("--label-b", default=None, metavar="TEXT", help="name of B (file stem)")
     p.add_argument(
@@ -64,7 +68,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from viewer.analysis.compare import main_session
     from viewer.export.compare import (
         compare_dict,
         compare_markdown,
@@ -83,17 +86,22 @@ def run(args: argparse.Namespace) -> int:
         timeline_b = load("compare", path_b, args.workers_per_gpu)
         if timeline_b is None:
             return 2
+    try:
+        session_a = timeline_a.numbered(args.session_a)
+        session_b = timeline_b.numbered(args.session_b)
+    except ValueError as exc:  # no such session
+        return fail("compare", exc)
     label_a, label_b = run_label(path_a), run_label(path_b)
     if label_a == label_b:  # one log, two sessions (or two files of the same name)
         label_a, label_b = (
-            f"{label_a} session {args.session_a}",
-            f"{label_b} session {args.session_b}",
+            f"{label_a} session {session_a.number}",
+            f"{label_b} session {session_b.number}",
         )
     label_a, label_b = args.label_a or label_a, args.label_b or label_b
     try:
         res = compare_runs(
-            main_session(timeline_a, args.session_a),
-            main_session(timeline_b, args.session_b),
+            session_a,
+            session_b,
             label_a=label_a,
             label_b=label_b,
             alignment=args.align,
@@ -101,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
             source_a=str(path_a),
             source_b=str(path_b),
         )
-    except ValueError as exc:  # no such session, nothing to align on
+    except ValueError as exc:  # nothing to align on
         return fail("compare", exc)
     if args.json:
         text = json.dumps(compare_dict(res), indent=1) + "\n"

@@ -17,6 +17,7 @@ from viewer.commands.common import (
     add_workers_argument,
     fail,
     load,
+    session_position,
 )
 
 FORMATS = ("trace", "markdown", "csv")
@@ -159,21 +160,22 @@ def run(args: argparse.Namespace) -> int:
         return 2
     to_stdout = args.out == "-"
     try:
+        session = session_position(timeline, args.session)
         if fmt == "trace" and not to_stdout:
-            write_trace(timeline, args.out, args.session, args.range, flows=not args.no_flows)
+            write_trace(timeline, args.out, session, args.range, flows=not args.no_flows)
             print(
                 f"export: wrote {_name(args.out)} (open it in https://ui.perfetto.dev)",
                 file=sys.stderr,
             )
             return 0
         if fmt == "trace":
-            data = trace_events(timeline, args.session, args.range, flows=not args.no_flows)
+            data = trace_events(timeline, session, args.range, flows=not args.no_flows)
             text = to_json(data) + "\n"
         elif args.table is not None:
-            frame = table_frame(timeline, args.table, args.session, args.range)
+            frame = table_frame(timeline, args.table, session, args.range)
             text = table_csv(frame) if fmt == "csv" else table_markdown(frame)
         else:
-            text = report_markdown(timeline, args.session, args.range)
+            text = report_markdown(timeline, session, args.range)
         if to_stdout:
             sys.stdout.write(text)
             return 0
@@ -271,13 +273,10 @@ def _run_image(args: argparse.Namespace) -> int:
         return 2
     if not timeline.sessions:
         return _fail(f"{_name(args.path)}: no session to draw")
-    if args.session is None:
-        session = timeline.main_session_position()
-    else:
-        indexes = [s.index for s in timeline.sessions]
-        if args.session not in indexes:
-            return _fail(f"no session {args.session} in {_name(args.path)} (sessions: {indexes})")
-        session = indexes.index(args.session)
+    try:
+        session = timeline.numbered(args.session).index
+    except ValueError as exc:
+        return _fail(str(exc))
     if annotations is None and not args.no_annotations:
         annotations = _sidecar_annotations(args.path)
 

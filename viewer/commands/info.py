@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 def session_summary(session: Session) -> dict:
     """The JSON shape of one session."""
     return {
+        "session": session.number,
+        "index": session.index,
         "events": int(session.events),
         "skipped": {k: int(v) for k, v in sorted(session.skipped.items())},
         "jobs": len(session.jobs),
@@ -76,7 +78,7 @@ def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> st
         skipped = sum(s["skipped"].values())
         lines += [
             "",
-            f"session {session.index}",
+            f"session {session.number}",
             f"  events accepted   {s['events']}",
             f"  skipped lines     {skipped}"
             + (

@@ -14,6 +14,7 @@ from viewer.commands.common import (
     add_workers_argument,
     fail,
     load,
+    session_position,
 )
 
 FLEET_HELP = """\
@@ -74,13 +75,14 @@ def _one(args: argparse.Namespace, path: str) -> int:
     if timeline is None:
         return 2
     try:
+        session = session_position(timeline, args.session)
         if args.json:
             # Compact (`jq .` pretty-prints): a 10^6-event report has 10^5 gap objects.
-            text = to_json(report_dict(timeline, args.session, args.range)) + "\n"
+            text = to_json(report_dict(timeline, session, args.range)) + "\n"
         elif args.markdown:
-            text = report_markdown(timeline, args.session, args.range)
+            text = report_markdown(timeline, session, args.range)
         else:
-            text = report_text(timeline, args.session, args.range)
+            text = report_text(timeline, session, args.range)
     except ValueError as exc:  # e.g. no such session
         return fail("report", exc)
     sys.stdout.write(text)

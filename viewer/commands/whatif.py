@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from viewer.commands.common import add_log_argument, add_workers_argument, fail, load
+from viewer.commands.common import SESSION, add_log_argument, add_workers_argument, fail, load
 
 EPILOG = """\
 how: the session's measured job arrivals and per-partition durations (synthesis,
@@ -38,10 +38,11 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     add_log_argument(p)
     p.add_argument(
         "--session",
-        type=int,
+        type=SESSION,
         default=None,
         metavar="N",
-        help="daemon run N (default: the one with the most GPU calls)",
+        help="daemon run N, counted from 1 as `info` lists them (default: the one with "
+        "the most GPU calls)",
     )
     shape = p.add_argument_group("pipeline (default: as measured)")
     shape.add_argument("--gw", type=int, metavar="N", help="GPU workers per GPU")
@@ -81,7 +82,6 @@ KNOB_OPTIONS = (
 def run(args: argparse.Namespace) -> int:
     from viewer.export.files import open_output
     from viewer.export.format import display_path, to_json
-    from viewer.export.tables import select_sessions
     from viewer.export.whatif import whatif_dict, whatif_markdown, whatif_text
     from viewer.sim.writer import WriteOptions, write_stream
     from viewer.whatif import KnobError, Knobs, what_if
@@ -94,16 +94,13 @@ def run(args: argparse.Namespace) -> int:
     if timeline is None:
         return 2
     try:
-        if args.session is None:
-            (session,) = select_sessions(timeline, timeline.main_session_position())
-        else:
-            (session,) = select_sessions(timeline, args.session)
+        session = timeline.numbered(args.session)
     except ValueError as exc:
         return fail("whatif", exc)
     try:
         w = what_if(session, knobs)
     except ValueError as exc:
-        return fail("whatif", f"{display_path(args.path)}, session {session.index}: {exc}")
+        return fail("whatif", f"{display_path(args.path)}, session {session.number}: {exc}")
     if args.out:
         try:
             with open_output(args.out, [args.path]) as fh:
@@ -111,10 +108,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return fail("whatif", f"cannot write {display_path(args.out)}: {exc}")
     if args.json:
-        text = to_json(whatif_dict(w, args.path, session.index)) + "\n"
+        text = to_json(whatif_dict(w, args.path, session)) + "\n"
     elif args.markdown:
-        text = whatif_markdown(w, args.path, session.index)
+        text = whatif_markdown(w, args.path, session)
     else:
-        text = whatif_text(w, args.path, session.index)
+        text = whatif_text(w, args.path, session)
     sys.stdout.write(text)
     return 0

@@ -28,7 +28,7 @@ def session_record(log: str, sm: SessionSummary) -> dict:
     return {
         "format": FORMAT,
         "log": log,
-        "session": int(s.index) + 1,
+        "session": s.number,
         "index": int(s.index),
         "events": int(s.events),
         "skipped_lines": sm.skipped_lines,

@@ -4,12 +4,13 @@ image captions: one definition of how a figure is written."""
 from __future__ import annotations
 
 import math
-import os
 import re
 from collections.abc import Sequence
 
 import numpy as np
 import orjson
+
+from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one definition)
 
 Row = Sequence[str]
 
@@ -67,25 +68,6 @@ def text_table(head: Row, rows: Sequence[Row]) -> str:
 
 
 # ---- text from outside (file names, job ids) in a document ----------------------------------
-
-
-def _printable(text: str) -> str:
-    """``text`` with every lone surrogate shown as an escape: undecodable bytes of a file
-    name (``os.fsdecode``) as ``\\xff``, any other as ``\\udXXX``."""
-    try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-
-
-def display_path(path: object) -> str:
-    """A file name as a person can read it and any encoder can write it: bytes that are not
-    UTF-8 (a name from ``os.fsdecode(b"bad\\xff.log")``) are shown as ``\\xff``."""
-    if isinstance(path, os.PathLike):
-        path = os.fspath(path)
-    if isinstance(path, bytes):
-        return path.decode("utf-8", "backslashreplace")
-    return _printable(str(path))
 
 
 #: Characters that make Markdown markup (emphasis, code, links, tables, raw HTML).

@@ -51,6 +51,7 @@ def summary_dict(sm: SessionSummary) -> dict:
     k = sm.kernel
     tp = sm.throughput
     return {
+        "session": s.number,
         "index": int(s.index),
         "events": int(s.events),
         "skipped_lines": sm.skipped_lines,
@@ -292,7 +293,7 @@ FLOOR_HEAD = ("floor", "value", "from", "relieved by")
 def _title(sm: SessionSummary) -> str:
     rng = "" if sm.rng is None else f", range {sm.rng[0]:.0f}-{sm.rng[1]:.0f} ms"
     return (
-        f"Session {sm.index}: {sm.events} events, {sm.skipped_lines} skipped lines, "
+        f"Session {sm.session.number}: {sm.events} events, {sm.skipped_lines} skipped lines, "
         f"{sm.open_intervals} open intervals, kernel source {sm.kernel.source}{rng}"
     )
 

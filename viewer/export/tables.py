@@ -22,14 +22,11 @@ TABLES = ("transitions", "gaps", "jobs", "kernel")
 
 
 def select_sessions(timeline: Timeline, session: int | None = None) -> list[Session]:
-    """Every session, or only the one with index ``session`` (ValueError naming the choices)."""
+    """Every session, or only the one at position ``session`` of ``timeline.sessions``
+    (ValueError naming the file and the session numbers it has)."""
     if session is None:
         return list(timeline.sessions)
-    chosen = [s for s in timeline.sessions if s.index == session]
-    if not chosen:
-        have = ", ".join(str(s.index) for s in timeline.sessions) or "none"
-        raise ValueError(f"no session {session} in {timeline.source} (sessions: {have})")
-    return chosen
+    return [timeline.numbered(session + 1)]
 
 
 def _ids(s: Session, jobs: np.ndarray) -> np.ndarray:
@@ -93,7 +90,7 @@ def table_frame(
     frames = []
     for s in select_sessions(timeline, session):
         f = _BUILDERS[name](s, rng)
-        frames.append(f.assign(session=s.index)[["session", *f.columns]])
+        frames.append(f.assign(session=s.number)[["session", *f.columns]])
     if not frames:
         return pd.DataFrame({"session": pd.Series([], dtype="int64")})
     frames = [f for f in frames if len(f)] or frames[:1]

@@ -182,6 +182,7 @@ class _Builder:
         if synth_pid is not None:
             pids["synthesis"] = synth_pid
         return {
+            "session": s.number,
             "index": s.index,
             "start_ms": _vals(np.array([s.start_ms]))[0],
             "end_ms": _vals(np.array([s.end_ms]))[0],
@@ -429,7 +430,7 @@ def trace_events(
     b = _Builder(flows)
     multi = len(timeline.sessions) > 1
     with _no_gc():
-        entries = [b.session(s, rng, f"session {s.index} · " if multi else "") for s in chosen]
+        entries = [b.session(s, rng, f"session {s.number} · " if multi else "") for s in chosen]
     return {
         "traceEvents": b.meta + b.events,
         "displayTimeUnit": "ms",

@@ -20,6 +20,7 @@ from viewer.export.format import (
     text_table,
 )
 from viewer.export.report import floors_dict
+from viewer.model import Session
 from viewer.whatif import FORMAT, Outcome, WhatIf, sentence
 
 HEAD = ("figure", "measured", "replayed", "predicted")
@@ -40,12 +41,14 @@ def outcome_dict(o: Outcome) -> dict:
     }
 
 
-def whatif_dict(w: WhatIf, log: str | Path, session: int) -> dict:
-    """The ``cuzk-timeline-whatif/1`` JSON object."""
+def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
+    """The ``cuzk-timeline-whatif/1`` JSON object (``session`` counts from 1, as people read
+    it; ``index`` is its position in the log's list of sessions, from 0)."""
     return {
         "format": FORMAT,
         "log": display_path(log),
-        "session": int(session),
+        "session": session.number,
+        "index": session.index,
         "knobs": w.knobs.changed(),
         "measured": outcome_dict(w.measured),
         "baseline": outcome_dict(w.baseline),
@@ -84,18 +87,18 @@ def _bound(f: Floors) -> str:
     return f"{LABEL[f.bound]} ({f.margin * 100:.1f} % ahead of {LABEL[f.runner_up]})"
 
 
-def _title(w: WhatIf, name: str, session: int) -> str:
-    return f"What if: {w.describe()} ({name}, session {session})"
+def _title(w: WhatIf, name: str, session: Session) -> str:
+    return f"What if: {w.describe()} ({name}, session {session.number})"
 
 
-def whatif_text(w: WhatIf, log: str | Path, session: int) -> str:
+def whatif_text(w: WhatIf, log: str | Path, session: Session) -> str:
     out = [_title(w, display_path(log), session), "", text_table(HEAD, rows(w)), "", sentence(w)]
     out += ["(* = the binding floor)"]
     out += [f"note: {n}" for n in w.notes]
     return "\n".join(out) + "\n"
 
 
-def whatif_markdown(w: WhatIf, log: str | Path, session: int) -> str:
+def whatif_markdown(w: WhatIf, log: str | Path, session: Session) -> str:
     out = [f"## {_title(w, markdown_text(log), session)}", markdown_table(HEAD, rows(w))]
     out.append(sentence(w))
     out += [f"> note: {n}" for n in w.notes]

@@ -12,6 +12,7 @@ that never reached the GPU last), with the columns in ``PARTITION_COLUMNS``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -147,6 +148,12 @@ class Session:
     unattributed: pd.DataFrame = field(default_factory=lambda: NO_BLOCKS)
 
     @property
+    def number(self) -> int:
+        """The session's number as people read and type it: counted from 1 (``index`` is its
+        position in ``Timeline.sessions``, counted from 0)."""
+        return self.index + 1
+
+    @property
     def gpus(self) -> dict[int, list[int]]:
         """GPU ordinal -> its worker ids, both ascending."""
         out: dict[int, list[int]] = {}
@@ -200,11 +207,56 @@ class Timeline:
         skipped = sum(s.skipped_timeline_lines for s in self.sessions)
         return _share(skipped + _timeline_skips(self.skipped), self.events)
 
+    def numbered(self, number: int | None) -> Session:
+        """Session ``number`` (counted from 1, as the window, the CLI and every text name
+        them), or the main session when None; ValueError naming the file and the numbers
+        it has."""
+        if not self.sessions:
+            raise ValueError(f"{display_path(self.source)} holds no session")
+        if number is None:
+            return self.sessions[self.main_session_position()]
+        for s in self.sessions:
+            if s.number == number:
+                return s
+        raise ValueError(
+            f"no session {number} in {display_path(self.source)} "
+            f"(sessions are numbered {self.session_numbers()})"
+        )
+
+    def session_numbers(self) -> str:
+        """The session numbers it holds, for a message: "1", "1-3" or "none"."""
+        numbers = [s.number for s in self.sessions]
+        if not numbers:
+            return "none"
+        lo, hi = min(numbers), max(numbers)
+        if numbers == list(range(lo, hi + 1)):
+            return str(lo) if lo == hi else f"{lo}-{hi}"
+        return ", ".join(map(str, numbers))
+
     def main_session_position(self) -> int:
         """Position of the session with the most GPU calls (the later one on a tie): the run
         that matters, as a short crashed run rarely is; 0 when there is no session."""
         sizes = [len(s.partitions) for s in self.sessions]
         return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0
+
+
+def printable(text: str) -> str:
+    """``text`` with every lone surrogate shown as an escape: undecodable bytes of a file
+    name (``os.fsdecode``) as ``\\xff``, any other as ``\\udXXX``."""
+    try:
+        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def display_path(path: object) -> str:
+    """A file name as a person can read it and any encoder can write it: bytes that are not
+    UTF-8 (a name from ``os.fsdecode(b"bad\\xff.log")``) are shown as ``\\xff``."""
+    if isinstance(path, os.PathLike):
+        path = os.fspath(path)
+    if isinstance(path, bytes):
+        return path.decode("utf-8", "backslashreplace")
+    return printable(str(path))
 
 
 def _timeline_skips(skipped: dict[str, int]) -> int:

@@ -258,7 +258,7 @@ class CompareWindow(QtWidgets.QWidget):
             return
         la, lb = (run_label(t.source) for t in (ta, tb))
         if la == lb:
-            la, lb = f"{la} session {a.index}", f"{lb} session {b.index}"
+            la, lb = f"{la} session {a.number}", f"{lb} session {b.number}"
         self.status.setText("")
         self.set_runs(a, b, la, lb, str(ta.source), str(tb.source))
 

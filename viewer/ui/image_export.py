@@ -68,7 +68,7 @@ def caption_for(summary: SessionSummary, source: str | Path, rng_ms=None) -> Cap
     else:
         a, b = rng_ms
         where = f"range {a / 1000:.3f} s \u2192 {b / 1000:.3f} s ({(b - a) / 1000:.3f} s)"
-    title = f"{Path(str(source)).name} \u00b7 session {summary.index} \u00b7 {where}"
+    title = f"{Path(str(source)).name} \u00b7 session {summary.session.number} \u00b7 {where}"
     k = summary.kernel
     what = "GPU call time (upper bound)" if k.upper_bound else "CUDA kernel time"
     total = ms(k.total_ms) if k.total_ms < 10_000 else sec(k.total_ms / 1000)

@@ -493,7 +493,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         for s in self._timeline.sessions:
             self.session_combo.addItem(
-                f"{s.index + 1}: {len(s.jobs)} jobs, {duration(s.end_ms - s.start_ms)}"
+                f"{s.number}: {len(s.jobs)} jobs, {duration(s.end_ms - s.start_ms)}"
             )
             self.session_combo.setItemData(
                 s.index, f"{len(s.partitions)} GPU calls", QtCore.Qt.ItemDataRole.ToolTipRole

@@ -28,7 +28,7 @@ def skipped_counts(timeline: Timeline) -> list[tuple[str, Counter[str]]]:
     """(where, reason -> lines) for each session with skipped lines, then the lines outside
     any session."""
     out = [
-        (f"session {s.index + 1}", Counter(s.skipped))
+        (f"session {s.number}", Counter(s.skipped))
         for s in timeline.sessions
         if sum(s.skipped.values())
     ]

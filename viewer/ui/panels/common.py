@@ -68,8 +68,8 @@ def scope_text(summary, wall: float | None = None) -> str:
     else:
         ends = f"{wall_time(wall + a, 1)} → {wall_time(wall + b, 1)} UTC ({duration(b - a)})"
     if summary.rng is None:
-        return f"Whole session {s.index + 1}: {ends}"
-    return f"Range {ends} of session {s.index + 1}"
+        return f"Whole session {s.number}: {ends}"
+    return f"Range {ends} of session {s.number}"
 
 
 def section_label(text: str) -> QtWidgets.QLabel:

@@ -498,7 +498,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         pair = (self._compare_measured_lanes, *lanes) if len(lanes) == 1 else lanes
         self._compare_measured_lanes = None
         # Short: the compare table heads its columns with these labels.
-        label_a = "measured" if not a.session.index else f"measured session {a.session.index + 1}"
+        label_a = "measured" if not a.session.index else f"measured session {a.session.number}"
         cw = open_runs(
             self.window(),
             a.session,
