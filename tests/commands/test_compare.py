@@ -117,3 +117,30 @@ def test_bad_alignment_is_an_argument_error(capsys) -> None:
     with pytest.raises(SystemExit):
         run_compare(str(PHASE7), str(PHASE8), "--align", "middle")
     assert "unknown alignment" in capsys.readouterr().err
+
+
+def test_json_states_each_figure_once_at_one_precision(capsys) -> None:
+    """A figure in the diff and the same figure in a run's summary are the same number: one
+    rounding rule (ms to 3 decimals, s and fractions to 6), not 4 digits here and 6 there."""
+    assert run_compare(str(PHASE7), str(PHASE8), "--json", "--range", "0:200000") == 0
+    out = json.loads(capsys.readouterr().out)
+    for doc in (out, out["range"]):
+        diff = doc["diff"]
+        for side in ("a", "b"):
+            s = doc[side]
+            twins = {
+                "measured_s_per_proof": s["throughput"]["measured_s_per_proof"],
+                "theoretical_s_per_proof": s["throughput"]["theoretical_s_per_proof"],
+                "ratio": s["throughput"]["ratio"],
+                "worker_floor_s": s["floors"]["worker_s"],
+                "synthesis_floor_s": s["floors"]["synthesis_s"],
+                "arrival_floor_s": s["floors"]["arrival_s"],
+                "kernel_mean_ms": s["kernel"]["mean_ms"],
+            }
+            for key, value in twins.items():
+                assert diff[key][side] == value, (key, side)
+        # the delta is the difference of the numbers shown, to the shown precision
+        m = diff["measured_s_per_proof"]
+        assert m["delta"] == round(m["b"] - m["a"], 6)
+        # s/proof keeps its microseconds: more than the 4 decimals it used to be cut to
+        assert m["a"] != round(m["a"], 4) or m["b"] != round(m["b"], 4)

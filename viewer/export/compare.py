@@ -16,7 +16,13 @@ from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, 
 from viewer.analysis.floors import LABEL
 from viewer.analysis.intervals import Range
 from viewer.analysis.summary import SessionSummary
-from viewer.export.format import markdown_table, num, text_table
+from viewer.export.format import (
+    FRACTION_DIGITS,
+    UNIT_DIGITS,
+    markdown_table,
+    num,
+    text_table,
+)
 from viewer.export.report import summary_dict
 from viewer.model import Session
 
@@ -127,10 +133,10 @@ def diff_rows(c: Comparison) -> list[tuple[str, str, str, str, str]]:
 def diff_dict(c: Comparison) -> dict:
     return {
         r.figure.key: {
-            "a": num(r.a, 6),
-            "b": num(r.b, 6),
-            "delta": num(r.delta, 6),
-            "relative": num(r.relative, 6),
+            "a": num(r.a, UNIT_DIGITS[r.figure.unit]),
+            "b": num(r.b, UNIT_DIGITS[r.figure.unit]),
+            "delta": num(r.delta, UNIT_DIGITS[r.figure.unit]),
+            "relative": num(r.relative, FRACTION_DIGITS),
             "better": "lower" if r.figure.lower_is_better else "higher",
             "judgement": r.judgement or None,
         }
@@ -231,13 +237,19 @@ def compare_csv(res: CompareResult) -> str:
     w.writerow(CSV_HEAD)
     for title, c in res.sections():
         for r in c.rows:
+            digits = UNIT_DIGITS[r.figure.unit]
+            cells = (
+                num(r.a, digits),
+                num(r.b, digits),
+                num(r.delta, digits),
+                num(r.relative, FRACTION_DIGITS),
+            )
             w.writerow(
                 [
                     title,
                     r.figure.key,
                     r.figure.label,
-                    *("" if v is None else repr(round(v, 6)) for v in (r.a, r.b)),
-                    *("" if v is None else repr(round(v, 6)) for v in (r.delta, r.relative)),
+                    *("" if v is None else repr(v) for v in cells),
                     "lower" if r.figure.lower_is_better else "higher",
                     r.judgement,
                 ]

@@ -14,7 +14,15 @@ from pathlib import Path
 from viewer.analysis import SessionSummary
 from viewer.analysis.floors import LABEL
 from viewer.analysis.gpus import overall_efficiency
-from viewer.export.format import display_path, num, pct, sec, text_table
+from viewer.export.format import (
+    FRACTION_DIGITS,
+    S_DIGITS,
+    display_path,
+    num,
+    pct,
+    sec,
+    text_table,
+)
 from viewer.export.report import floors_dict, summaries
 
 FORMAT = "cuzk-timeline-fleet/1"
@@ -32,11 +40,11 @@ def session_record(log: str, sm: SessionSummary) -> dict:
         "index": int(s.index),
         "events": int(s.events),
         "skipped_lines": sm.skipped_lines,
-        "skipped_share": num(s.skipped_share(), 6),
+        "skipped_share": num(s.skipped_share(), FRACTION_DIGITS),
         "jobs_completed": int(tp.jobs_completed),
-        "measured_s_per_proof": num(tp.measured_s_per_proof, 4),
-        "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, 4),
-        "gpu_efficiency": num(overall_efficiency(sm.gpus), 6),
+        "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
+        "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, S_DIGITS),
+        "gpu_efficiency": num(overall_efficiency(sm.gpus), FRACTION_DIGITS),
         "cold_start_ms": num(sum(g.cold_start_ms for g in sm.gpus)),
         "floors": floors_dict(sm.floors),
         "verdict": {

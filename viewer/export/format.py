@@ -15,14 +15,30 @@ from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one 
 Row = Sequence[str]
 
 
-def num(x: float | None, digits: int = 3) -> float | None:
-    """A JSON-safe number: NaN / inf / None -> None."""
+#: JSON's one precision rule, in every document (report, compare, whatif, fleet, tables):
+#: times to the microsecond, so ms to 3 decimals and s to 6; fractions, ratios and shares to
+#: 6 decimals (one part per million).  A figure has the same digits wherever it appears.
+MS_DIGITS = 3
+S_DIGITS = 6
+FRACTION_DIGITS = 6
+#: Digits by a compared figure's unit (``analysis.compare.Figure.unit``).
+UNIT_DIGITS = {
+    "ms": MS_DIGITS,
+    "s/proof": S_DIGITS,
+    "fraction": FRACTION_DIGITS,
+    "ratio": FRACTION_DIGITS,
+    "count": FRACTION_DIGITS,
+}
+
+
+def num(x: float | None, digits: int = MS_DIGITS) -> float | None:
+    """A JSON-safe number rounded to ``digits`` decimals: NaN / inf / None -> None."""
     if x is None or not math.isfinite(float(x)):
         return None
     return round(float(x), digits)
 
 
-def nums(values, digits: int = 3) -> list[float | None]:
+def nums(values, digits: int = MS_DIGITS) -> list[float | None]:
     """``num`` of every value of an array, vectorized (big reports have 10^5 rows)."""
     a = np.round(np.asarray(values, dtype=np.float64), digits)
     out = a.tolist()

@@ -16,7 +16,18 @@ import numpy as np
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
 from viewer.analysis.intervals import Range
-from viewer.export.format import Row, markdown_table, ms, num, nums, pct, sec, text_table
+from viewer.export.format import (
+    FRACTION_DIGITS,
+    S_DIGITS,
+    Row,
+    markdown_table,
+    ms,
+    num,
+    nums,
+    pct,
+    sec,
+    text_table,
+)
 from viewer.export.tables import select_sessions
 from viewer.model import Timeline
 
@@ -68,7 +79,7 @@ def summary_dict(sm: SessionSummary) -> dict:
                 "last_end_ms": num(g.last_end_ms),
                 "busy_ms": num(g.busy_ms),
                 "idle_ms": num(g.idle_ms),
-                "efficiency": num(g.efficiency, 6),
+                "efficiency": num(g.efficiency, FRACTION_DIGITS),
                 "cold_start_ms": num(g.cold_start_ms),
                 "idle_gaps": gap_rows.get(g.gpu, []),
             }
@@ -106,9 +117,9 @@ def summary_dict(sm: SessionSummary) -> dict:
         "gpu_ms_total": num(k.gpu_call_ms),
         "synth_ms_total": num(k.synth_ms),
         "throughput": {
-            "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, 4),
-            "measured_s_per_proof": num(tp.measured_s_per_proof, 4),
-            "ratio": num(tp.ratio, 4),
+            "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, S_DIGITS),
+            "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
+            "ratio": num(tp.ratio, FRACTION_DIGITS),
             "jobs_completed": int(tp.jobs_completed),
             "partitions_per_proof": int(tp.partitions_per_proof),
             "gpus": int(tp.gpus),
@@ -126,17 +137,17 @@ def summary_dict(sm: SessionSummary) -> dict:
 def floors_dict(f: Floors) -> dict:
     """The four floors in s/proof, the synthesis slots seen, which binds and by how much."""
     return {
-        "kernel_s": num(f.kernel_s, 4),
-        "worker_s": num(f.worker_s, 4),
-        "synthesis_s": num(f.synthesis_s, 4),
-        "arrival_s": num(f.arrival_s, 4),
+        "kernel_s": num(f.kernel_s, S_DIGITS),
+        "worker_s": num(f.worker_s, S_DIGITS),
+        "synthesis_s": num(f.synthesis_s, S_DIGITS),
+        "arrival_s": num(f.arrival_s, S_DIGITS),
         "pw": int(f.pw),
         "gpu_workers": int(f.workers),
         "jobs": int(f.jobs),
         "inferred_arrivals": int(f.inferred_arrivals),
         "bound": f.bound,
         "runner_up": f.runner_up,
-        "margin": num(f.margin, 4),
+        "margin": num(f.margin, FRACTION_DIGITS),
         "upper_bound": bool(f.upper_bound),
     }
 

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from viewer.analysis.floors import FLOORS, LABEL, Floors
 from viewer.export.format import (
+    FRACTION_DIGITS,
+    S_DIGITS,
     Row,
     display_path,
     markdown_table,
@@ -30,12 +32,12 @@ def outcome_dict(o: Outcome) -> dict:
     """``s_per_proof``, ``gpu_efficiency``, ``floors``, ``bound``, ``runner_up``, ``margin``."""
     f = o.floors
     return {
-        "s_per_proof": num(o.s_per_proof, 4),
-        "gpu_efficiency": num(o.gpu_efficiency, 6),
+        "s_per_proof": num(o.s_per_proof, S_DIGITS),
+        "gpu_efficiency": num(o.gpu_efficiency, FRACTION_DIGITS),
         "floors": {k: v for k, v in floors_dict(f).items() if k.endswith("_s")},
         "bound": f.bound,
         "runner_up": f.runner_up,
-        "margin": num(f.margin, 4),
+        "margin": num(f.margin, FRACTION_DIGITS),
         "pw": int(f.pw),
         "gpu_workers": int(f.workers),
     }
@@ -53,7 +55,7 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
         "measured": outcome_dict(w.measured),
         "baseline": outcome_dict(w.baseline),
         "scenario": outcome_dict(w.scenario),
-        "replay_error": num(w.replay_error, 4),
+        "replay_error": num(w.replay_error, FRACTION_DIGITS),
         "sentence": sentence(w),
         "notes": list(w.notes),
     }
