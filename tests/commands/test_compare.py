@@ -144,3 +144,15 @@ def test_json_states_each_figure_once_at_one_precision(capsys) -> None:
         assert m["delta"] == round(m["b"] - m["a"], 6)
         # s/proof keeps its microseconds: more than the 4 decimals it used to be cut to
         assert m["a"] != round(m["a"], 4) or m["b"] != round(m["b"], 4)
+
+
+def test_markdown_writes_labels_and_file_names_as_text(capsys, tmp_path: Path) -> None:
+    """A file named like HTML and a label with a table pipe stay literal text (item 16)."""
+    hostile = tmp_path / "<img src=x onerror=alert(1)>.log"
+    hostile.write_bytes(PHASE7.read_bytes())
+    assert run_compare(str(hostile), str(PHASE8), "--markdown", "--label-b", "b|*x*") == 0
+    md = capsys.readouterr().out
+    assert "<img" not in md and "&lt;img src=x onerror=alert(1)&gt;" in md
+    header = next(line for line in md.splitlines() if line.startswith("| figure |"))
+    assert header.count(" | ") == 4  # figure, A, B, delta, relative: the pipe did not split
+    assert "b\\|\\*x\\*" in header

@@ -123,3 +123,12 @@ def test_the_report_says_how_many_kernel_blocks_were_ambiguous_or_unmatched() ->
     row = f"{session.ambiguous_blocks} / {session.unattributed_blocks} of {session.kernel_blocks}"
     assert "CUZK_TIMING blocks: ambiguous / matched to no call" in text and row in text
     assert "CUZK_TIMING blocks" not in report_text(warm_timeline())
+
+
+def test_markdown_title_and_notes_are_text(tmp_path: Path) -> None:
+    t = warm_timeline()
+    t.source = tmp_path / "<b>run</b>.log"
+    t.sessions[0].notes.append("lines after <script> lost")
+    md = report_markdown(t)
+    assert "<b>" not in md and "<script>" not in md
+    assert "&lt;b&gt;run&lt;/b&gt;.log" in md and "after &lt;script&gt; lost" in md

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, headline
@@ -20,6 +20,7 @@ from viewer.export.format import (
     FRACTION_DIGITS,
     UNIT_DIGITS,
     markdown_table,
+    markdown_text,
     num,
     text_table,
 )
@@ -207,10 +208,19 @@ def bound_line(c: Comparison, res: CompareResult) -> str:
 
 
 def compare_markdown(res: CompareResult) -> str:
-    """A headline, one diff table per section and both verdicts: what a write-up needs."""
+    """A headline, one diff table per section and both verdicts: what a write-up needs.
+    Labels and file names come from outside (a file named ``<img src=x>.log``, a --label of
+    ``=cmd|x``): they are written as literal text, never as markup."""
+    res = replace(
+        res,
+        label_a=markdown_text(res.label_a),
+        label_b=markdown_text(res.label_b),
+        source_a=markdown_text(res.source_a),
+        source_b=markdown_text(res.source_b),
+    )
     out = [f"# {headline(res.whole, res.label_a, res.label_b)}"]
     if res.source_a or res.source_b:
-        out.append(f"A = `{res.source_a}`, B = `{res.source_b}`. {_alignment_line(res)}")
+        out.append(f"A = {res.source_a}, B = {res.source_b}. {_alignment_line(res)}")
     for title, c in res.sections():
         out += [f"## {title[0].upper()}{title[1:]}", markdown_table(_head(res), diff_rows(c))]
         out.append(bound_line(c, res))

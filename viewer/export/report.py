@@ -21,6 +21,7 @@ from viewer.export.format import (
     S_DIGITS,
     Row,
     markdown_table,
+    markdown_text,
     ms,
     num,
     nums,
@@ -311,7 +312,7 @@ def _title(sm: SessionSummary) -> str:
 
 def report_markdown(timeline: Timeline, session: int | None = None, rng: Range = None) -> str:
     """Markdown tables in the shape of the published reference, one section per session."""
-    out = [f"# cuzk timeline report: {timeline.source}"]
+    out = [f"# cuzk timeline report: {markdown_text(timeline.source)}"]
     for sm in summaries(timeline, session, rng):
         out += [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
         out.append(markdown_table(FLOOR_HEAD, floor_rows(sm.floors)))
@@ -323,7 +324,7 @@ def report_markdown(timeline: Timeline, session: int | None = None, rng: Range =
         if sm.verdict.warning:
             out.append(f"**Warning:** {sm.verdict.warning}")
         out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
-        out += [f"> note: {n}" for n in sm.session.notes]
+        out += [f"> note: {markdown_text(n)}" for n in sm.session.notes]
     return "\n\n".join(out) + "\n"
 
 
