@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.analysis.transitions import cold_start_regions
 from viewer.model import Session
@@ -38,28 +38,31 @@ def overall_efficiency(gpus: list[GpuStats]) -> float:
     return busy / span if span > 0 else float("nan")
 
 
-def _per_gpu(groups: np.ndarray, values: np.ndarray) -> pd.Series:
-    return pd.Series(values).groupby(groups).sum()
-
-
 def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     """Busy, idle, efficiency and cold start of every GPU of the session, ascending."""
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
-    g = blocks["group"].to_numpy()
+    by_gpu = Groups(blocks["group"].to_numpy())
     bs, be = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
-    busy = _per_gpu(g, be - bs)
-    first = pd.Series(blocks["start"].to_numpy()).groupby(g).min()
-    last = pd.Series(blocks["end"].to_numpy()).groupby(g).max()
+    busy = dict(zip(by_gpu.keys.tolist(), by_gpu.sum(be - bs).tolist(), strict=True))
+    first = dict(zip(by_gpu.keys.tolist(), by_gpu.min(blocks["start"]).tolist(), strict=True))
+    last = dict(zip(by_gpu.keys.tolist(), by_gpu.max(blocks["end"]).tolist(), strict=True))
     cold = cold_start_regions(session)
     cs, ce = clip(cold["start"].to_numpy(), cold["end"].to_numpy(), rng)
-    cold_ms = _per_gpu(cold["gpu"].to_numpy(), ce - cs)
-
+    by_cold = Groups(cold["gpu"].to_numpy())
+    cold_ms = dict(zip(by_cold.keys.tolist(), by_cold.sum(ce - cs).tolist(), strict=True))
+    worker, gpu_of = c["worker"].to_numpy(), c["gpu"].to_numpy()
+    known = worker >= 0
+    seen = Groups(gpu_of[known])
+    seen_workers = {
+        int(g): np.unique(w).tolist()
+        for g, w in zip(seen.keys, seen.split(worker[known]), strict=True)
+    }
     workers = session.gpus
     seen = c[c["worker"] >= 0].groupby("gpu")["worker"].unique()
     out = []
-    for gpu in sorted(set(workers) | {int(x) for x in first.index}):
+    for gpu in sorted(set(workers) | set(first)):
         lo, hi = float(first.get(gpu, np.nan)), float(last.get(gpu, np.nan))
         if rng is not None and np.isfinite(lo):
             lo, hi = max(lo, rng[0]), min(hi, rng[1])
@@ -70,7 +73,7 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
         out.append(
             GpuStats(
                 gpu=gpu,
-                workers=tuple(sorted({*workers.get(gpu, ()), *map(int, seen.get(gpu, ()))})),
+                workers=tuple(sorted({*workers.get(gpu, ()), *seen_workers.get(gpu, ())})),
                 first_start_ms=lo,
                 last_end_ms=hi,
                 busy_ms=b,

@@ -84,7 +84,7 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFr
                 "last": np.zeros(0, dtype=np.int64),
             }
         )
-    reach = pd.Series(e).groupby(g).cummax().to_numpy()
+    reach = _group_cummax(g, e)
     new = np.ones(len(g), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (s[1:] > reach[:-1])
     block = np.cumsum(new) - 1
@@ -103,6 +103,16 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFr
             "last": order[closer],
         }
     )
+
+
+def _group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running maximum of ``values`` within each run of equal ``groups`` (sorted by group):
+    one ``np.maximum.accumulate`` over integer ranks banded by group, so a group's running
+    maximum never reaches into the one before it."""
+    gid = np.cumsum(np.concatenate([[0], groups[1:] != groups[:-1]]))
+    uniq, rank = np.unique(values, return_inverse=True)
+    band = gid * (len(uniq) + 1)
+    return uniq[np.maximum.accumulate(band + rank.reshape(-1)) - band]
 
 
 @per_session

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis.cache import per_session
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
@@ -51,31 +52,11 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     open_end = np.where(
         p["gpu_open"].to_numpy() | p["synth_open"].to_numpy(), session.end_ms, -np.inf
     )
-    row = pd.DataFrame(
-        {
-            "job": p["job"].to_numpy(),
-            "gpu_start": p["gpu_start"].to_numpy(),
-            "gpu_end": end,
-            "unfinished": ~np.isfinite(end),
-            "synth_start": p["synth_start"].to_numpy(),
-            "synth_end": p["synth_end"].to_numpy(),
-            "wait": stages(session)["queue_wait_ms"].to_numpy(),
-            "active_start": np.fmin.reduce(times, axis=1, initial=np.inf),
-            "active_end": np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end),
-        }
-    )
-    agg = row.groupby("job").agg(
-        first_gpu_start=("gpu_start", "min"),
-        last_end=("gpu_end", "max"),
-        unfinished=("unfinished", "any"),
-        synth_start=("synth_start", "min"),
-        synth_end=("synth_end", "max"),
-        queue_wait_ms=("wait", "mean"),
-        active_start=("active_start", "min"),
-        active_end=("active_end", "max"),
-    )
-    agg = agg.reindex(np.arange(len(jobs)))
-    completed = np.where(agg["unfinished"].to_numpy(dtype=bool), np.nan, agg["last_end"])
+    g = Groups(p["job"].to_numpy(), size=len(jobs))
+    active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
+    active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
+    synth_start, synth_end = g.min(p["synth_start"].to_numpy()), g.max(p["synth_end"].to_numpy())
+    completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
     kind = jobs["kind"].to_numpy(dtype=object).copy()
     mono = jobs["monolithic"].to_numpy(dtype=bool)
     kind[np.equal(kind, None) & ~mono] = "partitioned"
@@ -85,14 +66,14 @@ def _all_jobs(session: Session) -> pd.DataFrame:
             "job_id": jobs["job_id"].to_numpy(dtype=object),
             "kind": pd.Series(kind, dtype=object),
             "partitions": jobs["partitions"].to_numpy(),
-            "first_gpu_start": agg["first_gpu_start"].to_numpy(dtype=float),
-            "completed": completed.astype(float),
-            "synth_start": agg["synth_start"].to_numpy(dtype=float),
-            "synth_end": agg["synth_end"].to_numpy(dtype=float),
-            "synth_span_ms": (agg["synth_end"] - agg["synth_start"]).to_numpy(dtype=float),
-            "queue_wait_ms": agg["queue_wait_ms"].to_numpy(dtype=float),
-            "active_start": agg["active_start"].to_numpy(dtype=float),
-            "active_end": agg["active_end"].to_numpy(dtype=float),
+            "first_gpu_start": g.min(p["gpu_start"].to_numpy()),
+            "completed": completed,
+            "synth_start": synth_start,
+            "synth_end": synth_end,
+            "synth_span_ms": synth_end - synth_start,
+            "queue_wait_ms": g.mean(stages(session)["queue_wait_ms"].to_numpy()),
+            "active_start": active_start,
+            "active_end": active_end,
         }
     )
 

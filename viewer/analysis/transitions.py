@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis.cache import per_session
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.stages import stages
 from viewer.model import Session
@@ -47,34 +48,25 @@ def _all_transitions(session: Session) -> pd.DataFrame:
         return _empty()
     # A worker's first call: it was free since the session started.
     first = stages(session)["worker_first"].to_numpy()[c["row"].to_numpy()]
-    c = c.assign(free=np.where(first, session.start_ms, c["free"].to_numpy()))
-    # First call of each job (calls are sorted by start, so the first row per job).
-    firsts = c.drop_duplicates("job", keep="first").reset_index(drop=True)
-    last_end = c.groupby("job")["end"].max()
+    free = np.where(first, session.start_ms, c["free"].to_numpy())
+    job = c["job"].to_numpy()
+    start, end = c["start"].to_numpy(), c["end"].to_numpy()
+    # First call of each job (calls are sorted by start, so the first row per job), in order.
+    by_job = Groups(job, size=len(session.jobs))
+    firsts = np.sort(Groups(job).first_rows())
     n = len(firsts) - 1
     if n < 1:
         return _empty()
-    from_job = firsts["job"].to_numpy()[:-1]
-    nxt = firsts.iloc[1:].reset_index(drop=True)
-    time = nxt["start"].to_numpy()
-    pairs = pd.DataFrame({"job": from_job, "time": time, "pos": np.arange(n)})
-    ended = c.loc[c["closed"].to_numpy(), ["job", "end"]].sort_values("end", kind="stable")
-    found = pd.merge_asof(
-        pairs.sort_values("time", kind="stable"),
-        ended,
-        left_on="time",
-        right_on="end",
-        by="job",
-        direction="backward",
-        allow_exact_matches=True,
-    ).sort_values("pos")
-    latest = found["end"].to_numpy()
+    from_job = job[firsts[:-1]]
+    nxt = firsts[1:]
+    time = start[nxt]
+    latest = _latest_end_before(job, end, c["closed"].to_numpy(dtype=bool), from_job, time)
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
-    overlap = np.maximum(0.0, last_end.reindex(from_job).to_numpy() - time)
-    starved = nxt["ready"].to_numpy() > nxt["free"].to_numpy()
-    cold = starved & _synthesized_while_filling(session, nxt["job"].to_numpy())
+    overlap = np.maximum(0.0, by_job.max(end)[from_job] - time)
+    starved = c["ready"].to_numpy()[nxt] > free[nxt]
+    to_job = job[nxt]
+    cold = starved & _synthesized_while_filling(session, to_job)
     ids = session.jobs["job_id"].to_numpy()
-    to_job = nxt["job"].to_numpy()
     return pd.DataFrame(
         {
             "from_job": from_job.astype("int32"),
@@ -86,10 +78,28 @@ def _all_transitions(session: Session) -> pd.DataFrame:
             "overlap_ms": overlap,
             "starved": starved,
             "cold_start": cold,
-            "worker": nxt["worker"].to_numpy().astype("int32"),
-            "gpu": nxt["gpu"].to_numpy().astype("int32"),
+            "worker": c["worker"].to_numpy()[nxt].astype("int32"),
+            "gpu": c["gpu"].to_numpy()[nxt].astype("int32"),
         }
     )
+
+
+def _latest_end_before(
+    job: np.ndarray, end: np.ndarray, closed: np.ndarray, of: np.ndarray, at: np.ndarray
+) -> np.ndarray:
+    """For each (``of[i]``, ``at[i]``): the latest ``end`` of job ``of[i]``'s closed calls at or
+    before ``at[i]`` (NaN when none).  One sorted search over (job, time rank) keys."""
+    j, e = job[closed].astype(np.int64), end[closed]
+    times, rank = np.unique(np.concatenate([e, at]), return_inverse=True)
+    rank = rank.reshape(-1)
+    width = len(times) + 1
+    keys = j * width + rank[: len(e)]
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    want = of.astype(np.int64) * width + rank[len(e) :]
+    pos = np.searchsorted(keys, want, side="right") - 1
+    found = (pos >= 0) & (j[order][np.maximum(pos, 0)] == of)
+    return np.where(found, e[order][np.maximum(pos, 0)], np.nan)
 
 
 def _synthesized_while_filling(session: Session, jobs: np.ndarray) -> np.ndarray:
@@ -119,31 +129,37 @@ def transitions(session: Session, rng: Range = None) -> pd.DataFrame:
     return t[TRANSITION_COLUMNS].reset_index(drop=True)
 
 
+@per_session
 def cold_start_regions(session: Session) -> pd.DataFrame:
-    """Cold start per GPU: session start -> its first GPU_START, plus the cold transitions' gaps."""
+    """Cold start per GPU: session start -> its first GPU_START, plus the cold transitions' gaps.
+    Shared by the GPU figures, the verdict and the lanes (read-only)."""
     c = calls(session)
-    firsts = c.groupby("gpu")["start"].min()
-    head = pd.DataFrame(
-        {
-            "gpu": firsts.index.to_numpy().astype("int32"),
-            "start": np.full(len(firsts), session.start_ms),
-            "end": firsts.to_numpy().astype(np.float64),
-            "label": "cold start",
-        }
-    )
+    gpu = c["gpu"].to_numpy().astype(np.int64)
+    start = c["start"].to_numpy(dtype=np.float64)
+    head_gpu, first = np.unique(gpu), np.empty(0)
+    if len(gpu):
+        order = np.lexsort((start, gpu))  # by GPU, then start: the first row of each GPU
+        head_gpu, at = np.unique(gpu[order], return_index=True)
+        first = start[order][at]
     t = _all_transitions(session)
-    t = t[t["cold_start"].to_numpy().astype(bool)] if len(t) else t
-    tail = pd.DataFrame(
+    cold = t["cold_start"].to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
+    t_gpu = t["gpu"].to_numpy().astype(np.int64)[cold]
+    t_end = t["time"].to_numpy(dtype=np.float64)[cold]
+    t_start = t_end - t["gap_ms"].to_numpy(dtype=np.float64)[cold]
+    labels = [
+        f"cold start (job {a}->{b})"
+        for a, b in zip(t["from_job"].to_numpy()[cold], t["to_job"].to_numpy()[cold], strict=True)
+    ]
+    g = np.concatenate([head_gpu, t_gpu])
+    starts = np.concatenate([np.full(len(head_gpu), session.start_ms, dtype=np.float64), t_start])
+    ends = np.concatenate([first, t_end])
+    label = np.array(["cold start"] * len(head_gpu) + labels, dtype=object)
+    order = np.lexsort((starts, g))  # by GPU, then start (stable for equal keys)
+    return pd.DataFrame(
         {
-            "gpu": t["gpu"].to_numpy().astype("int32"),
-            "start": (t["time"] - t["gap_ms"]).to_numpy(dtype=np.float64),
-            "end": t["time"].to_numpy(dtype=np.float64),
-            "label": [
-                f"cold start (job {a}->{b})"
-                for a, b in zip(t["from_job"], t["to_job"], strict=True)
-            ],
+            "gpu": g[order].astype(np.int32),
+            "start": starts[order],
+            "end": ends[order],
+            "label": label[order],
         }
     )
-    out = pd.concat([head, tail], ignore_index=True) if len(tail) else head
-    out = out.astype({"gpu": "int32", "start": "float64", "end": "float64", "label": object})
-    return out[COLD_COLUMNS].sort_values(["gpu", "start"], kind="stable").reset_index(drop=True)

@@ -1,0 +1,93 @@
+"""Reductions by group in numpy: per job, per GPU, per worker.
+
+pandas' ``groupby`` costs 0.3-1 ms a call whatever the size, which is most of a session's
+figures when a log holds thousands of short daemon runs (issue 13, item 13).  ``Groups``
+sorts the keys once and reduces any number of columns with ``ufunc.reduceat``; the
+results follow pandas' rules: NaN is skipped (a group of only NaN gives NaN), and
+``mean`` is over the finite values.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Groups:
+    """Rows grouped by ``keys`` (integers).  ``keys`` gives the groups present, ascending;
+    a reduction returns one value per present group, or, with ``size``, an array indexed
+    by key from 0 to ``size - 1`` with ``fill`` where a key has no row."""
+
+    def __init__(self, keys: np.ndarray, size: int | None = None) -> None:
+        keys = np.asarray(keys)
+        self._order = np.argsort(keys, kind="stable")
+        sorted_keys = keys[self._order]
+        if len(sorted_keys):
+            cut = np.flatnonzero(sorted_keys[1:] != sorted_keys[:-1]) + 1
+            self._starts = np.concatenate([[0], cut])
+        else:
+            self._starts = np.zeros(0, dtype=np.intp)
+        self.keys = sorted_keys[self._starts]
+        self.size = size
+        self.counts = np.diff(np.append(self._starts, len(sorted_keys)))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def _reduce(self, ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values)[self._order]
+        if not len(self._starts):
+            return values[:0]
+        return ufunc.reduceat(values, self._starts)
+
+    def _out(self, per_group: np.ndarray, fill: float) -> np.ndarray:
+        if self.size is None:
+            return per_group
+        out = np.full(self.size, fill, dtype=np.result_type(per_group.dtype, type(fill)))
+        out[self.keys] = per_group
+        return out
+
+    def min(self, values: np.ndarray) -> np.ndarray:
+        """Smallest non-NaN value per group (NaN when the group has none)."""
+        return self._out(self._reduce(np.fmin, np.asarray(values, dtype=np.float64)), np.nan)
+
+    def max(self, values: np.ndarray) -> np.ndarray:
+        """Largest non-NaN value per group (NaN when the group has none)."""
+        return self._out(self._reduce(np.fmax, np.asarray(values, dtype=np.float64)), np.nan)
+
+    def sum(self, values: np.ndarray) -> np.ndarray:
+        """Sum of the non-NaN values per group (0 when there is none)."""
+        v = np.asarray(values, dtype=np.float64)
+        return self._out(self._reduce(np.add, np.where(np.isnan(v), 0.0, v)), 0.0)
+
+    def mean(self, values: np.ndarray) -> np.ndarray:
+        """Mean of the non-NaN values per group (NaN when there is none)."""
+        v = np.asarray(values, dtype=np.float64)
+        finite = ~np.isnan(v)
+        total = self._reduce(np.add, np.where(finite, v, 0.0))
+        count = self._reduce(np.add, finite.astype(np.int64))
+        with np.errstate(invalid="ignore", divide="ignore"):
+            mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        return self._out(mean, np.nan)
+
+    def any(self, values: np.ndarray) -> np.ndarray:
+        """True where any value of the group is true (False for a key with no row)."""
+        flags = self._reduce(np.logical_or, np.asarray(values, dtype=bool))
+        if self.size is None:
+            return flags
+        out = np.zeros(self.size, dtype=bool)
+        out[self.keys] = flags
+        return out
+
+    def first(self, values: np.ndarray) -> np.ndarray:
+        """The value of each group's first row in the original order."""
+        return np.asarray(values)[self._order][self._starts]
+
+    def split(self, values: np.ndarray) -> list[np.ndarray]:
+        """The values of each group, in the original order within it."""
+        if not len(self._starts):
+            return []
+        return np.split(np.asarray(values)[self._order], self._starts[1:])
+
+    def first_rows(self) -> np.ndarray:
+        """Position (in the original order) of each group's first row."""
+        return self._order[self._starts]
