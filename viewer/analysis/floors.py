@@ -189,10 +189,10 @@ def floors(
 
     start, end = p["gpu_start"].to_numpy(), p["gpu_end"].to_numpy()
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = int(pd.unique(p["worker"].to_numpy()[calls & (p["worker"].to_numpy() >= 0)]).size)
+    workers = int(np.unique(p["worker"].to_numpy()[calls & (p["worker"].to_numpy() >= 0)]).size)
     timing = not kernel.upper_bound
     if timing:
-        per_call = (s["prep_ms"] + s["kernel_ms"] + s["post_ms"]).to_numpy()
+        per_call = s["prep_ms"].to_numpy() + s["kernel_ms"].to_numpy() + s["post_ms"].to_numpy()
     else:
         per_call = s["call_ms"].to_numpy()
     per_call = per_call[calls & np.isfinite(per_call)]

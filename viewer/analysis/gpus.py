@@ -60,7 +60,6 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
         for g, w in zip(seen.keys, seen.split(worker[known]), strict=True)
     }
     workers = session.gpus
-    seen = c[c["worker"] >= 0].groupby("gpu")["worker"].unique()
     out = []
     for gpu in sorted(set(workers) | set(first)):
         lo, hi = float(first.get(gpu, np.nan)), float(last.get(gpu, np.nan))

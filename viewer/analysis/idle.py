@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from viewer.analysis.verdict import _warm_idle
+from viewer.analysis.verdict import warm_idle
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,7 @@ def _sum(gaps: pd.DataFrame, starved: bool | None = None) -> float:
 def idle_split(gaps: pd.DataFrame, cold: pd.DataFrame) -> IdleSplit:
     """``gaps`` (``idle_gaps`` of a range) split by cause and by the ``cold`` regions
     (``cold_start_regions``), as the verdict splits them."""
-    warm = _warm_idle(gaps, cold)
+    warm = warm_idle(gaps, cold)
     total = _sum(gaps)
     warm_starved, warm_dispatch = _sum(warm, True), _sum(warm, False)
     return IdleSplit(

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from viewer.analysis.cache import per_session
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 
@@ -90,9 +91,7 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
         known = timing and bool(np.isfinite(part).any() or np.isfinite(u_part).any())
         both = np.nansum(part * frac) + np.nansum(u_part * u_frac)
         breakdown[name] = float(both) if known else float("nan")
-    sums = pd.DataFrame({"worker": k["worker"], "gpu": k["gpu"], "ms": inside})
-    per_worker = sums.groupby("worker")["ms"].sum()
-    per_gpu = sums.groupby("gpu")["ms"].sum()
+    by_worker, by_gpu = Groups(k["worker"].to_numpy()), Groups(k["gpu"].to_numpy())
 
     c = calls(session)
     closed = c["closed"].to_numpy()
@@ -112,8 +111,8 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
         mean_ms=float(kms[touching].mean()) if n else float("nan"),
         partitions=n,
         breakdown_ms=breakdown,
-        per_worker={int(w): float(v) for w, v in per_worker.items()},
-        per_gpu={int(g): float(v) for g, v in per_gpu.items()},
+        per_worker=dict(zip(by_worker.keys.tolist(), by_worker.sum(inside).tolist(), strict=True)),
+        per_gpu=dict(zip(by_gpu.keys.tolist(), by_gpu.sum(inside).tolist(), strict=True)),
         gpu_call_ms=float(call_ms.sum()),
         synth_ms=float(synth.sum()),
         unattributed_ms=float(u_inside.sum()),

@@ -67,18 +67,21 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def _warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
+def warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
     """Idle gaps minus their part inside a cold start (that says nothing about steady state)."""
     if len(gaps) == 0 or len(cold) == 0:
         return gaps
-    warm = gaps.reset_index(drop=True)
-    start, end, gpu = warm["start"].to_numpy(), warm["end"].to_numpy(), warm["gpu"].to_numpy()
-    cut = np.zeros(len(warm))
-    for g, a, b in zip(cold["gpu"], cold["start"], cold["end"], strict=True):  # a few regions
+    start, end, gpu = gaps["start"].to_numpy(), gaps["end"].to_numpy(), gaps["gpu"].to_numpy()
+    cut = np.zeros(len(gaps))
+    regions = zip(
+        cold["gpu"].to_numpy(), cold["start"].to_numpy(), cold["end"].to_numpy(), strict=True
+    )
+    for g, a, b in regions:  # a few regions
         inside = np.minimum(end, b) - np.maximum(start, a)
         cut += np.where(gpu == g, np.maximum(inside, 0.0), 0.0)
-    warm = warm.assign(ms=warm["ms"].to_numpy() - cut)
-    return warm[warm["ms"] > 0]
+    ms = gaps["ms"].to_numpy() - cut
+    keep = np.flatnonzero(ms > 0)
+    return gaps.iloc[keep].assign(ms=ms[keep]).reset_index(drop=True)
 
 
 def _evidence(
@@ -96,29 +99,33 @@ def _evidence(
     elif active:
         each = ", ".join(f"GPU {g.gpu} {g.efficiency * 100:.1f} %" for g in active)
         out.append(f"GPU efficiency {each} (merged intervals)")
-    cross = gaps[gaps["cross_sector"]] if len(gaps) else gaps
-    out.append(f"cross-sector GPU idle {cross['ms'].sum():.0f} ms in {_n(len(cross), 'gap')}")
-    cold_t = transitions[transitions["cold_start"]] if len(transitions) else transitions
+    gap_ms = gaps["ms"].to_numpy(dtype=np.float64)
+    cross = gap_ms[gaps["cross_sector"].to_numpy(dtype=bool)]
+    out.append(f"cross-sector GPU idle {cross.sum():.0f} ms in {_n(len(cross), 'gap')}")
+    is_cold = transitions["cold_start"].to_numpy(dtype=bool)
     cold = f"cold start {sum(g.cold_start_ms for g in gpus):.0f} ms"
-    if len(cold_t):
+    if is_cold.any():
         steps = ", ".join(
             f"sector {a}->{b} {gap:.0f} ms"
             for a, b, gap in zip(
-                cold_t["from_job"], cold_t["to_job"], cold_t["gap_ms"], strict=True
+                transitions["from_job"].to_numpy()[is_cold],
+                transitions["to_job"].to_numpy()[is_cold],
+                transitions["gap_ms"].to_numpy()[is_cold],
+                strict=True,
             )
         )
         cold += f" (incl. starved {steps})"
     out.append(cold)
     if _never_warm(transitions):
-        starved = int(transitions["starved"].sum())
+        starved = int(transitions["starved"].to_numpy(dtype=bool).sum())
         out.append(
             f"{starved} of {len(transitions)} transitions starved: the pipeline never warmed up"
         )
     if len(gaps):
-        starved = gaps.loc[gaps["starved"], "ms"].sum()
+        starved = gap_ms[gaps["starved"].to_numpy(dtype=bool)].sum()
         out.append(
-            f"idle gaps {gaps['ms'].sum():.0f} ms: {starved:.0f} ms starved, "
-            f"{gaps['ms'].sum() - starved:.0f} ms dispatch"
+            f"idle gaps {gap_ms.sum():.0f} ms: {starved:.0f} ms starved, "
+            f"{gap_ms.sum() - starved:.0f} ms dispatch"
         )
     bound = " (GPU call time: an upper bound, no CUZK_TIMING lines)" if kernel.upper_bound else ""
     out.append(f"mean kernel {kernel.mean_ms:.0f} ms per partition{bound}")
@@ -196,9 +203,10 @@ def decide(
     if bound:
         head += f", {share * 100:.0f} % of the highest floor "
         head += f"({LABEL[bound]}, {values[bound]:.1f} s)"
-    warm = _warm_idle(gaps, cold)
-    starved_ms = float(warm.loc[warm["starved"], "ms"].sum()) if len(warm) else 0.0
-    dispatch_ms = float(warm["ms"].sum()) - starved_ms if len(warm) else 0.0
+    warm = warm_idle(gaps, cold)
+    warm_ms = warm["ms"].to_numpy(dtype=np.float64)
+    starved_ms = float(warm_ms[warm["starved"].to_numpy(dtype=bool)].sum())
+    dispatch_ms = float(warm_ms.sum()) - starved_ms
     idle = eff < BUSY_EFFICIENCY
     if never_warm or (idle and starved_ms >= dispatch_ms):
         why = (
@@ -298,5 +306,6 @@ def _runner_up(f: Floors) -> str:
 def _never_warm(transitions: pd.DataFrame) -> bool:
     """Most transitions starved outside the cold start: the pipeline never warms up (a range
     holding only cold transitions of a run that warms up later is not this)."""
-    warm_starved = transitions["starved"] & ~transitions["cold_start"]
+    starved = transitions["starved"].to_numpy(dtype=bool)
+    warm_starved = starved & ~transitions["cold_start"].to_numpy(dtype=bool)
     return len(transitions) > 0 and int(warm_starved.sum()) * 2 > len(transitions)
