@@ -46,8 +46,8 @@ def test_window_fills_panels_from_the_loaders_summary(qtbot, tmp_path):
     qtbot.addWidget(win)
     win.show()
     computed = []
-    submit = win.runner._worker.submit
-    win.runner._worker.submit = lambda *args: (computed.append(args), submit(*args))
+    request = win.runner.task.request
+    win.runner.task.request = lambda *args: (computed.append(args), request(*args))
     with qtbot.waitSignal(win.summary_ready, timeout=15000) as ready:
         win.open_paths([PHASE8])
         assert win.is_loading()

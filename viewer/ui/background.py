@@ -81,3 +81,94 @@ class BackgroundWorker(QtCore.QObject):
         pending = [f for f in self._futures if not f.done()]
         done, not_done = wait(pending, timeout=msecs / 1000)
         return not not_done
+
+
+class LatestTask(QtCore.QObject):
+    """Background work where only the newest request matters: a log load, a range summary,
+    a replay, a comparison, a follow poll.  The one primitive the window's background work
+    goes through (on a ``BackgroundWorker`` thread of its own).
+
+    ``request(context, fn, *args)`` runs ``fn(*args)`` off the GUI thread.  One request
+    runs at a time; a request made meanwhile replaces the pending one, so a burst of edits
+    costs at most one stale run.  Only the newest request's outcome is signalled, on the GUI
+    thread: ``ready(context, result)`` or ``failed(context, message)``.  ``cancel()`` drops
+    the pending request and silences the running one; ``stop()`` asks the running one to stop
+    and still signals how it ended (a load says "cancelled").  With ``hooks=True`` the function also
+    gets ``progress=(done, total)`` -> ``progressed(context, done, total)`` (any size: bytes of
+    a file over 2 GiB) and ``cancelled=() -> bool``, True once the request is superseded or
+    cancelled, to stop early.
+    """
+
+    ready = QtCore.Signal(object, object)
+    failed = QtCore.Signal(object, str)
+    progressed = QtCore.Signal(object, object, object)
+    _progress = QtCore.Signal(object, object, object, object)  # from the worker thread
+
+    def __init__(self, parent: QtCore.QObject | None = None, name: str = "task") -> None:
+        super().__init__(parent)
+        self._worker = BackgroundWorker(self, name)
+        self._worker.finished.connect(self._on_done)
+        self._progress.connect(self._on_progress)
+        self._generation = 0
+        self._stopped = 0  # requests up to this generation were asked to stop
+        self._pending: tuple | None = None
+        self._running = False
+
+    @property
+    def busy(self) -> bool:
+        """A request is running or waiting to."""
+        return self._running or self._pending is not None
+
+    def request(
+        self, context: object, fn: Callable[..., object], *args: object, hooks: bool = False
+    ) -> None:
+        self._generation += 1
+        self._pending = (self._generation, context, fn, args, hooks)
+        self._submit()
+
+    def cancel(self) -> None:
+        """Drop the pending request; the running one finishes unseen (or stops early when
+        its function watches ``cancelled``)."""
+        self._generation += 1
+        self._pending = None
+
+    def stop(self) -> None:
+        """Drop the pending request and ask the running one to stop early (its function's
+        ``cancelled()`` turns True); its outcome is still signalled."""
+        self._pending = None
+        self._stopped = self._generation
+
+    def _submit(self) -> None:
+        if self._running or self._pending is None:
+            return
+        generation, context, fn, args, hooks = self._pending
+        self._pending = None
+        self._running = True
+        kwargs = {}
+        if hooks:
+            kwargs = {
+                "progress": lambda done, total: self._progress.emit(
+                    generation, context, done, total
+                ),
+                "cancelled": lambda: generation != self._generation or generation <= self._stopped,
+            }
+        self._worker.submit((generation, context), lambda: fn(*args, **kwargs))
+
+    def _on_progress(self, generation: int, context: object, done: object, total: object) -> None:
+        if generation == self._generation:
+            self.progressed.emit(context, done, total)
+
+    def _on_done(self, token: tuple, result: object, error: str) -> None:
+        generation, context = token
+        self._running = False
+        self._submit()
+        if generation != self._generation:
+            return  # superseded or cancelled
+        if error:
+            self.failed.emit(context, error)
+        else:
+            self.ready.emit(context, result)
+
+    def wait(self, msecs: int = 5000) -> bool:
+        """Block until the work handed to the thread is done (tests and shutdown)."""
+        return self._worker.wait(msecs)

@@ -5,14 +5,14 @@ from __future__ import annotations
 from PySide6 import QtCore
 
 from viewer.analysis import summarize
-from viewer.ui.background import BackgroundWorker
+from viewer.ui.background import LatestTask
 
 
 class SummaryRunner(QtCore.QObject):
     """``request(session, rng)`` -> ``summary_ready(summary, rng)`` for the latest request only.
 
     Requests within ``delay_ms`` collapse into one (range drags emit storms); the work
-    runs on one background thread, so at most one summary is computed at a time.
+    runs on a ``LatestTask``: one summary at a time, the newest request wins.
     """
 
     summary_ready = QtCore.Signal(object, object)
@@ -20,11 +20,11 @@ class SummaryRunner(QtCore.QObject):
 
     def __init__(self, parent: QtCore.QObject | None = None, delay_ms: int = 35) -> None:
         super().__init__(parent)
-        self._worker = BackgroundWorker(self, "summary")
-        self._worker.finished.connect(self._on_done)
+        self.task = LatestTask(self, "summary")
+        self.task.ready.connect(lambda rng, summary: self.summary_ready.emit(summary, rng))
+        self.task.failed.connect(lambda _rng, message: self.failed.emit(message))
         self._timer = QtCore.QTimer(self, singleShot=True, interval=delay_ms)
         self._timer.timeout.connect(self._on_timeout)
-        self._generation = 0
         self._pending: tuple | None = None
 
     def request(self, session, rng) -> None:
@@ -36,7 +36,7 @@ class SummaryRunner(QtCore.QObject):
         and running requests are dropped."""
         self._timer.stop()
         self._pending = None
-        self._generation += 1
+        self.task.cancel()
         self.summary_ready.emit(summary, rng)
 
     def _on_timeout(self) -> None:
@@ -44,18 +44,8 @@ class SummaryRunner(QtCore.QObject):
             return
         session, rng = self._pending
         self._pending = None
-        self._generation += 1
-        self._worker.submit((self._generation, rng), summarize, session, rng)
-
-    def _on_done(self, token, summary, error: str) -> None:
-        generation, rng = token
-        if generation != self._generation:
-            return  # a newer request superseded this one
-        if error:
-            self.failed.emit(error)
-        else:
-            self.summary_ready.emit(summary, rng)
+        self.task.request(rng, summarize, session, rng)
 
     def wait(self, msecs: int = 5000) -> bool:
         """Block until the background work is done (tests and shutdown)."""
-        return self._worker.wait(msecs)
+        return self.task.wait(msecs)

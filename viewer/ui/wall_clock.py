@@ -13,7 +13,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.analysis.units import wall_stamp
 from viewer.analysis.wallclock import session_wall_starts
 from viewer.model import Timeline
-from viewer.ui.background import BackgroundWorker
+from viewer.ui.background import LatestTask
 
 SETTING = "view/wall_clock"
 UNKNOWN = (
@@ -32,8 +32,9 @@ class WallClock(QtCore.QObject):
         self.window = window
         self._timeline: Timeline | None = None
         self._starts: list[float | None] | None = None  # of self._timeline
-        self._worker = BackgroundWorker(self, "wallclock")
-        self._worker.finished.connect(self._on_done)
+        self._task = LatestTask(self, "wallclock")
+        self._task.ready.connect(self._on_ready)
+        self._task.failed.connect(lambda timeline, _message: self._on_ready(timeline, None))
         self.action = QtGui.QAction("&Wall-clock time (UTC)", window)
         self.action.setObjectName("action_wall_clock")
         self.action.setCheckable(True)
@@ -60,7 +61,7 @@ class WallClock(QtCore.QObject):
         if timeline is not self._timeline:
             self._timeline, self._starts = timeline, None
             n = len(timeline.sessions)
-            self._worker.submit(timeline, session_wall_starts, timeline.source, n)
+            self._task.request(timeline, session_wall_starts, timeline.source, n)
             return
         if self._starts is None:
             return  # still reading; _on_done applies it
@@ -72,15 +73,15 @@ class WallClock(QtCore.QObject):
         else:
             self.window.statusBar().showMessage(f"session started {wall_stamp(wall)}", 5000)
 
-    def _on_done(self, timeline: Timeline, starts, error: str) -> None:
+    def _on_ready(self, timeline: Timeline, starts: list | None) -> None:
         if timeline is not self._timeline:
             return
-        self._starts = starts if not error else [None] * len(timeline.sessions)
+        self._starts = starts if starts is not None else [None] * len(timeline.sessions)
         self._apply()
         self.starts_ready.emit()
 
     def wait(self, msecs: int = 10000) -> bool:
-        return self._worker.wait(msecs)
+        return self._task.wait(msecs)
 
 
 def install(window: QtWidgets.QMainWindow) -> WallClock:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from PySide6 import QtCore
 
 from viewer.model import Session
-from viewer.ui.background import BackgroundWorker
+from viewer.ui.background import LatestTask
 from viewer.ui.lane_data import build_lanes
 from viewer.whatif import Knobs, WhatIf, plan, what_if
 from viewer.whatif.replay import stage_means
@@ -44,37 +44,24 @@ class WhatIfRunner(QtCore.QObject):
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
-        self._worker = BackgroundWorker(self, "whatif")
-        self._worker.finished.connect(self._on_done)
-        self._generation = 0
-        self._lanes_generation = 0
-        self._pending: tuple | None = None
-        self._busy = False
-        self._plan: tuple | None = None  # (session, Plan): worker thread only
+        self._replays = LatestTask(self, "whatif")
+        self._replays.ready.connect(lambda _, answer: self.answer_ready.emit(answer))
+        self._replays.failed.connect(lambda _, message: self.failed.emit(message))
+        self._lanes = LatestTask(self, "whatif-lanes")
+        self._lanes.ready.connect(lambda _, lanes: self.lanes_ready.emit(lanes))
+        self._lanes.failed.connect(lambda _, message: self.failed.emit(message))
+        self._plan: tuple | None = None  # (session, Plan): the replays' thread only
 
     def request(self, session: Session, knobs: Knobs) -> None:
-        self._generation += 1
-        self._pending = (self._generation, session, knobs)
-        self._submit()
+        self._replays.request(None, self._compute, session, knobs)
 
     def cancel(self) -> None:
         """Drop what is pending; a replay already running finishes unseen."""
-        self._generation += 1
-        self._lanes_generation += 1
-        self._pending = None
+        self._replays.cancel()
+        self._lanes.cancel()
 
     def request_lanes(self, sessions: tuple[Session, ...]) -> None:
-        self._lanes_generation += 1
-        token = ("lanes", self._lanes_generation)
-        self._worker.submit(token, lambda: tuple(build_lanes(s) for s in sessions))
-
-    def _submit(self) -> None:
-        if self._busy or self._pending is None:
-            return
-        generation, session, knobs = self._pending
-        self._pending = None
-        self._busy = True
-        self._worker.submit(("whatif", generation), self._compute, session, knobs)
+        self._lanes.request(None, lambda: tuple(build_lanes(s) for s in sessions))
 
     def _compute(self, session: Session, knobs: Knobs) -> Answer:
         """On the worker thread."""
@@ -92,25 +79,6 @@ class WhatIfRunner(QtCore.QObject):
             return Answer(session, knobs, defaults, error=str(exc))
         return Answer(session, knobs, defaults, result)
 
-    def _on_done(self, token: tuple, result, error: str) -> None:
-        kind, generation = token
-        if kind == "lanes":
-            if generation != self._lanes_generation:
-                return
-            if error:
-                self.failed.emit(error)
-            else:
-                self.lanes_ready.emit(result)
-            return
-        self._busy = False
-        self._submit()
-        if generation != self._generation:
-            return  # superseded by a newer request
-        if error:
-            self.failed.emit(error)
-        else:
-            self.answer_ready.emit(result)
-
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the background work is done (tests and shutdown)."""
-        return self._worker.wait(msecs)
+        return self._replays.wait(msecs) and self._lanes.wait(msecs)
