@@ -84,7 +84,7 @@ def parse_range(text: str) -> tuple[float, float]:
 
 
 def add_log_argument(p: argparse.ArgumentParser) -> None:
-    p.add_argument("path", metavar="LOG", help="log file (.log, .gz, .zst)")
+    p.add_argument("path", metavar="LOG", help="log file (plain, .gz or .zst)")
 
 
 def add_session_argument(p: argparse.ArgumentParser) -> None:

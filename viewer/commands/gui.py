@@ -15,7 +15,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="open logs in the viewer window (the default command)",
         description="Open cuzk daemon logs in the swimlane viewer.",
     )
-    p.add_argument("paths", nargs="*", metavar="LOG", help="log files (.log, .gz, .zst)")
+    p.add_argument(
+        "paths", nargs="*", metavar="LOG", help="log files (plain, .gz or .zst) or folders"
+    )
     add_workers_argument(p)
     p.add_argument(
         "--follow",

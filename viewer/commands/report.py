@@ -36,7 +36,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         epilog=RANGE_HELP + "\n" + FLEET_HELP,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", metavar="LOG", help="log files (.log, .gz, .zst)")
+    p.add_argument(
+        "paths", nargs="+", metavar="LOG", help="log files (plain, .gz or .zst), folders or globs"
+    )
     add_session_argument(p)
     add_range_argument(p)
     fmt = p.add_mutually_exclusive_group()

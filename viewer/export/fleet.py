@@ -9,7 +9,6 @@ person scans a fleet for, not the per-gap and per-transition rows of ``report --
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 from viewer.analysis import SessionSummary
 from viewer.analysis.floors import LABEL
@@ -97,12 +96,9 @@ def fleet_table(records: Sequence[dict]) -> str:
 
 
 def expand(patterns: Sequence[str]) -> list[str]:
-    """The logs named: each pattern that is not a file is read as a glob (sorted); a
-    pattern matching nothing stays, so that reading it reports it."""
-    import glob
+    """The logs named: each pattern that is not a file is read as a glob (sorted), a folder
+    gives its logs (``io.paths.expand_paths``); a pattern matching nothing stays, so that
+    reading it reports it."""
+    from viewer.io.paths import expand_paths
 
-    out: list[str] = []
-    for p in patterns:
-        hits = [] if Path(p).exists() or not glob.has_magic(p) else sorted(glob.glob(p))
-        out += hits or [p]
-    return out
+    return [str(p) for p in expand_paths(patterns, globs=True)]

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.io.paths import suffix_list
 from viewer.ui.palette import mix
 
 Qt = QtCore.Qt
@@ -33,7 +34,7 @@ class EmptyState(QtWidgets.QWidget):
         font.setBold(True)
         self.title.setFont(font)
         hint = QtWidgets.QLabel(
-            "A daemon log, or just its TIMELINE lines: .log, .txt, .gz or .zst. "
+            f"A daemon log, or just its TIMELINE lines: {suffix_list()}. "
             "Dropping a folder opens every log in it."
         )
         hint.setTextFormat(Qt.TextFormat.PlainText)

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import duration
 from viewer.export.format import display_path
+from viewer.io.paths import DIALOG_FILTER, expand_paths, suffix_list
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
@@ -30,26 +31,11 @@ from viewer.ui.timeline_view import TimelineView
 from viewer.ui.wall_clock import install as install_wall_clock
 from viewer.ui.write_ups import install as install_write_ups
 
-LOG_SUFFIXES = (".log", ".txt", ".gz", ".zst", ".out", ".err")
 MAX_RECENT = 10
 #: Panels are filled for at most about this long per event-loop turn.
 FILL_SLICE_S = 0.010
 #: The first load waits for the window's first paint at most this long.
 FIRST_PAINT_WAIT_MS = 300
-
-
-def expand_paths(paths: Iterable[str | Path]) -> list[Path]:
-    """Files as given; a folder contributes its log-looking files, sorted by name."""
-    out: list[Path] = []
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            out.extend(
-                sorted(p for p in path.iterdir() if p.is_file() and p.name.endswith(LOG_SUFFIXES))
-            )
-        else:
-            out.append(path)
-    return out
 
 
 class MessageBanner(QtWidgets.QFrame):
@@ -348,7 +334,7 @@ class MainWindow(QtWidgets.QMainWindow):
             self,
             "Open cuzk logs",
             str(start),
-            "cuzk logs (*.log *.txt *.gz *.zst *.out *.err);;All files (*)",
+            DIALOG_FILTER,
         )
         if paths:
             self.settings.setValue("last_dir", str(Path(paths[0]).parent))
@@ -366,7 +352,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not expanded:
             names = ", ".join(display_path(p) for p in paths) or "nothing"
             self._on_failed(
-                f"Nothing to open in {names}: a directory with no .log, .gz or .zst file in it."
+                f"Nothing to open in {names}: a folder with no {suffix_list()} file in it."
             )
             return
         self._queue.extend(expanded)

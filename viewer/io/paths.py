@@ -1,0 +1,42 @@
+"""Which files are logs, named once: the suffixes a folder's logs carry, the file dialogs'
+filter, and the expansion of what a person named (files, folders, globs) into log paths.
+The window (open, drop, recent files, compare) and the CLI (report's fleet) all use it."""
+
+from __future__ import annotations
+
+import glob
+from collections.abc import Iterable
+from pathlib import Path
+
+#: What a log file's name ends with: plain daemon output (journald and redirections name it
+#: .log, .txt, .out or .err) and the two compressions the reader opens.
+LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".gz", ".zst")
+#: The file dialogs' filter.
+DIALOG_FILTER = "cuzk logs (" + " ".join(f"*{s}" for s in LOG_SUFFIXES) + ");;All files (*)"
+
+
+def suffix_list() -> str:
+    """The suffixes for a sentence: ".log, .txt, .out, .err, .gz or .zst"."""
+    return ", ".join(LOG_SUFFIXES[:-1]) + " or " + LOG_SUFFIXES[-1]
+
+
+def is_log_name(name: str) -> bool:
+    return name.endswith(LOG_SUFFIXES)
+
+
+def expand_paths(paths: Iterable[str | Path], *, globs: bool = False) -> list[Path]:
+    """Files as given (even with another suffix: the reader says what they are); a folder
+    gives its log files, sorted by name; with ``globs``, a name that is no file and holds
+    ``*?[`` is a pattern (sorted; one matching nothing stays, so reading it reports it).
+    ``OSError`` for a folder that cannot be listed."""
+    out: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if globs and not path.exists() and glob.has_magic(str(raw)):
+            hits = sorted(glob.glob(str(raw)))
+            out.extend(expand_paths(hits) if hits else [path])
+        elif path.is_dir():
+            out.extend(sorted(p for p in path.iterdir() if p.is_file() and is_log_name(p.name)))
+        else:
+            out.append(path)
+    return out
