@@ -65,3 +65,18 @@ def test_wall_clock_in_utc() -> None:
     assert wall_time(T0 + 250, 250) == "01:00:00.25"
     assert wall_time(T0 + 999.6, 1000) == "01:00:01"  # rounds with the second
     assert wall_stamp(T0 + 999.6) == "2026-02-19 01:00:01.000 UTC"
+
+
+def test_fixed_and_percent_are_the_one_way_figures_are_written() -> None:
+    from viewer.analysis.units import UNKNOWN, fixed, percent
+    from viewer.export.format import ms, pct, sec
+
+    assert fixed(37.45) == "37.5 s" and fixed(3746.2, 0, "ms") == "3746 ms"
+    assert fixed(43.71, 1, "s/proof") == "43.7 s/proof" and fixed(2.5, 2, "") == "2.50"
+    assert percent(0.995) == "99.5 %" and percent(0.026, 0) == "3 %"
+    assert percent(-0.143, signed=True) == "-14.3 %" and percent(0.026, signed=True) == "+2.6 %"
+    for unknown in (None, float("nan"), float("inf")):
+        assert fixed(unknown) == percent(unknown) == UNKNOWN == "\u2014"
+        # the report's plain-text cells are the same functions with "-" for unknown
+        assert ms(unknown) == sec(unknown) == pct(unknown) == "-"
+    assert (ms(3746.2), sec(37.45, "s/proof"), pct(0.995)) == ("3746 ms", "37.5 s/proof", "99.5 %")

@@ -17,6 +17,7 @@ import numpy as np
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
+from viewer.analysis.units import percent
 from viewer.model import Session, Timeline
 
 ALIGN_MODES = ("first-gpu", "session", "completion")
@@ -260,6 +261,6 @@ def headline(whole: Comparison, label_a: str, label_b: str) -> str:
             if change is None or round(abs(change) * 100, 1) == 0:
                 how = "no change"
             else:
-                how = f"{abs(change) * 100:.1f} % {'faster' if change < 0 else 'slower'}"
+                how = f"{percent(abs(change))} {'faster' if change < 0 else 'slower'}"
             return f"{label_a} vs {label_b}: {r.a:.1f} -> {r.b:.1f} s/proof{what}, {how}"
     return f"{label_a} vs {label_b}: s/proof not measurable (fewer than two completed jobs)"

@@ -1,6 +1,8 @@
-"""Times written for people: durations in ms, s, min, h or days as their size asks, positions
-on a session's clock, and wall-clock times.  One definition for the axis, panels, status bar
-and captions (no Qt)."""
+"""Figures written for people, defined once for the axis, panels, status bar, tooltips,
+captions, the report, the comparison and the what-if (no Qt): durations in ms, s, min, h or
+days as their size asks, fixed-point figures with a unit, percentages, positions on a
+session's clock and wall-clock times.  The window marks an unknown figure with an em dash;
+text for terminals and Markdown passes ``unknown="-"``."""
 
 from __future__ import annotations
 
@@ -32,6 +34,26 @@ _GROUPED = re.compile(r"(?<=\d)[ \u2009\u202f](?=\d{3}(?!\d))")
 def ungroup(text: str) -> str:
     """``text`` without thousands separators ("4 490" -> "4490"), for the clipboard."""
     return _GROUPED.sub("", text)
+
+
+#: How an unknown figure (None, NaN, inf) is written in the window.
+UNKNOWN = "\u2014"
+
+
+def fixed(value: float | None, digits: int = 1, unit: str = "s", unknown: str = UNKNOWN) -> str:
+    """``value`` with ``digits`` decimals and its unit: "37.5 s", "3746 ms", "43.7 s/proof"."""
+    if _unknown(value):
+        return unknown
+    return f"{value:.{digits}f} {unit}" if unit else f"{value:.{digits}f}"
+
+
+def percent(
+    fraction: float | None, digits: int = 1, *, signed: bool = False, unknown: str = UNKNOWN
+) -> str:
+    """A fraction as a percentage: "99.5 %" (``signed``: "+2.6 %", "-14.3 %")."""
+    if _unknown(fraction):
+        return unknown
+    return f"{fraction * 100:{'+' if signed else ''}.{digits}f} %"
 
 
 def duration(ms: float | None) -> str:

@@ -20,6 +20,7 @@ from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
+from viewer.analysis.units import fixed, percent
 from viewer.model import Session
 
 EXPLAINED = 0.9  # the binding floor is at least this share of the measured s/proof
@@ -54,13 +55,13 @@ def skipped_warning(session: Session) -> str:
         return ""
     skipped = session.skipped_timeline_lines
     return (
-        f"{skipped} of {skipped + session.events} TIMELINE lines ({share * 100:.1f} %) were "
+        f"{skipped} of {skipped + session.events} TIMELINE lines ({percent(share)}) were "
         "skipped as damaged: the figures and this verdict may be wrong (`info` says why)."
     )
 
 
 def _s(ms: float) -> str:
-    return f"{ms / 1000:.1f} s"
+    return fixed(ms / 1000)
 
 
 def _n(count: int, noun: str) -> str:
@@ -95,9 +96,9 @@ def _evidence(
     out = []
     active = [g for g in gpus if np.isfinite(g.efficiency)]
     if len(active) == 1:
-        out.append(f"GPU efficiency {active[0].efficiency * 100:.1f} % (merged intervals)")
+        out.append(f"GPU efficiency {percent(active[0].efficiency)} (merged intervals)")
     elif active:
-        each = ", ".join(f"GPU {g.gpu} {g.efficiency * 100:.1f} %" for g in active)
+        each = ", ".join(f"GPU {g.gpu} {percent(g.efficiency)}" for g in active)
         out.append(f"GPU efficiency {each} (merged intervals)")
     gap_ms = gaps["ms"].to_numpy(dtype=np.float64)
     cross = gap_ms[gaps["cross_sector"].to_numpy(dtype=bool)]
@@ -182,7 +183,7 @@ def decide(
     if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not never_warm:
         return Verdict(
             "gpu-bound",
-            f"GPU-bound as far as this log tells: GPU calls cover {eff * 100:.1f} % of the time "
+            f"GPU-bound as far as this log tells: GPU calls cover {percent(eff)} of the time "
             f"at {measured:.1f} s/proof, but without CUZK_TIMING lines the CPU work inside the "
             "calls cannot be told from kernel time, so CPU pre/post-processing is not ruled out."
             + _runner_up(floors),
@@ -201,7 +202,7 @@ def decide(
 
     head = f"measured {measured:.1f} s/proof against {floor_txt} (ratio {ratio:.2f})"
     if bound:
-        head += f", {share * 100:.0f} % of the highest floor "
+        head += f", {percent(share, 0)} of the highest floor "
         head += f"({LABEL[bound]}, {values[bound]:.1f} s)"
     warm = warm_idle(gaps, cold)
     warm_ms = warm["ms"].to_numpy(dtype=np.float64)
@@ -231,7 +232,7 @@ def decide(
     return Verdict(
         "cpu-prep",
         f"CPU pre/post-processing-bound: {head}; GPU calls cover "
-        f"{eff * 100:.0f} % of the time but CUDA kernels fill only {_fill(kernel, gpus):.0f} % "
+        f"{percent(eff, 0)} of the time but CUDA kernels fill only {_fill(kernel, gpus):.0f} % "
         "of it, so CPU work inside the calls holds the GPU back (more GPU workers per GPU or "
         "faster prep helps).",
         evidence,
@@ -255,7 +256,7 @@ def _bound_sentence(
 ) -> str:
     """What binds, as the share of the measured s/proof it explains, and what helps."""
     value = f.values()[bound]
-    share = f"{value / measured * 100:.0f} %"
+    share = percent(value / measured, 0)
     m = f.means_ms
     if bound == "kernel":
         rel = "equals" if abs(ratio - 1) <= 0.03 else "is close to" if ratio < 1 else "is under"
@@ -297,8 +298,8 @@ def _runner_up(f: Floors) -> str:
     second = f.values()[f.runner_up]
     return (
         f" Next is the {LABEL[f.runner_up]} floor, {second:.1f} s/proof "
-        f"({f.margin * 100:.1f} % behind), so relieving the {LABEL[f.bound]} floor alone "
-        f"gains at most {f.margin * 100:.1f} %; beyond that, it takes {REMEDY[f.runner_up]} "
+        f"({percent(f.margin)} behind), so relieving the {LABEL[f.bound]} floor alone "
+        f"gains at most {percent(f.margin)}; beyond that, it takes {REMEDY[f.runner_up]} "
         "as well."
     )
 

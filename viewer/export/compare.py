@@ -16,6 +16,7 @@ from viewer.analysis.compare import Alignment, Comparison, FigureDiff, compare, 
 from viewer.analysis.floors import LABEL
 from viewer.analysis.intervals import Range
 from viewer.analysis.summary import SessionSummary
+from viewer.analysis.units import percent
 from viewer.export.format import (
     FRACTION_DIGITS,
     UNIT_DIGITS,
@@ -103,7 +104,7 @@ def value_text(r: FigureDiff, x: float | None) -> str:
     if x is None:
         return "-"
     if r.figure.unit == "fraction":
-        return f"{x * 100:.1f} %"
+        return f"{percent(x)}"
     return f"{x:.{_DIGITS[r.figure.unit]}f}"
 
 
@@ -117,7 +118,7 @@ def delta_text(r: FigureDiff) -> str:
 
 
 def relative_text(r: FigureDiff) -> str:
-    return "-" if r.relative is None else f"{r.relative * 100:+.1f} %"
+    return "-" if r.relative is None else f"{percent(r.relative, signed=True)}"
 
 
 def diff_rows(c: Comparison) -> list[tuple[str, str, str, str, str]]:

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from viewer.analysis import SessionSummary
 from viewer.analysis.floors import LABEL
 from viewer.analysis.gpus import overall_efficiency
+from viewer.analysis.units import percent
 from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
@@ -75,7 +76,7 @@ def table_row(r: dict) -> tuple[str, ...]:
     f = r["floors"]
     bound = LABEL[f["bound"]] if f["bound"] else "-"
     if f["bound"] and f["margin"] is not None:
-        bound += f" (+{f['margin'] * 100:.0f} %)"
+        bound += f" (+{percent(f['margin'], 0)})"
     eff = r["gpu_efficiency"]
     share = r["skipped_share"] or 0.0
     return (
@@ -85,7 +86,7 @@ def table_row(r: dict) -> tuple[str, ...]:
         "-" if eff is None else pct(eff),
         bound,
         sec((r["cold_start_ms"] or 0.0) / 1000),
-        f"{r['skipped_lines']} ({share * 100:.1f} %)" if r["skipped_lines"] else "0",
+        f"{r['skipped_lines']} ({percent(share)})" if r["skipped_lines"] else "0",
     )
 
 

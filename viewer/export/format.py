@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 import orjson
 
+from viewer.analysis.units import fixed, percent
 from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one definition)
 
 Row = Sequence[str]
@@ -53,19 +54,23 @@ def to_json(obj: object) -> str:
     return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY).decode()
 
 
+# The report's cells in the shape of the published tables, from ``analysis.units`` (the one
+# formatter module), with "-" for an unknown figure (plain text for terminals and Markdown).
+
+
 def ms(x: float | None) -> str:
     """``3746 ms``; ``-`` when unknown."""
-    return "-" if x is None or not math.isfinite(x) else f"{x:.0f} ms"
+    return fixed(x, 0, "ms", unknown="-")
 
 
 def sec(x: float | None, unit: str = "s") -> str:
     """``37.5 s`` (or another unit such as ``s/proof``); ``-`` when unknown."""
-    return "-" if x is None or not math.isfinite(x) else f"{x:.1f} {unit}"
+    return fixed(x, 1, unit, unknown="-")
 
 
-def pct(x: float) -> str:
+def pct(x: float | None) -> str:
     """A fraction as ``99.5 %``; ``-`` when unknown."""
-    return "-" if not math.isfinite(x) else f"{x * 100:.1f} %"
+    return percent(x, unknown="-")
 
 
 def markdown_table(head: Row, rows: Sequence[Row]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from viewer.analysis.floors import FLOORS, LABEL, Floors
+from viewer.analysis.units import percent
 from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
@@ -86,7 +87,7 @@ def _bound(f: Floors) -> str:
         return "-"
     if f.runner_up is None:
         return LABEL[f.bound]
-    return f"{LABEL[f.bound]} ({f.margin * 100:.1f} % ahead of {LABEL[f.runner_up]})"
+    return f"{LABEL[f.bound]} ({percent(f.margin)} ahead of {LABEL[f.runner_up]})"
 
 
 def _title(w: WhatIf, name: str, session: Session) -> str:

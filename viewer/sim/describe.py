@@ -6,6 +6,7 @@ from collections import Counter
 
 import numpy as np
 
+from viewer.analysis.units import percent
 from viewer.sim.metrics import calls_of, figures
 from viewer.sim.model import Schedule
 
@@ -17,7 +18,7 @@ def describe(s: Schedule) -> str:
     kinds = ", ".join(f"{n} {k}" for k, n in sorted(Counter(s.draws.job_kind).items()))
     gpus = s.config.gpus
     theo = f.kernel_mean_ms * s.config.partitions / gpus / 1000
-    eff = ", ".join(f"GPU {g} {100 * e:.1f} %" for g, e in f.efficiency.items())
+    eff = ", ".join(f"GPU {g} {percent(e)}" for g, e in f.efficiency.items())
     idle = ", ".join(f"GPU {g} {ms} ms" for g, ms in f.idle_ms.items())
     worker_gaps = []
     for w in np.unique(c.worker):

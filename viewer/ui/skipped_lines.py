@@ -6,7 +6,7 @@ from collections import Counter
 
 from PySide6 import QtCore, QtWidgets
 
-from viewer.analysis.units import group
+from viewer.analysis.units import group, percent
 from viewer.model import Timeline
 
 #: What each skip reason means (``grammar.SKIP_REASONS``), for people.
@@ -48,7 +48,7 @@ def skipped_text(timeline: Timeline) -> str:
     if lines:
         lines.append("")
         lines.append(
-            f"{share * 100:.2f} % of the TIMELINE-looking lines were skipped; "
+            f"{percent(share, 2)} of the TIMELINE-looking lines were skipped; "
             "every figure is computed from the lines that were read."
         )
     return "\n".join(lines) or "No line was skipped."

@@ -13,6 +13,7 @@ from viewer.analysis.floors import LABEL, Floors, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
 from viewer.analysis.jobs import seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
+from viewer.analysis.units import percent
 from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
@@ -148,8 +149,7 @@ def sentence(w: WhatIf) -> str:
     else:
         word = "faster" if change < 0 else "slower"
         head = (
-            f"With {what}: {s:.1f} s/proof, {abs(change) * 100:.1f} % {word} than "
-            f"the replayed {b:.1f}"
+            f"With {what}: {s:.1f} s/proof, {percent(abs(change))} {word} than the replayed {b:.1f}"
         )
     bound = f.bound
     if bound is None:
@@ -158,6 +158,6 @@ def sentence(w: WhatIf) -> str:
     if f.runner_up is not None:
         head += (
             f", next the {LABEL[f.runner_up]} floor ({f.values()[f.runner_up]:.1f} s, "
-            f"{f.margin * 100:.1f} % behind)"
+            f"{percent(f.margin)} behind)"
         )
     return head + "."

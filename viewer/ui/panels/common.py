@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import THIN, duration, span, wall_time
+from viewer.analysis.units import THIN, duration, fixed, percent, span, wall_time
 
 
 def fmt_ms(ms: float | None) -> str:
@@ -16,15 +14,11 @@ def fmt_ms(ms: float | None) -> str:
 
 
 def fmt_s(seconds: float | None, digits: int = 1) -> str:
-    if seconds is None or (isinstance(seconds, float) and math.isnan(seconds)):
-        return "—"
-    return f"{seconds:.{digits}f} s"
+    return fixed(seconds, digits, "s")
 
 
 def fmt_pct(fraction: float | None, digits: int = 1) -> str:
-    if fraction is None or (isinstance(fraction, float) and math.isnan(fraction)):
-        return "—"
-    return f"{100 * fraction:.{digits}f} %"
+    return percent(fraction, digits)
 
 
 def value_label(text: str = "—", *, bold: bool = False) -> QtWidgets.QLabel:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import percent
 from viewer.model import Session
 from viewer.ui.actions import make_action
 from viewer.ui.compare_panel import judgement_colors
@@ -59,7 +60,7 @@ def _label(text: str = "", *, wrap: bool = False, scale: float = 1.0, bold: bool
 
 
 def _signed_pct(fraction: float) -> str:
-    text = f"{fraction * 100:+.1f} %"
+    text = f"{percent(fraction, signed=True)}"
     return "0.0 %" if text[1:] == "0.0 %" else text
 
 
@@ -458,7 +459,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             colors = judgement_colors(self.palette())
             word = "faster" if change < 0 else "slower"
             same = abs(change) < 0.005
-            note.setText("no change" if same else f"{abs(change) * 100:.1f} % {word}")
+            note.setText("no change" if same else f"{percent(abs(change))} {word}")
             tone = "" if same else colors["better" if change < 0 else "worse"].name()
             note.setStyleSheet(f"color: {tone}; font-weight: bold;" if tone else "")
         self.efficiency.setText(
