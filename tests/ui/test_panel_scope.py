@@ -27,8 +27,8 @@ def test_idle_time_reconciles_the_evidence_with_the_verdict(qtbot, pw20) -> None
     sm = summarize(pw20)
     panel.set_summary(sm)
     assert panel.scope.text() == "Whole session 1: 0:00.040 → 7:13.465 (7 min 13 s)"
-    # The evidence counts every idle gap (38 858 ms starved) ...
-    assert "idle gaps 38858 ms: 38858 ms starved" in panel.evidence.text()
+    # The evidence counts every idle gap (38.9 s starved), in the units the panel uses ...
+    assert "idle gaps 38.9 s: 38.9 s starved" in panel.evidence.text()
     text = panel.idle.text()
     # ... the panel says the same total, how much of it is cold start, and what is left.
     split = idle_split(sm.gaps, sm.cold_start)

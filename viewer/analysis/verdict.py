@@ -20,7 +20,7 @@ from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
-from viewer.analysis.units import fixed, percent
+from viewer.analysis.units import duration, fixed, percent
 from viewer.model import Session
 
 EXPLAINED = 0.9  # the binding floor is at least this share of the measured s/proof
@@ -102,12 +102,12 @@ def _evidence(
         out.append(f"GPU efficiency {each} (merged intervals)")
     gap_ms = gaps["ms"].to_numpy(dtype=np.float64)
     cross = gap_ms[gaps["cross_sector"].to_numpy(dtype=bool)]
-    out.append(f"cross-sector GPU idle {cross.sum():.0f} ms in {_n(len(cross), 'gap')}")
+    out.append(f"cross-sector GPU idle {duration(cross.sum())} in {_n(len(cross), 'gap')}")
     is_cold = transitions["cold_start"].to_numpy(dtype=bool)
-    cold = f"cold start {sum(g.cold_start_ms for g in gpus):.0f} ms"
+    cold = f"cold start {duration(sum(g.cold_start_ms for g in gpus))}"
     if is_cold.any():
         steps = ", ".join(
-            f"sector {a}->{b} {gap:.0f} ms"
+            f"sector {a}->{b} {duration(gap)}"
             for a, b, gap in zip(
                 transitions["from_job"].to_numpy()[is_cold],
                 transitions["to_job"].to_numpy()[is_cold],
@@ -125,11 +125,11 @@ def _evidence(
     if len(gaps):
         starved = gap_ms[gaps["starved"].to_numpy(dtype=bool)].sum()
         out.append(
-            f"idle gaps {gap_ms.sum():.0f} ms: {starved:.0f} ms starved, "
-            f"{gap_ms.sum() - starved:.0f} ms dispatch"
+            f"idle gaps {duration(gap_ms.sum())}: {duration(starved)} starved, "
+            f"{duration(gap_ms.sum() - starved)} dispatch"
         )
     bound = " (GPU call time: an upper bound, no CUZK_TIMING lines)" if kernel.upper_bound else ""
-    out.append(f"mean kernel {kernel.mean_ms:.0f} ms per partition{bound}")
+    out.append(f"mean kernel {duration(kernel.mean_ms)} per partition{bound}")
     out.append(floors_line(floors))
     out.append(
         f"{_n(tp.jobs_completed, 'job')} completed, "
