@@ -15,17 +15,20 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("W / S", "Zoom in / out"),
     ("A / D", "Pan left / right"),
     ("F or Home", "Fit the whole session"),
-    ("] or N", "Next sector transition"),
+    ("] or N", "Next sector transition (from the view's left edge)"),
     ("[ or P", "Previous sector transition"),
     ("1 … 9", "Show session 1 … 9"),
     ("V", "Select the visible span"),
-    ("Esc", "Clear the range (analyse the whole session)"),
+    ("Ctrl+K or /", "Find partitions: a job id prefix, p:3, w:1, gpu:0, an event, open"),
+    ("F3 / Shift+F3", "Next / previous match (Enter / Shift+Enter in the search bar)"),
+    ("Esc", "Leave an annotation tool, else close the search bar, else clear the range"),
+    ("Click a bar", "Its partition's whole life in the Details tab, flow arrows on the lanes"),
     ("Double-click a bar", "Frame that partition"),
-    ("Click a bar", "Highlight its job across lanes"),
     ("Ctrl+C in a table", "Copy the selected rows as tab-separated text"),
     ("Right-click the lanes", "Add a note, highlight or measure the range, edit annotations"),
     ("Ctrl+Z / Ctrl+Shift+Z", "Undo / redo annotation edits"),
-    ("Delete", "Delete the selected annotation"),
+    ("Del", "Delete the selected annotation"),
+    ("Ctrl+I", "What if: the floors and a replay with other workers, GPUs or kernel times"),
     ("Ctrl+F", "Follow the log as the daemon writes it (View > Follow)"),
     ("Shift+drop a file", "Compare it with the open log (File > Compare…)"),
     ("F1", "This list"),
@@ -42,14 +45,24 @@ def show_shortcuts(parent: QtWidgets.QWidget) -> QtWidgets.QDialog:
     for row, (keys, what) in enumerate(SHORTCUTS):
         table.setItem(row, 0, QtWidgets.QTableWidgetItem(keys))
         table.setItem(row, 1, QtWidgets.QTableWidgetItem(what))
+    table.setWordWrap(True)
     table.resizeColumnsToContents()
     table.horizontalHeader().setStretchLastSection(True)
+    table.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+    table.setSelectionMode(QtWidgets.QAbstractItemView.SelectionMode.NoSelection)
+    table.setFocusPolicy(QtCore.Qt.FocusPolicy.NoFocus)
     buttons = QtWidgets.QDialogButtonBox(QtWidgets.QDialogButtonBox.StandardButton.Close)
     buttons.rejected.connect(dialog.reject)
     layout = QtWidgets.QVBoxLayout(dialog)
     layout.addWidget(table)
     layout.addWidget(buttons)
-    dialog.resize(560, 520)
+    # Tall enough for every row (the list used to scroll), within the screen.
+    table.resizeRowsToContents()
+    rows = sum(table.rowHeight(r) for r in range(table.rowCount()))
+    wanted = rows + table.horizontalHeader().height() + 2 * table.frameWidth() + 4
+    screen = (parent.screen() if parent is not None else dialog.screen()).availableGeometry()
+    extra = buttons.sizeHint().height() + 40
+    dialog.resize(min(760, screen.width()), min(wanted + extra, screen.height() - 40))
     dialog.setAttribute(QtCore.Qt.WidgetAttribute.WA_DeleteOnClose)
     dialog.show()
     return dialog
