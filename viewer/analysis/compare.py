@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
@@ -68,7 +69,7 @@ def alignment_offset(session: Session, alignment: Alignment) -> float:
     if alignment.mode == "session":
         return float(session.start_ms)
     if alignment.mode == "first-gpu":
-        starts = session.partitions["gpu_start"].to_numpy()
+        starts = columns(session.partitions)["gpu_start"]
         starts = starts[np.isfinite(starts)]
         if not len(starts):
             raise ValueError(f"session {session.number} has no GPU_START to align on")

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.analysis.intervals import Range, check_range, clip
 from viewer.analysis.jobs import Throughput, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
@@ -107,7 +107,7 @@ def arrivals(session: Session) -> pd.DataFrame:
     """
     p = session.partitions
     n = len(session.jobs)
-    job = p["job"].to_numpy()
+    job = columns(p)["job"]
     first = np.full(n, np.inf)
     np.fmin.at(first, job, p["synth_start"].to_numpy(dtype=np.float64))
     first[np.isinf(first)] = np.nan
@@ -152,7 +152,7 @@ def slots_seen(session: Session, rng: Range = None) -> int:
     """The most synthesis slots held at once, in ``rng``: SYNTH_START until SYNTH_END, or
     until the queue event when a full queue held the finished partition in its slot."""
     start = session.partitions["synth_start"].to_numpy(dtype=np.float64)
-    end = stages(session)["slot_end"].to_numpy()
+    end = columns(stages(session))["slot_end"]
     end = np.where(np.isfinite(end), end, session.end_ms)  # still synthesizing
     ok = np.isfinite(start)
     a, b = clip(start[ok], end[ok], check_range(rng))
@@ -187,28 +187,28 @@ def floors(
     s = stages(session)
     per_proof, gpus = tp.partitions_per_proof, tp.gpus
 
-    start, end = p["gpu_start"].to_numpy(), p["gpu_end"].to_numpy()
+    start, end = columns(p)["gpu_start"], columns(p)["gpu_end"]
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = int(np.unique(p["worker"].to_numpy()[calls & (p["worker"].to_numpy() >= 0)]).size)
+    workers = int(np.unique(columns(p)["worker"][calls & (columns(p)["worker"] >= 0)]).size)
     timing = not kernel.upper_bound
     if timing:
-        per_call = s["prep_ms"].to_numpy() + s["kernel_ms"].to_numpy() + s["post_ms"].to_numpy()
+        per_call = columns(s)["prep_ms"] + columns(s)["kernel_ms"] + columns(s)["post_ms"]
     else:
-        per_call = s["call_ms"].to_numpy()
+        per_call = columns(s)["call_ms"]
     per_call = per_call[calls & np.isfinite(per_call)]
     worker_s = _per_proof(per_call, per_proof, workers)
 
-    s0, s1 = p["synth_start"].to_numpy(), p["synth_end"].to_numpy()
-    synth = s["synth_ms"].to_numpy()
+    s0, s1 = columns(p)["synth_start"], columns(p)["synth_end"]
+    synth = columns(s)["synth_ms"]
     synth = synth[np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)]
     pw = slots_seen(session, rng) if pw is None else pw
     synthesis_s = _per_proof(synth, per_proof, pw)
 
     arr = arrivals(session)
-    a = arr["arrival"].to_numpy()
+    a = columns(arr)["arrival"]
     inside = np.isfinite(a)
     if rng is not None:
-        first = arr["first_synth"].to_numpy()
+        first = columns(arr)["first_synth"]
         inside &= (first >= rng[0]) & (first <= rng[1])
     known = np.sort(a[inside])
     arrival_s = (
@@ -217,10 +217,10 @@ def floors(
     kernel_s = tp.theoretical_s_per_proof
     means = {
         "synth": _mean(synth),
-        "prep": _mean(s["prep_ms"].to_numpy()[calls]) if timing else math.nan,
+        "prep": _mean(columns(s)["prep_ms"][calls]) if timing else math.nan,
         "kernel": float(kernel.mean_ms),
-        "post": _mean(s["post_ms"].to_numpy()[calls]) if timing else math.nan,
-        "call": _mean(s["call_ms"].to_numpy()[calls]),
+        "post": _mean(columns(s)["post_ms"][calls]) if timing else math.nan,
+        "call": _mean(columns(s)["call_ms"][calls]),
     }
     return Floors(
         kernel_s=float(kernel_s),
@@ -232,7 +232,7 @@ def floors(
         workers=workers,
         pw=pw,
         jobs=int(len(known)),
-        inferred_arrivals=int(arr["inferred"].to_numpy()[inside].sum()),
+        inferred_arrivals=int(columns(arr)["inferred"][inside].sum()),
         means_ms=means,
         upper_bound=not timing,
     )

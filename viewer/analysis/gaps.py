@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.model import Session
 
@@ -24,14 +25,14 @@ def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
-    group = blocks["group"].to_numpy()
+    group = columns(blocks)["group"]
     i = np.flatnonzero(group[1:] == group[:-1])
-    start = blocks["end"].to_numpy()[i]
-    end = blocks["start"].to_numpy()[i + 1]
-    before = c["job"].to_numpy()[blocks["last"].to_numpy()[i]]
-    after_row = blocks["first"].to_numpy()[i + 1]
-    after = c["job"].to_numpy()[after_row]
-    starved = c["ready"].to_numpy()[after_row] > start
+    start = columns(blocks)["end"][i]
+    end = columns(blocks)["start"][i + 1]
+    before = columns(c)["job"][columns(blocks)["last"][i]]
+    after_row = columns(blocks)["first"][i + 1]
+    after = columns(c)["job"][after_row]
+    starved = columns(c)["ready"][after_row] > start
     start, end = clip(start, end, rng)
     keep = end > start
     return pd.DataFrame(

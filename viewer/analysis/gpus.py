@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from viewer.analysis.cache import columns
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.analysis.transitions import cold_start_regions
@@ -43,16 +44,16 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
-    by_gpu = Groups(blocks["group"].to_numpy())
-    bs, be = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+    by_gpu = Groups(columns(blocks)["group"])
+    bs, be = clip(columns(blocks)["start"], columns(blocks)["end"], rng)
     busy = dict(zip(by_gpu.keys.tolist(), by_gpu.sum(be - bs).tolist(), strict=True))
     first = dict(zip(by_gpu.keys.tolist(), by_gpu.min(blocks["start"]).tolist(), strict=True))
     last = dict(zip(by_gpu.keys.tolist(), by_gpu.max(blocks["end"]).tolist(), strict=True))
     cold = cold_start_regions(session)
-    cs, ce = clip(cold["start"].to_numpy(), cold["end"].to_numpy(), rng)
-    by_cold = Groups(cold["gpu"].to_numpy())
+    cs, ce = clip(columns(cold)["start"], columns(cold)["end"], rng)
+    by_cold = Groups(columns(cold)["gpu"])
     cold_ms = dict(zip(by_cold.keys.tolist(), by_cold.sum(ce - cs).tolist(), strict=True))
-    worker, gpu_of = c["worker"].to_numpy(), c["gpu"].to_numpy()
+    worker, gpu_of = columns(c)["worker"], columns(c)["gpu"]
     known = worker >= 0
     seen = Groups(gpu_of[known])
     seen_workers = {

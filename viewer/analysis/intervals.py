@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
 
@@ -47,21 +47,21 @@ def calls(session: Session) -> pd.DataFrame:
     st = stages(session)
     p = session.partitions.assign(
         row=np.arange(len(session.partitions)),
-        ready=st["ready"].to_numpy(),
-        free=st["worker_free"].to_numpy(),
+        ready=columns(st)["ready"],
+        free=columns(st)["worker_free"],
     )
     p = p[p["gpu_start"].notna().to_numpy()].sort_values("gpu_start", kind="stable")
-    gpu = p["gpu"].to_numpy().copy()
+    gpu = columns(p)["gpu"].copy()
     unknown = gpu < 0
     if unknown.any() and len(session.workers):
         table = dict(zip(session.workers["worker"], session.workers["gpu"], strict=True))
-        gpu[unknown] = [table.get(int(w), -1) for w in p["worker"].to_numpy()[unknown]]
-    end = p["gpu_end"].to_numpy()
+        gpu[unknown] = [table.get(int(w), -1) for w in columns(p)["worker"][unknown]]
+    end = columns(p)["gpu_end"]
     closed = np.isfinite(end)
     return p.assign(
         gpu=gpu.astype("int32"),
-        start=p["gpu_start"].to_numpy(),
-        end=np.where(closed, end, np.maximum(session.end_ms, p["gpu_start"].to_numpy())),
+        start=columns(p)["gpu_start"],
+        end=np.where(closed, end, np.maximum(session.end_ms, columns(p)["gpu_start"])),
         closed=closed,
     ).reset_index(drop=True)
 
@@ -119,7 +119,7 @@ def _group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
 def busy_blocks(session: Session) -> pd.DataFrame:
     """``merge`` of the started calls per GPU: the blocks of each GPU's busy union."""
     c = calls(session)
-    return merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
+    return merge(columns(c)["gpu"], columns(c)["start"], columns(c)["end"])
 
 
 def clip(starts: np.ndarray, ends: np.ndarray, rng: Range) -> tuple[np.ndarray, np.ndarray]:
@@ -141,8 +141,8 @@ def busy_union(session: Session, gpu: int, rng: Range = None) -> np.ndarray:
     """Merged GPU_START -> GPU_END intervals of ``gpu``'s workers, clipped to ``rng``: (n, 2)."""
     rng = check_range(rng)
     c = calls(session)
-    c = c[c["gpu"].to_numpy() == gpu]
-    blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
-    s, e = clip(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+    c = c[columns(c)["gpu"] == gpu]
+    blocks = merge(columns(c)["gpu"], columns(c)["start"], columns(c)["end"])
+    s, e = clip(columns(blocks)["start"], columns(blocks)["end"], rng)
     keep = e > s
     return np.column_stack([s[keep], e[keep]]).astype(np.float64).reshape(-1, 2)

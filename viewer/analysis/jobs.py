@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.kernels import KernelStats, kernel_stats
@@ -46,16 +46,14 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
     p = session.partitions
     jobs = session.jobs
-    end = p["gpu_end"].to_numpy()
+    end = columns(p)["gpu_end"]
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
     times = p[_TIMES].to_numpy()
-    open_end = np.where(
-        p["gpu_open"].to_numpy() | p["synth_open"].to_numpy(), session.end_ms, -np.inf
-    )
-    g = Groups(p["job"].to_numpy(), size=len(jobs))
+    open_end = np.where(columns(p)["gpu_open"] | columns(p)["synth_open"], session.end_ms, -np.inf)
+    g = Groups(columns(p)["job"], size=len(jobs))
     active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
     active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
-    synth_start, synth_end = g.min(p["synth_start"].to_numpy()), g.max(p["synth_end"].to_numpy())
+    synth_start, synth_end = g.min(columns(p)["synth_start"]), g.max(columns(p)["synth_end"])
     completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
     kind = jobs["kind"].to_numpy(dtype=object).copy()
     mono = jobs["monolithic"].to_numpy(dtype=bool)
@@ -65,13 +63,13 @@ def _all_jobs(session: Session) -> pd.DataFrame:
             "job": np.arange(len(jobs), dtype="int32"),
             "job_id": jobs["job_id"].to_numpy(dtype=object),
             "kind": pd.Series(kind, dtype=object),
-            "partitions": jobs["partitions"].to_numpy(),
-            "first_gpu_start": g.min(p["gpu_start"].to_numpy()),
+            "partitions": columns(jobs)["partitions"],
+            "first_gpu_start": g.min(columns(p)["gpu_start"]),
             "completed": completed,
             "synth_start": synth_start,
             "synth_end": synth_end,
             "synth_span_ms": synth_end - synth_start,
-            "queue_wait_ms": g.mean(stages(session)["queue_wait_ms"].to_numpy()),
+            "queue_wait_ms": g.mean(columns(stages(session))["queue_wait_ms"]),
             "active_start": active_start,
             "active_end": active_end,
         }
@@ -91,7 +89,7 @@ def job_table(session: Session, rng: Range = None) -> pd.DataFrame:
 def completions(session: Session) -> np.ndarray:
     """Per job (rows of ``session.jobs``): its completion, the last GPU_END of its calls;
     NaN while one of them is unfinished."""
-    return _all_jobs(session)["completed"].to_numpy()
+    return columns(_all_jobs(session))["completed"]
 
 
 def seconds_per_proof(done: np.ndarray) -> float | None:
@@ -123,13 +121,13 @@ def throughput(
     """
     rng = check_range(rng)
     t = _all_jobs(session)
-    done = t["completed"].to_numpy()
+    done = columns(t)["completed"]
     inside = np.isfinite(done)
     if rng is not None:
         inside &= (done >= rng[0]) & (done <= rng[1])
     n = int(inside.sum())
-    started = np.isfinite(t["first_gpu_start"].to_numpy())
-    sizes = t["partitions"].to_numpy()[inside if n else started]
+    started = np.isfinite(columns(t)["first_gpu_start"])
+    sizes = columns(t)["partitions"][inside if n else started]
     per_proof = _mode(sizes)
     k = kernel_stats(session, rng) if kernel is None else kernel
     gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
 from viewer.model import KERNEL_SOURCE_TIMING, Session
@@ -61,14 +61,14 @@ def kernel_intervals(session: Session) -> pd.DataFrame:
     """
     c = calls(session)
     if session.kernel_source == KERNEL_SOURCE_TIMING:
-        c = c[np.isfinite(c["kernel_ms"].to_numpy())]
-        start = c["kernel_start"].to_numpy()
-        start = np.where(np.isfinite(start), start, c["start"].to_numpy())
-        ms = c["kernel_ms"].to_numpy()
+        c = c[np.isfinite(columns(c)["kernel_ms"])]
+        start = columns(c)["kernel_start"]
+        start = np.where(np.isfinite(start), start, columns(c)["start"])
+        ms = columns(c)["kernel_ms"]
     else:
-        c = c[c["closed"].to_numpy()]
-        start = c["start"].to_numpy()
-        ms = c["end"].to_numpy() - start
+        c = c[columns(c)["closed"]]
+        start = columns(c)["start"]
+        ms = columns(c)["end"] - start
     return c.assign(kstart=start, kend=start + ms, kms=ms)
 
 
@@ -76,13 +76,13 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     """Kernel totals, mean and breakdown in ``rng``, plus GPU-call and synthesis time there."""
     rng = check_range(rng)
     k = kernel_intervals(session)
-    ks, ke, kms = k["kstart"].to_numpy(), k["kend"].to_numpy(), k["kms"].to_numpy()
+    ks, ke, kms = columns(k)["kstart"], columns(k)["kend"], columns(k)["kms"]
     inside = overlap_ms(ks, ke, rng)
     touching = _touching(ks, ke, inside, rng)
     frac = np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
     u = session.unattributed if timing else session.unattributed.iloc[:0]
-    us, ums = u["kernel_start"].to_numpy(), u["kernel_ms"].to_numpy()
+    us, ums = columns(u)["kernel_start"], columns(u)["kernel_ms"]
     u_inside = overlap_ms(us, us + np.nan_to_num(ums), rng)
     u_frac = np.where(ums > 0, u_inside / np.where(ums > 0, ums, 1.0), 0.0)
     breakdown = {}
@@ -91,16 +91,16 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
         known = timing and bool(np.isfinite(part).any() or np.isfinite(u_part).any())
         both = np.nansum(part * frac) + np.nansum(u_part * u_frac)
         breakdown[name] = float(both) if known else float("nan")
-    by_worker, by_gpu = Groups(k["worker"].to_numpy()), Groups(k["gpu"].to_numpy())
+    by_worker, by_gpu = Groups(columns(k)["worker"]), Groups(columns(k)["gpu"])
 
     c = calls(session)
-    closed = c["closed"].to_numpy()
-    call_ms = overlap_ms(c["start"].to_numpy()[closed], c["end"].to_numpy()[closed], rng)
+    closed = columns(c)["closed"]
+    call_ms = overlap_ms(columns(c)["start"][closed], columns(c)["end"][closed], rng)
 
     p = session.partitions
-    s_end = p["synth_end"].to_numpy()
-    s_start = p["synth_start"].to_numpy()
-    s_start = np.where(np.isfinite(s_start), s_start, s_end - p["synth_ms"].to_numpy())
+    s_end = columns(p)["synth_end"]
+    s_start = columns(p)["synth_start"]
+    s_start = np.where(np.isfinite(s_start), s_start, s_end - columns(p)["synth_ms"])
     ok = np.isfinite(s_start) & np.isfinite(s_end)
     synth = overlap_ms(s_start[ok], s_end[ok], rng)
 

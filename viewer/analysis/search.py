@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from viewer.analysis.cache import columns
 from viewer.model import Session
 
 #: Event name -> the partitions column holding its time.
@@ -137,11 +138,11 @@ def find(session: Session, query: Query | str) -> Matches:
     p = session.partitions
     keep = np.ones(len(p), dtype=bool)
     if query.jobs:
-        ids = np.char.lower(session.jobs["job_id"].to_numpy().astype(str))
+        ids = np.char.lower(columns(session.jobs)["job_id"].astype(str))
         hit = np.zeros(len(ids), dtype=bool)
         for prefix in query.jobs:
             hit |= np.char.startswith(ids, prefix)
-        keep &= hit[p["job"].to_numpy()]
+        keep &= hit[columns(p)["job"]]
     for values, column in (
         (query.partitions, "partition"),
         (query.workers, "worker"),

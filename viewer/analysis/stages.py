@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.model import Session
 
 #: A SYNTH_END -> queue delay longer than this is backpressure: the queue was full and the
@@ -55,7 +55,7 @@ def stages(session: Session) -> pd.DataFrame:
     wait_end = np.where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
     waiting = ~np.isfinite(wait_end) & np.isfinite(ready)
     wait_end = np.where(waiting, np.maximum(session.end_ms, ready), wait_end)
-    free, first = _worker_free(p["worker"].to_numpy(), col["gpu_start"], col["gpu_end"])
+    free, first = _worker_free(columns(p)["worker"], col["gpu_start"], col["gpu_end"])
     delay = col["queued"] - col["synth_end"]
     slot_end = np.where(delay > BLOCKED_MS, col["queued"], col["synth_end"])
     taken = np.fmax(ready, free)

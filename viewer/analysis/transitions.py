@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from viewer.analysis.cache import per_session
+from viewer.analysis.cache import columns, per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.stages import stages
@@ -47,10 +47,10 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     if len(c) == 0:
         return _empty()
     # A worker's first call: it was free since the session started.
-    first = stages(session)["worker_first"].to_numpy()[c["row"].to_numpy()]
-    free = np.where(first, session.start_ms, c["free"].to_numpy())
-    job = c["job"].to_numpy()
-    start, end = c["start"].to_numpy(), c["end"].to_numpy()
+    first = columns(stages(session))["worker_first"][columns(c)["row"]]
+    free = np.where(first, session.start_ms, columns(c)["free"])
+    job = columns(c)["job"]
+    start, end = columns(c)["start"], columns(c)["end"]
     # First call of each job (calls are sorted by start, so the first row per job), in order.
     by_job = Groups(job, size=len(session.jobs))
     firsts = np.sort(Groups(job).first_rows())
@@ -63,10 +63,10 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     latest = _latest_end_before(job, end, c["closed"].to_numpy(dtype=bool), from_job, time)
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
     overlap = np.maximum(0.0, by_job.max(end)[from_job] - time)
-    starved = c["ready"].to_numpy()[nxt] > free[nxt]
+    starved = columns(c)["ready"][nxt] > free[nxt]
     to_job = job[nxt]
     cold = starved & _synthesized_while_filling(session, to_job)
-    ids = session.jobs["job_id"].to_numpy()
+    ids = columns(session.jobs)["job_id"]
     return pd.DataFrame(
         {
             "from_job": from_job.astype("int32"),
@@ -78,8 +78,8 @@ def _all_transitions(session: Session) -> pd.DataFrame:
             "overlap_ms": overlap,
             "starved": starved,
             "cold_start": cold,
-            "worker": c["worker"].to_numpy()[nxt].astype("int32"),
-            "gpu": c["gpu"].to_numpy()[nxt].astype("int32"),
+            "worker": columns(c)["worker"][nxt].astype("int32"),
+            "gpu": columns(c)["gpu"][nxt].astype("int32"),
         }
     )
 
@@ -108,7 +108,7 @@ def _synthesized_while_filling(session: Session, jobs: np.ndarray) -> np.ndarray
     p = session.partitions
     first_end = np.fmin.reduce(p["gpu_end"].to_numpy(dtype=np.float64), initial=np.inf)
     first_synth = np.full(len(session.jobs), np.inf)
-    np.fmin.at(first_synth, p["job"].to_numpy(), p["synth_start"].to_numpy(dtype=np.float64))
+    np.fmin.at(first_synth, columns(p)["job"], p["synth_start"].to_numpy(dtype=np.float64))
     return first_synth[jobs] < first_end
 
 
@@ -134,7 +134,7 @@ def cold_start_regions(session: Session) -> pd.DataFrame:
     """Cold start per GPU: session start -> its first GPU_START, plus the cold transitions' gaps.
     Shared by the GPU figures, the verdict and the lanes (read-only)."""
     c = calls(session)
-    gpu = c["gpu"].to_numpy().astype(np.int64)
+    gpu = columns(c)["gpu"].astype(np.int64)
     start = c["start"].to_numpy(dtype=np.float64)
     head_gpu, first = np.unique(gpu), np.empty(0)
     if len(gpu):
@@ -143,12 +143,12 @@ def cold_start_regions(session: Session) -> pd.DataFrame:
         first = start[order][at]
     t = _all_transitions(session)
     cold = t["cold_start"].to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
-    t_gpu = t["gpu"].to_numpy().astype(np.int64)[cold]
+    t_gpu = columns(t)["gpu"].astype(np.int64)[cold]
     t_end = t["time"].to_numpy(dtype=np.float64)[cold]
     t_start = t_end - t["gap_ms"].to_numpy(dtype=np.float64)[cold]
     labels = [
         f"cold start (job {a}->{b})"
-        for a, b in zip(t["from_job"].to_numpy()[cold], t["to_job"].to_numpy()[cold], strict=True)
+        for a, b in zip(columns(t)["from_job"][cold], columns(t)["to_job"][cold], strict=True)
     ]
     g = np.concatenate([head_gpu, t_gpu])
     starts = np.concatenate([np.full(len(head_gpu), session.start_ms, dtype=np.float64), t_start])

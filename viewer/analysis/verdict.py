@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import columns
 from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
@@ -72,15 +73,13 @@ def warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
     """Idle gaps minus their part inside a cold start (that says nothing about steady state)."""
     if len(gaps) == 0 or len(cold) == 0:
         return gaps
-    start, end, gpu = gaps["start"].to_numpy(), gaps["end"].to_numpy(), gaps["gpu"].to_numpy()
+    start, end, gpu = columns(gaps)["start"], columns(gaps)["end"], columns(gaps)["gpu"]
     cut = np.zeros(len(gaps))
-    regions = zip(
-        cold["gpu"].to_numpy(), cold["start"].to_numpy(), cold["end"].to_numpy(), strict=True
-    )
+    regions = zip(columns(cold)["gpu"], columns(cold)["start"], columns(cold)["end"], strict=True)
     for g, a, b in regions:  # a few regions
         inside = np.minimum(end, b) - np.maximum(start, a)
         cut += np.where(gpu == g, np.maximum(inside, 0.0), 0.0)
-    ms = gaps["ms"].to_numpy() - cut
+    ms = columns(gaps)["ms"] - cut
     keep = np.flatnonzero(ms > 0)
     return gaps.iloc[keep].assign(ms=ms[keep]).reset_index(drop=True)
 
@@ -109,9 +108,9 @@ def _evidence(
         steps = ", ".join(
             f"sector {a}->{b} {duration(gap)}"
             for a, b, gap in zip(
-                transitions["from_job"].to_numpy()[is_cold],
-                transitions["to_job"].to_numpy()[is_cold],
-                transitions["gap_ms"].to_numpy()[is_cold],
+                columns(transitions)["from_job"][is_cold],
+                columns(transitions)["to_job"][is_cold],
+                columns(transitions)["gap_ms"][is_cold],
                 strict=True,
             )
         )

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 import pandas as pd
 
+from viewer.analysis.cache import columns
 from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
@@ -50,10 +51,10 @@ def plan(session: Session) -> Plan:
     p = session.partitions
     st = stages(session)
     arr = arrivals(session)
-    started = np.isfinite(p["synth_start"].to_numpy()) | np.isfinite(p["gpu_start"].to_numpy())
+    started = np.isfinite(columns(p)["synth_start"]) | np.isfinite(columns(p)["gpu_start"])
     if not started.any():
         raise ValueError("the session has no synthesis or GPU call to replay")
-    job = p["job"].to_numpy()
+    job = columns(p)["job"]
     first_seen = _first_event(p, len(session.jobs))
     order_key = np.where(np.isfinite(arr["first_synth"]), arr["first_synth"], first_seen)
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
@@ -61,47 +62,47 @@ def plan(session: Session) -> Plan:
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
-    rows = rows[np.lexsort((p["partition"].to_numpy()[rows], rank[job[rows]]))]
+    rows = rows[np.lexsort((columns(p)["partition"][rows], rank[job[rows]]))]
     # What the reader had to assume (e.g. every worker on GPU 0 without "GPU worker started"
     # lines) shapes the replay as much as the log: say it with the replay.
     notes: list[str] = [f"the log: {n}" for n in session.notes]
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
-    synth = _filled(st["synth_ms"].to_numpy()[rows], "synthesis", notes)
-    delay = st["queue_delay_ms"].to_numpy()[rows]
+    synth = _filled(columns(st)["synth_ms"][rows], "synthesis", notes)
+    delay = columns(st)["queue_delay_ms"][rows]
     blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
     qdelay = np.where(blocked, np.nan, delay)
     qdelay = _filled(qdelay, "", notes, default=0.0)
-    dispatch = _filled(st["dispatch_ms"].to_numpy()[rows], "", notes, default=0.0)
-    pickup = np.minimum(_filled(st["pickup_ms"].to_numpy()[rows], "", notes), dispatch)
+    dispatch = _filled(columns(st)["dispatch_ms"][rows], "", notes, default=0.0)
+    pickup = np.minimum(_filled(columns(st)["pickup_ms"][rows], "", notes), dispatch)
     if timing:
-        prelock = _filled(st["prep_ms"].to_numpy()[rows], "CPU prep", notes)
-        kernel = _filled(st["kernel_ms"].to_numpy()[rows], "kernel", notes)
-        post = _filled(st["post_ms"].to_numpy()[rows], "post-processing", notes)
-        held = p["mutex_held_ms"].to_numpy()[rows] - st["kernel_ms"].to_numpy()[rows]
+        prelock = _filled(columns(st)["prep_ms"][rows], "CPU prep", notes)
+        kernel = _filled(columns(st)["kernel_ms"][rows], "kernel", notes)
+        post = _filled(columns(st)["post_ms"][rows], "post-processing", notes)
+        held = columns(p)["mutex_held_ms"][rows] - columns(st)["kernel_ms"][rows]
         hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
     else:
         notes.append(
             "no CUZK_TIMING lines: each GPU call is replayed as kernel time under the "
             "GPU's mutex, so the replay is an upper bound on s/proof"
         )
-        kernel = _filled(st["call_ms"].to_numpy()[rows], "GPU call", notes)
+        kernel = _filled(columns(st)["call_ms"][rows], "GPU call", notes)
         prelock = post = hold = np.zeros(len(rows))
 
-    first = arr["arrival"].to_numpy()
+    first = columns(arr)["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
     arrival = np.maximum(arrival[jobs], 0.0)
     counted = np.isfinite(completions(session))[jobs]
     kinds = session.jobs["kind"].to_numpy(dtype=object)[jobs]
     mono = session.jobs["monolithic"].to_numpy(dtype=bool)[jobs]
-    prep_msm = p["prep_msm_ms"].to_numpy()[rows]
+    prep_msm = columns(p)["prep_msm_ms"][rows]
     prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
     # post = hold + b_g2 + epilogue, in whole ms, none negative.
     post_ms = _ms(post)
     hold_ms = np.minimum(_ms(hold), post_ms)
-    b_g2_ms = np.clip(_ms(np.nan_to_num(p["b_g2_msm_ms"].to_numpy()[rows], nan=0.0)), 0, None)
+    b_g2_ms = np.clip(_ms(np.nan_to_num(columns(p)["b_g2_msm_ms"][rows], nan=0.0)), 0, None)
     b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
-    circuits = np.nan_to_num(p["num_circuits"].to_numpy()[rows], nan=1.0)
+    circuits = np.nan_to_num(columns(p)["num_circuits"][rows], nan=1.0)
     ntt, barrier, batch, tail = _kernel_parts(p, rows, kernel)
     d = Draws(
         job_ids=[str(x) for x in session.jobs["job_id"].to_numpy(dtype=object)[jobs]],
@@ -112,7 +113,7 @@ def plan(session: Session) -> Plan:
         arrival=_ms(arrival),
         assemble=np.zeros(len(jobs), np.int64),
         job=rank[job[rows]].astype(np.int64),
-        part=p["partition"].to_numpy()[rows].astype(np.int64),
+        part=columns(p)["partition"][rows].astype(np.int64),
         synth=_ms(synth),
         qdelay=_ms(qdelay),
         pickup=_ms(pickup),
@@ -130,7 +131,7 @@ def plan(session: Session) -> Plan:
     )
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
-    gpu_start = p["gpu_start"].to_numpy()[rows]
+    gpu_start = columns(p)["gpu_start"][rows]
     queue_cap = _queue_cap(st, rows, gpu_start - dispatch) if blocked.any() else None
     if queue_cap is not None:
         notes.append(
@@ -242,7 +243,7 @@ def _first_event(p: pd.DataFrame, jobs: int) -> np.ndarray:
     cols = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
     earliest = np.fmin.reduce(p[cols].to_numpy(dtype=np.float64), axis=1, initial=np.inf)
     out = np.full(jobs, np.inf)
-    np.minimum.at(out, p["job"].to_numpy(), earliest)
+    np.minimum.at(out, columns(p)["job"], earliest)
     return np.where(np.isinf(out), np.nan, out)
 
 
@@ -281,8 +282,8 @@ def _kernel_parts(
 def _queue_cap(st: pd.DataFrame, rows: np.ndarray, took: np.ndarray) -> int:
     """The most partitions seen queued at once: from the queue event until a worker took
     it (``taken``; for a worker's first call, ``took``: GPU_START minus its dispatch)."""
-    ready = st["ready"].to_numpy()[rows]
-    taken = st["taken"].to_numpy()[rows]
+    ready = columns(st)["ready"][rows]
+    taken = columns(st)["taken"][rows]
     taken = np.where(np.isfinite(taken), taken, took)
     ok = np.isfinite(ready) & np.isfinite(taken) & (taken > ready)
     return max(1, max_overlap(ready[ok], taken[ok]))
