@@ -40,3 +40,4 @@ def test_changed_and_described_against_what_they_replace() -> None:
     was = {"gw": 2, "kernel": 3746.0, "prep": 1700.0}
     assert k.describe(was) == "gw 2 -> 1, kernel 3746 -> 1824 ms, prep x0.5 (1700 -> 850 ms)"
     assert Knobs().describe() == "no change"
+    assert Knobs(gw=2, pw=12).describe({"gw": 2, "pw": 10}) == "gw 2 (as measured), pw 10 -> 12"

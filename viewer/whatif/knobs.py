@@ -73,6 +73,8 @@ class Knobs:
                 out.append(f"{stage} x{v:g}{after}")
             elif k.endswith("_ms"):
                 out.append(f"{stage} {'' if before is None else f'{before:.0f} -> '}{v:g} ms")
+            elif before == v:
+                out.append(f"{k.replace('_', ' ')} {v} (as measured)")
             else:
                 name = k.replace("_", " ")
                 out.append(f"{name} {'' if before is None else f'{before} -> '}{v}")
