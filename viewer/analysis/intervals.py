@@ -44,26 +44,28 @@ def calls(session: Session) -> pd.DataFrame:
     worker's previous call) are ``stages``'; ``row`` is the call's row in
     ``session.partitions``.
     """
-    st = stages(session)
-    p = session.partitions.assign(
-        row=np.arange(len(session.partitions)),
-        ready=columns(st)["ready"],
-        free=columns(st)["worker_free"],
-    )
-    p = p[p["gpu_start"].notna().to_numpy()].sort_values("gpu_start", kind="stable")
-    gpu = columns(p)["gpu"].copy()
+    st, parts = columns(stages(session)), columns(session.partitions)
+    gpu_start = parts["gpu_start"]
+    started = np.flatnonzero(~np.isnan(gpu_start))
+    row = started[np.argsort(gpu_start[started], kind="stable")]  # by start, ties in row order
+    gpu = parts["gpu"][row].copy()
     unknown = gpu < 0
     if unknown.any() and len(session.workers):
         table = dict(zip(session.workers["worker"], session.workers["gpu"], strict=True))
-        gpu[unknown] = [table.get(int(w), -1) for w in columns(p)["worker"][unknown]]
-    end = columns(p)["gpu_end"]
+        gpu[unknown] = [table.get(int(w), -1) for w in parts["worker"][row][unknown]]
+    start, end = gpu_start[row], parts["gpu_end"][row]
     closed = np.isfinite(end)
-    return p.assign(
+    out = session.partitions.take(row).assign(
+        row=row,
+        ready=st["ready"][row],
+        free=st["worker_free"][row],
         gpu=gpu.astype("int32"),
-        start=columns(p)["gpu_start"],
-        end=np.where(closed, end, np.maximum(session.end_ms, columns(p)["gpu_start"])),
+        start=start,
+        end=np.where(closed, end, np.maximum(session.end_ms, start)),
         closed=closed,
-    ).reset_index(drop=True)
+    )
+    out.index = pd.RangeIndex(len(out))
+    return out
 
 
 def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFrame:
