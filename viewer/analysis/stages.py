@@ -10,10 +10,13 @@ report, exports and the replay all read these columns; none derives them again.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from viewer.analysis.cache import columns, per_session
+from viewer.analysis.packing import pack_rows
 from viewer.model import Session
 
 #: A SYNTH_END -> queue delay longer than this is backpressure: the queue was full and the
@@ -115,3 +118,48 @@ def _worker_free(
     first[order[:1]] = True
     first[order[1:][~same]] = True
     return free, first
+
+
+@dataclass(frozen=True, eq=False)
+class SynthesisRows:
+    """Every synthesized partition as the synthesis lanes and the trace draw it: its
+    synthesis, then its queue wait, packed greedily into rows (``packing.pack_rows``).
+
+    Arrays are aligned with ``rows`` (rows of ``session.partitions`` with a SYNTH_START).
+    A synthesis still open runs to the session's end; the wait runs from ``ready`` (never
+    before the synthesis ended) to ``wait_end`` (``stages``), and only when it is longer
+    than nothing and the synthesis ended (``has_wait``).
+    """
+
+    rows: np.ndarray
+    start: np.ndarray
+    end: np.ndarray
+    open: np.ndarray
+    wait_from: np.ndarray
+    wait_to: np.ndarray
+    has_wait: np.ndarray
+    row_of: np.ndarray
+
+    @property
+    def depth(self) -> int:
+        """How many rows the packing needs."""
+        return int(self.row_of.max()) + 1 if len(self.row_of) else 0
+
+
+@per_session
+def synthesis_rows(session: Session) -> SynthesisRows:
+    """The ``SynthesisRows`` of ``session`` (computed once, read-only)."""
+    p, st = columns(session.partitions), columns(stages(session))
+    rows = np.flatnonzero(np.isfinite(p["synth_start"]))
+    start, end = p["synth_start"][rows], p["synth_end"][rows]
+    is_open = ~np.isfinite(end)
+    end = np.where(is_open, np.maximum(session.end_ms, start), np.maximum(end, start))
+    wait_from = np.fmax(st["ready"][rows], end)  # never before the synthesis ended
+    wait_to = st["wait_end"][rows]
+    waiting = ~np.isfinite(wait_to) & ~is_open
+    wait_to = np.where(waiting, np.maximum(session.end_ms, wait_from), wait_to)
+    has_wait = ~is_open & (wait_to > wait_from)
+    row_of = pack_rows(start, np.where(has_wait, wait_to, end))
+    for a in (rows, start, end, is_open, wait_from, wait_to, has_wait, row_of):
+        a.flags.writeable = False
+    return SynthesisRows(rows, start, end, is_open, wait_from, wait_to, has_wait, row_of)

@@ -26,8 +26,10 @@ import pandas as pd
 
 from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
+from viewer.analysis.stages import synthesis_rows
 from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, to_json
 from viewer.export.tables import select_sessions
@@ -320,21 +322,18 @@ class _Builder:
         prefix: str,
     ) -> int | None:
         """Synthesis rows: SYNTH_START -> SYNTH_END, then the queue wait, packed greedily."""
-        rows = np.flatnonzero(s.partitions["synth_start"].notna().to_numpy())
-        if len(rows) == 0:
+        sr = synthesis_rows(s)
+        if len(sr.rows) == 0:
             return None
+        rows, row = sr.rows, sr.row_of
         p = s.partitions.iloc[rows]
-        s0, s1 = p["synth_start"].to_numpy(), p["synth_end"].to_numpy()
-        synth_open = ~np.isfinite(s1)
-        s1 = np.where(synth_open, np.maximum(s.end_ms, s0), np.maximum(s1, s0))
-        q0 = p["queued"].to_numpy()
-        q0 = np.maximum(np.where(np.isfinite(q0), q0, s1), s1)  # never before synthesis ends
-        q1 = p["pickup"].to_numpy()
-        q1 = np.where(np.isfinite(q1), q1, p["gpu_start"].to_numpy())
-        wait_open = ~np.isfinite(q1) & ~synth_open
-        q1 = np.where(wait_open, np.maximum(s.end_ms, q0), q1)
-        has_wait = ~synth_open & (q1 > q0)
-        row = pack_rows(_us(s0), _us(np.where(has_wait, q1, s1)))
+        s0, s1, synth_open = sr.start, sr.end, sr.open
+        q0, q1, has_wait = sr.wait_from, sr.wait_to, sr.has_wait
+        wait_open = (
+            ~np.isfinite(columns(s.partitions)["pickup"][rows])
+            & ~np.isfinite(columns(s.partitions)["gpu_start"][rows])
+            & has_wait
+        )
         pid = self.process(prefix + "synthesis")
         table = {r: self.thread(pid, r + 1, f"synthesis · row {r}") for r in range(row.max() + 1)}
         tid = _tracks(row, table)

@@ -17,8 +17,7 @@ import pandas as pd
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.counters import COUNTERS, Envelope, counters
 from viewer.analysis.intervals import busy_union
-from viewer.analysis.packing import pack_rows
-from viewer.analysis.stages import stages
+from viewer.analysis.stages import synthesis_rows
 from viewer.model import Session
 from viewer.ui.lane_lod import Intervals, Stack
 
@@ -211,28 +210,19 @@ def _busy_lane(session: Session, gpu: int, gaps: pd.DataFrame) -> Lane:
 
 
 def _synth_lanes(session: Session) -> list[Lane]:
-    p = session.partitions
-    s0, s1 = _col(p, "synth_start"), _col(p, "synth_end")
-    has = np.isfinite(s0)
-    if not has.any():
-        return []
-    rows = np.flatnonzero(has)
-    job = p["job"].to_numpy()[rows]
-    s0, s1 = s0[rows], s1[rows]
-    st = stages(session)
-    wait_from, wait_to = st["ready"].to_numpy()[rows], st["wait_end"].to_numpy()[rows]
-    synth_open = ~np.isfinite(s1)
-    s1 = np.where(synth_open, max(session.end_ms, np.nanmax(s0)), s1)
-    row_of = pack_rows(s0, np.fmax(s1, wait_to))
+    sr = synthesis_rows(session)
+    job = session.partitions["job"].to_numpy()[sr.rows]
+
+    def layer(mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
+        return Intervals.make(start[mask], end[mask], job[mask], sr.rows[mask])
+
     lanes = []
-    for r in range(int(row_of.max()) + 1):
-        m = row_of == r
-        closed = m & ~synth_open
-        is_open = m & synth_open
+    for r in range(sr.depth):
+        m = sr.row_of == r
         layers = {
-            "synth": Intervals.make(s0[closed], s1[closed], job[closed], rows[closed]),
-            "open": Intervals.make(s0[is_open], s1[is_open], job[is_open], rows[is_open]),
-            "queue": Intervals.make(wait_from[m], wait_to[m], job[m], rows[m]),
+            "synth": layer(m & ~sr.open, sr.start, sr.end),
+            "open": layer(m & sr.open, sr.start, sr.end),
+            "queue": layer(m & sr.has_wait, sr.wait_from, sr.wait_to),
         }
         lanes.append(Lane("synthesis" if r == 0 else "", "synth", layers))
     return lanes
