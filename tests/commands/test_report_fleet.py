@@ -78,3 +78,34 @@ def test_fleet_options_that_make_no_sense_are_refused(capsys, argv, message) -> 
         capsys, str(SAMPLES / "phase7_gw1.log"), str(SAMPLES / "damaged.log"), *argv
     )
     assert code == 2 and out == "" and message in err
+
+
+def test_a_folder_is_a_fleet_and_an_empty_one_says_so(capsys, tmp_path: Path, monkeypatch) -> None:
+    logs = tmp_path / "provers"
+    logs.mkdir()
+    shutil.copy(SAMPLES / "two_gpus.log", logs / "p1.log")
+    (logs / "notes.md").write_text("not a log")
+    code, out, _ = run(capsys, str(logs))  # one log in it: still the fleet table
+    assert code == 0 and out.splitlines()[0].startswith("log ") and "p1.log" in out
+
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out, err = run(capsys, str(empty), str(logs), "--json-lines")
+    assert code == 1  # one of two failed
+    records = [json.loads(line) for line in out.splitlines()]
+    assert records[0]["log"] == str(empty) and "a folder with no .log" in records[0]["error"]
+    assert "report: " in err and str(empty) in err
+
+    import os
+
+    real = os.listdir
+
+    def refuse(path):
+        if str(path) == str(empty):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "listdir", refuse)
+    monkeypatch.setattr(Path, "iterdir", lambda self: iter(refuse(self)))
+    code, out, err = run(capsys, str(empty))
+    assert code == 2 and "cannot list the folder (Permission denied)" in out + err

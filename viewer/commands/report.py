@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 from viewer.commands.common import (
     RANGE_HELP,
@@ -64,7 +65,8 @@ def run(args: argparse.Namespace) -> int:
     from viewer.export.fleet import expand
 
     paths = expand(args.paths)
-    if args.json_lines or args.table or len(paths) > 1:
+    folder = any(Path(p).is_dir() for p in args.paths)
+    if args.json_lines or args.table or len(paths) > 1 or folder:
         return _fleet(args, paths)
     return _one(args, paths[0])
 

@@ -8,7 +8,9 @@ person scans a fleet for, not the per-gap and per-transition rows of ``report --
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 
 from viewer.analysis import SessionSummary
 from viewer.analysis.floors import LABEL
@@ -63,6 +65,8 @@ def log_records(
     from viewer.io import LogError, open_log
 
     name = display_path(path)
+    if Path(path).is_dir():  # named, with no log in it (``expand``)
+        return [{"format": FORMAT, "log": name, "error": f"{name}: {_empty_folder(path)}"}]
     try:
         timeline = open_log(path, workers_per_gpu=workers_per_gpu)
         return [session_record(name, sm) for sm in summaries(timeline, session)]
@@ -96,10 +100,27 @@ def fleet_table(records: Sequence[dict]) -> str:
     return text_table(TABLE_HEAD, [table_row(r) for r in records])
 
 
+def _empty_folder(path: str) -> str:
+    from viewer.io.paths import suffix_list
+
+    try:
+        os.listdir(path)
+    except OSError as exc:
+        return f"cannot list the folder ({exc.strerror or exc})"
+    return f"a folder with no {suffix_list()} file in it"
+
+
 def expand(patterns: Sequence[str]) -> list[str]:
     """The logs named: each pattern that is not a file is read as a glob (sorted), a folder
-    gives its logs (``io.paths.expand_paths``); a pattern matching nothing stays, so that
-    reading it reports it."""
+    gives its logs (``io.paths.expand_paths``); a pattern matching nothing and a folder
+    with no log stay, so that reading them reports them.  A folder that cannot be listed
+    stays too."""
     from viewer.io.paths import expand_paths
 
-    return [str(p) for p in expand_paths(patterns, globs=True)]
+    out: list[str] = []
+    for p in patterns:
+        try:
+            out += [str(x) for x in expand_paths([p], globs=True, keep_empty=True)]
+        except OSError:
+            out.append(p)
+    return out

@@ -24,19 +24,23 @@ def is_log_name(name: str) -> bool:
     return name.endswith(LOG_SUFFIXES)
 
 
-def expand_paths(paths: Iterable[str | Path], *, globs: bool = False) -> list[Path]:
+def expand_paths(
+    paths: Iterable[str | Path], *, globs: bool = False, keep_empty: bool = False
+) -> list[Path]:
     """Files as given (even with another suffix: the reader says what they are); a folder
-    gives its log files, sorted by name; with ``globs``, a name that is no file and holds
-    ``*?[`` is a pattern (sorted; one matching nothing stays, so reading it reports it).
-    ``OSError`` for a folder that cannot be listed."""
+    gives its log files, sorted by name (``keep_empty``: a folder with none stays, so that
+    reading it reports it); with ``globs``, a name that is no file and holds ``*?[`` is a
+    pattern (sorted; one matching nothing stays).  ``OSError`` for a folder that cannot be
+    listed."""
     out: list[Path] = []
     for raw in paths:
         path = Path(raw)
         if globs and not path.exists() and glob.has_magic(str(raw)):
             hits = sorted(glob.glob(str(raw)))
-            out.extend(expand_paths(hits) if hits else [path])
+            out.extend(expand_paths(hits, keep_empty=keep_empty) if hits else [path])
         elif path.is_dir():
-            out.extend(sorted(p for p in path.iterdir() if p.is_file() and is_log_name(p.name)))
+            logs = sorted(p for p in path.iterdir() if p.is_file() and is_log_name(p.name))
+            out.extend(logs or ([path] if keep_empty else []))
         else:
             out.append(path)
     return out
