@@ -96,8 +96,9 @@ def _naive_draw_ms(qapp, n: int, width: float = 0.5, height: float = 20.0) -> fl
     return best * 1000
 
 
-def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float]:
-    """Median and best time of a full redraw of the plot at this zoom (prepare + paint)."""
+def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float, float]:
+    """Median, best and worst time of a full redraw of the plot at this zoom while panning
+    (prepare + paint)."""
     view.set_x_range(start, end)
     qapp.processEvents()
     times = []
@@ -107,7 +108,7 @@ def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float]:
         view.set_x_range(start + shift, end + shift)  # a pan: rects are prepared anew
         view.plot.viewport().repaint()
         times.append(time.perf_counter() - t)
-    return float(np.median(times)) * 1000, min(times) * 1000
+    return float(np.median(times)) * 1000, min(times) * 1000, max(times) * 1000
 
 
 @pytest.mark.parametrize("n_calls", [10**6, 10**7])
@@ -135,15 +136,23 @@ def test_bench_redraw(qapp, n_calls: int) -> None:
     # rectangles; lane-sized bars (0.5 x 20 px) cost Qt several times more.
     pixels = _naive_draw_ms(qapp, 10**6, width=1.0, height=1.0)
     bars = _naive_draw_ms(qapp, 10**6)
-    target_ms = 8.0 if n_calls <= 10**6 else 16.0
-    worst = max(median for median, _ in frames.values())
-    detail = ", ".join(f"{k} {m:.1f}/{b:.1f}" for k, (m, b) in frames.items())
+    target_ms = 8.0  # issue 15, item 5: at 10^6 and at 10^7 intervals
+    worst = max(median for median, _, _ in frames.values())
+    detail = ", ".join(f"{k} {m:.1f}/{b:.1f}" for k, (m, b, _) in frames.items())
     add_row(
         f"redraw, 10^{int(np.log10(n_calls))} intervals (worst zoom; median/best)",
         f"{worst:.1f} ms (target {target_ms:g} ms; {detail})",
         f"drawRects of 10^6 rects: 1 px {pixels:.1f} ms, 0.5x20 px {bars:.1f} ms",
         worst / pixels,
-        target_ms / 34.0,  # the issue's figures: <= 8 (16) ms where Qt needs ~34 ms
+        target_ms / 34.0,  # the issue's figures: <= 8 ms where Qt needs ~34 ms
+    )
+    slowest = max(w for _, _, w in frames.values())
+    add_row(
+        f"slowest frame while panning, 10^{int(np.log10(n_calls))} intervals",
+        f"{slowest:.1f} ms (any zoom, {FRAMES} pans each)",
+        "a 60 Hz frame (16.7 ms)",
+        slowest / (1000 / 60),
+        16.0 / (1000 / 60),
     )
     view.close()
 
