@@ -192,3 +192,39 @@ def test_window_saves_refuse_a_fifo(loaded, tmp_path, monkeypatch, save) -> None
     with drained_fifo(target) as received:
         saves[save](tmp_path / "probe")
     assert received == [] and "FIFO" in loaded.banner.label.text()
+
+
+def test_svg_clips_the_lanes_to_the_plot_area(annotated) -> None:
+    """Issue 16, item 1: bars that start left of the view bled under the lane labels in the
+    SVG (Qt writes SVG Tiny, which has no clip paths, unless asked for SVG 1.1)."""
+    import xml.etree.ElementTree as ET
+
+    view = annotated.view
+    view.set_x_range(66000, 80000)  # calls and syntheses cross the left edge
+    svg = render_svg(view)
+    root = ET.fromstring(svg)
+    ns = "{http://www.w3.org/2000/svg}"
+    assert root.get("baseProfile") != "tiny"
+    clips = {}
+    for clip in root.iter(f"{ns}clipPath"):
+        (path,) = list(clip)
+        xs = [float(x) for x in re.findall(r"[ML](-?[\d.]+),", path.get("d"))]
+        clips[clip.get("id")] = min(xs)
+    left = view.plot.mapFromScene(view.view_box().sceneBoundingRect().topLeft()).x()
+    assert left > 50  # the lane labels take the left of the page
+
+    def walk(node, clip_left: float | None, found: list) -> None:
+        ref = node.get("clip-path")
+        if ref:
+            clip_left = clips[ref.removeprefix("url(#").removesuffix(")")]
+        # Shapes in the lanes' coordinates (ms on x: a tiny x scale) are data.
+        m = re.match(r"matrix\(([-\d.e]+),", node.get("transform") or "")
+        if m and float(m.group(1)) < 0.5 and len(node):
+            found.append(clip_left)
+        for child in node:
+            walk(child, clip_left, found)
+
+    data_groups: list = []
+    walk(root, None, data_groups)
+    assert len(data_groups) > 5
+    assert all(c is not None and c >= left - 1 for c in data_groups), data_groups

@@ -279,7 +279,9 @@ def render_svg(
     buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
     with _framed(view, rng, selection):
         page = _page(view, caption)
-        generator = QtSvg.QSvgGenerator()
+        # SVG 1.1, not Qt's default Tiny 1.2: Tiny has no clip paths, so every bar the view
+        # clips to its plot area (pyqtgraph's ViewBox) bled under the lane labels.
+        generator = QtSvg.QSvgGenerator(QtSvg.QSvgGenerator.SvgVersion.Svg11)
         generator.setOutputDevice(buffer)
         generator.setSize(QtCore.QSize(round(page.width), round(page.height)))
         generator.setViewBox(QtCore.QRectF(0, 0, page.width, page.height))
