@@ -36,6 +36,8 @@ MAX_RECENT = 10
 FILL_SLICE_S = 0.010
 #: The first load waits for the window's first paint at most this long.
 FIRST_PAINT_WAIT_MS = 300
+#: The least width (side panels) or height (bottom panels) a shown panel keeps.
+MIN_DOCK_PX = 120
 
 
 class MessageBanner(QtWidgets.QFrame):
@@ -134,6 +136,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.docks: dict[str, QtWidgets.QDockWidget] = {}
         right = QtCore.Qt.DockWidgetArea.RightDockWidgetArea
         bottom = QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+        self._dock_areas: dict[str, QtCore.Qt.DockWidgetArea] = {}
         for key, title, panel, area in (
             ("throughput", "Throughput", self.throughput_panel, right),
             ("kernel", "Kernel time", self.kernel_panel, right),
@@ -144,11 +147,7 @@ class MainWindow(QtWidgets.QMainWindow):
             ("whatif", "What if", self.whatif_panel, bottom),
         ):
             self._add_dock(key, title, panel, area)
-        self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
-        self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
-        self.tabifyDockWidget(self.docks["jobs"], self.docks["details"])
-        self.tabifyDockWidget(self.docks["details"], self.docks["whatif"])
-        self.docks["transitions"].raise_()
+        self._tabify_bottom()
 
         self.runner = SummaryRunner(self)
         self.runner.summary_ready.connect(self._on_summary_ready)
@@ -167,6 +166,13 @@ class MainWindow(QtWidgets.QMainWindow):
         install_wall_clock(self)
 
     # ----------------------------------------------------------------- building
+    def _tabify_bottom(self) -> None:
+        self.tabifyDockWidget(self.docks["transitions"], self.docks["gaps"])
+        self.tabifyDockWidget(self.docks["gaps"], self.docks["jobs"])
+        self.tabifyDockWidget(self.docks["jobs"], self.docks["details"])
+        self.tabifyDockWidget(self.docks["details"], self.docks["whatif"])
+        self.docks["transitions"].raise_()
+
     def _add_dock(self, key, title, widget, area) -> None:
         dock = QtWidgets.QDockWidget(title, self)
         dock.setObjectName(f"dock_{key}")
@@ -176,8 +182,15 @@ class MainWindow(QtWidgets.QMainWindow):
             | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetClosable
             | QtWidgets.QDockWidget.DockWidgetFeature.DockWidgetFloatable
         )
+        # A floor under each dock, so that shrinking the window shrinks the lanes rather than
+        # collapsing a panel to nothing (which the saved layout then kept for good).
+        if area == QtCore.Qt.DockWidgetArea.BottomDockWidgetArea:
+            dock.setMinimumHeight(MIN_DOCK_PX)
+        else:
+            dock.setMinimumWidth(MIN_DOCK_PX)
         self.addDockWidget(area, dock)
         self.docks[key] = dock
+        self._dock_areas[key] = area
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()
@@ -249,6 +262,12 @@ class MainWindow(QtWidgets.QMainWindow):
         self.find_prev_action = self._action(
             "Find pre&vious", lambda: self._on_find(-1), "Shift+F3", "Go to the previous match"
         )
+        self.reset_layout_action = self._action(
+            "&Reset layout",
+            self.reset_layout,
+            None,
+            "Every panel back in its place and shown, at its default size",
+        )
         self.about_action = self._action("&About", lambda: show_about(self))
         self.shortcuts_action = self._action(
             "&Keyboard shortcuts", lambda: show_shortcuts(self), Std.HelpContents
@@ -284,6 +303,7 @@ class MainWindow(QtWidgets.QMainWindow):
         panels = view_menu.addMenu("&Panels")
         for dock in self.docks.values():
             panels.addAction(dock.toggleViewAction())
+        view_menu.addAction(self.reset_layout_action)
 
         help_menu = self.help_menu = menu.addMenu("&Help")
         help_menu.setObjectName("menu_help")
@@ -676,11 +696,35 @@ class MainWindow(QtWidgets.QMainWindow):
             self.restoreGeometry(geometry)
         else:
             self.resize(1500, 900)
-        if state is not None:
-            self.restoreState(state)
+        if state is not None and self.restoreState(state):
+            # A layout saved squeezed (before the panels had a minimum size) is not kept.
+            QtCore.QTimer.singleShot(0, self._unsqueeze)
         else:
             # Dock sizes only apply once the window has its size: after the first show.
             QtCore.QTimer.singleShot(0, self._default_dock_sizes)
+
+    def reset_layout(self) -> None:
+        """View > Reset layout: every panel back in its place, shown, at its default size;
+        the saved layout is forgotten."""
+        for key, dock in self.docks.items():
+            dock.setFloating(False)
+            self.addDockWidget(self._dock_areas[key], dock)
+            dock.show()
+        self._tabify_bottom()
+        self.settings.remove("window/state")
+        self._default_dock_sizes()
+        self.statusBar().showMessage("Layout reset", 4000)
+
+    def collapsed_docks(self) -> list[str]:
+        """The panels shown but squeezed below a usable size (a layout not worth keeping)."""
+        out = []
+        for key, dock in self.docks.items():
+            if dock.isHidden() or dock.isFloating():
+                continue
+            bottom = self._dock_areas[key] == QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+            if (dock.height() if bottom else dock.width()) < MIN_DOCK_PX:
+                out.append(key)
+        return out
 
     def _default_dock_sizes(self) -> None:
         h = QtCore.Qt.Orientation.Horizontal
@@ -689,13 +733,20 @@ class MainWindow(QtWidgets.QMainWindow):
         self.resizeDocks([self.docks["throughput"], self.docks["kernel"]], [1, 1], v)
         self.resizeDocks([self.docks["transitions"]], [max(230, self.height() // 4)], v)
 
+    def _unsqueeze(self) -> None:
+        if self.collapsed_docks():
+            self.reset_layout()
+
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.cancel_loading()
         if self._job is not None:
             self._job.wait(3000)
         self.runner.wait(3000)
         self.settings.setValue("window/geometry", self.saveGeometry())
-        self.settings.setValue("window/state", self.saveState())
+        if self.collapsed_docks():
+            self.settings.remove("window/state")  # next start: the default layout
+        else:
+            self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
         super().closeEvent(event)
 
