@@ -196,3 +196,35 @@ def test_rotation_adds_a_session_after_the_old_one(qtbot, window, half_log):
     assert window.session_combo.count() == 2
     assert len(window.view.timeline().sessions[0].partitions) == len(old.partitions)
     assert window.follow.is_following()
+
+
+def test_a_restart_moves_to_the_new_session_and_says_so(qtbot, window, half_log):
+    """Issue 16, item 10: zoomed into the middle of the run (not at the live edge) when the
+    daemon restarts, the view used to stay on the dead session."""
+    path, rest = half_log
+    open_and_wait(qtbot, window, path)
+    lo, hi = window.view.x_range()
+    window.view.set_x_range(lo + (hi - lo) * 0.3, lo + (hi - lo) * 0.4)  # not the live edge
+    window.follow.action.setChecked(True)
+    qtbot.waitUntil(lambda: re.search(r"last update \d", window.follow.label.text()), timeout=5000)
+    append(path, rest + PHASE8.read_bytes())  # the run ends, then 'cuzk-daemon starting' again
+    qtbot.waitUntil(lambda: len(window.view.timeline().sessions) == 2, timeout=5000)
+    assert window.view.session_index() == 1
+    assert window.session_combo.currentIndex() == 1
+    message = window.statusBar().currentMessage()
+    assert "restarted" in message and "session 2" in message and "session 1 ended" in message
+    assert window.follow.is_following()
+
+
+def test_a_session_chosen_further_back_is_kept_through_a_restart(qtbot, window, tmp_path):
+    path = tmp_path / "two.log"
+    data = PHASE8.read_bytes()
+    path.write_bytes(data + data)  # two sessions already
+    open_and_wait(qtbot, window, path)
+    window.set_session(0)  # as the session list does
+    qtbot.waitUntil(lambda: window.view.session_index() == 0, timeout=5000)
+    window.follow.action.setChecked(True)
+    qtbot.waitUntil(lambda: re.search(r"last update \d", window.follow.label.text()), timeout=5000)
+    append(path, data)
+    qtbot.waitUntil(lambda: len(window.view.timeline().sessions) == 3, timeout=5000)
+    assert window.view.session_index() == 0

@@ -123,9 +123,8 @@ class FollowController(QtCore.QObject):
         if self.follower is None:
             return
         sessions = self.window.timeline().sessions if self.window.timeline() else []
-        follow_last = not sessions or (
-            self.window.view.session_index() == len(sessions) - 1 and self._at_live_edge()
-        )
+        # On the last session: a restart's new session takes over (the old one is dead).
+        follow_last = not sessions or self.window.view.session_index() == len(sessions) - 1
         index = self.window.view.session_index()
         self._worker.submit(self._generation, _poll, self.follower, index, follow_last)
 
@@ -171,8 +170,11 @@ class FollowController(QtCore.QObject):
         x0, x1 = view.x_range()
         at_edge = self._at_live_edge()
         selection = view.selection()
-        if index == n_old - 1 and at_edge:
-            index = len(timeline.sessions) - 1  # a rotation's new session takes over the edge
+        restarted = len(timeline.sessions) > n_old and index == n_old - 1
+        if restarted:
+            # The daemon restarted (or the log rotated): the session shown has ended, the
+            # new one is what is live now.  A session chosen further back is kept.
+            index = len(timeline.sessions) - 1
         same = old is not None and index == view.session_index()
         self.window.replace_timeline(timeline, index, lanes)
         new = view.lanes()
@@ -186,6 +188,11 @@ class FollowController(QtCore.QObject):
                 view.set_selection(*selection)  # its signal brings the panels up to date
         if not same:
             view.clear_selection()  # its signal brings the panels and range label up to date
+        if restarted:
+            self.window.statusBar().showMessage(
+                f"The daemon restarted: following session {index + 1} (session {n_old} ended)",
+                15000,
+            )
         elif selection is None:
             self.window.runner.request(timeline.sessions[index], None)
 
