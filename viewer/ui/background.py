@@ -132,6 +132,11 @@ class LatestTask(QtCore.QObject):
         self._generation += 1
         self._pending = None
 
+    def after(self, fn: Callable[..., object], *args: object) -> None:
+        """Run ``fn(*args)`` on the task's thread once the running request is done (closing
+        what it reads), with no outcome signalled."""
+        self._worker.call(fn, *args)
+
     def stop(self) -> None:
         """Drop the pending request and ask the running one to stop early (its function's
         ``cancelled()`` turns True); its outcome is still signalled."""

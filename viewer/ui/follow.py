@@ -15,7 +15,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.io import LogError
 from viewer.io.follow import LogFollower
 from viewer.model import Timeline
-from viewer.ui.background import BackgroundWorker
+from viewer.ui.background import LatestTask
 from viewer.ui.lane_data import build_lanes
 
 EDGE_PX = 8  # the view's right end this close to the data's end: at the live edge
@@ -39,12 +39,12 @@ class FollowController(QtCore.QObject):
         super().__init__(window)
         self.window = window
         self.follower: LogFollower | None = None
-        self._generation = 0
         self._armed = False  # checked while a log loads: follow it once shown
         self._events = 0
         self._updated = "—"
-        self._worker = BackgroundWorker(self, "follow")
-        self._worker.finished.connect(self._on_done)
+        self._task = LatestTask(self, "follow")
+        self._task.ready.connect(self._on_ready)
+        self._task.failed.connect(self._on_failed)
         self._timer = QtCore.QTimer(self, singleShot=True)
         self._timer.timeout.connect(self._on_timeout)
 
@@ -84,17 +84,17 @@ class FollowController(QtCore.QObject):
 
     def stop(self) -> None:
         self._armed = False
-        self._generation += 1  # a poll still running is dropped when it reports
+        self._task.cancel()  # a poll still running is dropped when it reports
         self._timer.stop()
         if self.follower is not None:
             follower, self.follower = self.follower, None
-            self._worker.call(follower.close)  # after the running poll, on the same thread
+            self._task.after(follower.close)  # after the running poll, on the same thread
         self.label.hide()
         self._set_checked(False)
 
     def wait(self, msecs: int = 5000) -> bool:
         """Block until no poll runs (tests and shutdown)."""
-        return self._worker.wait(msecs)
+        return self._task.wait(msecs)
 
     # ------------------------------------------------------------ slots
     def _on_toggled(self, checked: bool) -> None:
@@ -126,18 +126,17 @@ class FollowController(QtCore.QObject):
         # On the last session: a restart's new session takes over (the old one is dead).
         follow_last = not sessions or self.window.view.session_index() == len(sessions) - 1
         index = self.window.view.session_index()
-        self._worker.submit(self._generation, _poll, self.follower, index, follow_last)
+        self._task.request(None, _poll, self.follower, index, follow_last)
 
-    def _on_done(self, generation: int, result: tuple | None, error: str) -> None:
-        if generation != self._generation or self.follower is None:
+    def _on_failed(self, _context: object, error: str) -> None:
+        if self.follower is None:
             return
-        if error:
-            path = self.follower.path
-            self.stop()
-            message = (
-                error.partition(": ")[2] if error.startswith("_Stop: ") else f"{path}: {error}"
-            )
-            self.window.banner.show_message(f"Follow stopped: {message}")
+        path = self.follower.path
+        self.stop()
+        self.window.banner.show_message(f"Follow stopped: {path}: {error}")
+
+    def _on_ready(self, _context: object, result: tuple) -> None:
+        if self.follower is None:
             return
         timeline, lanes = result
         if timeline is not None:
