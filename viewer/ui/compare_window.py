@@ -21,8 +21,9 @@ from viewer.export.compare import (
     run_label,
 )
 from viewer.export.files import write_output
+from viewer.io.paths import DIALOG_FILTER
 from viewer.model import Session, Timeline
-from viewer.ui.background import BackgroundWorker
+from viewer.ui.background import LatestTask
 from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.image_export import png_bytes
 from viewer.ui.lane_data import SessionLanes
@@ -36,35 +37,25 @@ ALIGN_LABELS = {
     "session": "session start",
     "completion": "n-th job completed",
 }
-LOG_FILTER = "cuzk logs (*.log *.txt *.gz *.zst *.out *.err);;All files (*)"
 
 
 class _DiffRunner(QtCore.QObject):
-    """Computes the latest requested comparison off the GUI thread; stale results are dropped."""
+    """Computes the latest requested comparison off the GUI thread (a ``LatestTask``)."""
 
     ready = QtCore.Signal(object)
     failed = QtCore.Signal(str)
 
     def __init__(self, parent: QtCore.QObject) -> None:
         super().__init__(parent)
-        self._worker = BackgroundWorker(self, "compare")
-        self._worker.finished.connect(self._on_done)
-        self._generation = 0
+        self._task = LatestTask(self, "compare")
+        self._task.ready.connect(lambda _, res: self.ready.emit(res))
+        self._task.failed.connect(lambda _, message: self.failed.emit(message))
 
     def request(self, **args) -> None:
-        self._generation += 1
-        self._worker.submit(self._generation, lambda: compare_runs(**args))
-
-    def _on_done(self, generation: int, res, error: str) -> None:
-        if generation != self._generation:
-            return  # a newer request superseded this one
-        if error:
-            self.failed.emit(error)
-        else:
-            self.ready.emit(res)
+        self._task.request(None, lambda: compare_runs(**args))
 
     def wait(self, msecs: int = 10000) -> bool:
-        return self._worker.wait(msecs)
+        return self._task.wait(msecs)
 
 
 class _RunPane(QtWidgets.QWidget):
@@ -503,16 +494,17 @@ def _ask_and_compare(window) -> None:
     start = str(window.settings.value("last_dir", str(Path.home())))
     if window.timeline() is not None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
-            window, "Compare the current run with…", start, LOG_FILTER
+            window, "Compare the current run with…", start, DIALOG_FILTER
         )
         if path:
             open_compare(window, path)
         return
     paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
-        window, "Choose two runs to compare (A, then B)", start, LOG_FILTER
+        window, "Choose two runs to compare (A, then B)", start, DIALOG_FILTER
     )
     if len(paths) == 1:
-        more, _ = QtWidgets.QFileDialog.getOpenFileName(window, "Compare with…", start, LOG_FILTER)
+        ask = QtWidgets.QFileDialog.getOpenFileName
+        more, _ = ask(window, "Compare with…", start, DIALOG_FILTER)
         paths = [*paths, more] if more else []
     if len(paths) >= 2:
         open_compare(window, paths[1], paths[0])
