@@ -232,3 +232,19 @@ def test_shift_drop_compares_and_a_plain_drop_still_opens(qtbot, window) -> None
     with qtbot.waitSignal(win.timeline_loaded, timeout=15000):
         _drop(win, SAMPLES / "phase8_pw20.log", QtCore.Qt.KeyboardModifier.NoModifier)
     assert len(win.findChildren(CompareWindow)) == 1
+
+
+def test_shift_drop_is_open_paths_compare_mode(qtbot, window) -> None:
+    """One open path (issue 14, item 4): Shift+drop is ``open_paths(paths, "compare")``; with
+    nothing shown yet it opens the log instead, and no event filter of its own is left."""
+    win, _ = window
+    assert not [f for f in win.children() if type(f).__name__ == "_ShiftDropFilter"]
+    with qtbot.waitSignal(win.timeline_loaded, timeout=15000):
+        _drop(win, SAMPLES / "phase7_pw20.log", QtCore.Qt.KeyboardModifier.ShiftModifier)
+    assert not win.findChildren(CompareWindow)
+    win.open_paths([SAMPLES / "phase8_pw20.log"], "compare")
+    (cw,) = win.findChildren(CompareWindow)
+    qtbot.waitUntil(lambda: cw.result() is not None, timeout=30000)
+    assert cw.result().label_b == "phase8_pw20"
+    with pytest.raises(ValueError, match="mode"):
+        win.open_paths([SAMPLES / "phase8_pw20.log"], "replace")

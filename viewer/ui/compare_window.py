@@ -510,29 +510,9 @@ def _ask_and_compare(window) -> None:
         open_compare(window, paths[1], paths[0])
 
 
-class _ShiftDropFilter(QtCore.QObject):
-    """Shift+drop of a file on the main window compares it against the current log."""
-
-    def __init__(self, window) -> None:
-        super().__init__(window)
-        self.window = window
-
-    def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
-        if (
-            event.type() == QtCore.QEvent.Type.Drop
-            and event.modifiers() & Qt.KeyboardModifier.ShiftModifier
-            and self.window.timeline() is not None
-        ):
-            paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
-            if paths:
-                event.acceptProposedAction()
-                open_compare(self.window, paths[0])
-                return True
-        return super().eventFilter(watched, event)
-
-
 def install(window) -> QtGui.QAction:
-    """Add File > Compare… (after Open Recent) and Shift+drop-to-compare to the main window."""
+    """Add File > Compare… (after Open Recent) to the main window (Shift+drop goes through
+    ``MainWindow.open_paths(paths, "compare")``)."""
     action = QtGui.QAction("&Compare…", window)
     action.setObjectName("action_compare")
     action.setStatusTip("Compare the current run with another log (or two logs), side by side")
@@ -545,5 +525,4 @@ def install(window) -> QtGui.QAction:
         menu.insertAction(actions[after[0] + 1], action)
     else:
         menu.addAction(action)
-    window.installEventFilter(_ShiftDropFilter(window))  # the window owns it
     return action

@@ -15,6 +15,7 @@ from viewer.io.paths import DIALOG_FILTER, expand_paths, suffix_list
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
+from viewer.ui.compare_window import open_compare
 from viewer.ui.details_pane import DetailsPane
 from viewer.ui.dialogs import show_about, show_shortcuts
 from viewer.ui.empty_state import EmptyState
@@ -360,8 +361,13 @@ class MainWindow(QtWidgets.QMainWindow):
             self.settings.setValue("last_dir", str(Path(paths[0]).parent))
             self.open_paths(paths)
 
-    def open_paths(self, paths: Iterable[str | Path]) -> None:
-        """Load logs one after the other; the last one that loads is shown."""
+    def open_paths(self, paths: Iterable[str | Path], mode: str = "open") -> None:
+        """The one way logs come in: drop, File > Open, recent files, the command line and
+        Shift+drop.  ``open`` loads them one after the other (the last one that loads is
+        shown); ``compare`` opens the compare window of the log shown against the first of
+        them (or opens them, when nothing is shown yet)."""
+        if mode not in ("open", "compare"):
+            raise ValueError(f"open_paths mode must be 'open' or 'compare', not {mode!r}")
         paths = list(paths)
         try:
             expanded = expand_paths(paths)
@@ -374,6 +380,9 @@ class MainWindow(QtWidgets.QMainWindow):
             self._on_failed(
                 f"Nothing to open in {names}: a folder with no {suffix_list()} file in it."
             )
+            return
+        if mode == "compare" and self._timeline is not None:
+            open_compare(self, expanded[0])
             return
         self._queue.extend(expanded)
         if self._job is None:
@@ -658,7 +667,8 @@ class MainWindow(QtWidgets.QMainWindow):
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            self.open_paths(paths)
+            shift = event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
+            self.open_paths(paths, "compare" if shift else "open")
 
     # ------------------------------------------------------------ persistence
     def recent_files(self) -> list[str]:
