@@ -11,8 +11,8 @@ from tests.analysis.builders import call, session
 from viewer.analysis.stages import synthesis_rows
 from viewer.export.trace import trace_events
 from viewer.io import open_log
+from viewer.lanes.data import build_lanes
 from viewer.model import Timeline
-from viewer.ui.lane_data import build_lanes
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 

@@ -9,8 +9,8 @@ import pytest
 from tests.ui.conftest import phase8_calls, timeline_of
 from tests.ui.test_timeline_view import scene_point, view  # noqa: F401
 from viewer.analysis.counters import counters
+from viewer.lanes.data import KERNEL_PARTS
 from viewer.model import build_session
-from viewer.ui.lane_data import KERNEL_PARTS
 from viewer.ui.lanes import KERNEL_BAND
 from viewer.ui.timeline_view import TimelineView
 

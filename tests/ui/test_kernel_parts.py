@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.analysis.builders import call, session
-from viewer.ui.lane_data import KernelParts
+from viewer.lanes.data import KernelParts
 
 
 def test_parts_run_in_turn_and_are_scaled_into_the_region() -> None:

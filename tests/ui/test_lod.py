@@ -7,8 +7,8 @@ import time
 import numpy as np
 import pytest
 
-from viewer.ui.lane_data import GAP_STARVED, Lane, LaneGroup
-from viewer.ui.lane_lod import MIXED, Intervals, coalesce
+from viewer.lanes.data import GAP_STARVED, Lane, LaneGroup
+from viewer.lanes.lod import MIXED, Intervals, coalesce
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.palette import Theme
 

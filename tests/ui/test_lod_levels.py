@@ -8,7 +8,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from viewer.ui.lane_lod import (
+from viewer.lanes.lod import (
     LEVEL_STEP,
     MIXED,
     Intervals,

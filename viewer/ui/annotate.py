@@ -26,7 +26,7 @@ from viewer.annotations import (
     sidecar_candidates,
 )
 from viewer.export.format import display_path
-from viewer.ui.lane_data import MARKER_STRIP
+from viewer.lanes.data import MARKER_STRIP
 from viewer.ui.palette import Theme, with_alpha
 from viewer.ui.panels.common import fmt_ms
 from viewer.ui.timeline_view import TimelineView

@@ -12,7 +12,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.units import MINUTE, clock_steps, clock_tick, wall_date, wall_time
-from viewer.ui.lane_data import GROUP_HEADER, LaneGroup, SessionLanes
+from viewer.lanes.data import GROUP_HEADER, LaneGroup, SessionLanes
 from viewer.ui.palette import Theme
 
 #: Below this visible span the axis counts milliseconds instead of seconds.

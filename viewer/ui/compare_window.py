@@ -22,11 +22,11 @@ from viewer.export.compare import (
 )
 from viewer.export.files import write_output
 from viewer.io.paths import DIALOG_FILTER
+from viewer.lanes.data import SessionLanes
 from viewer.model import Session, Timeline
 from viewer.ui.background import LatestTask
 from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.image_export import png_bytes
-from viewer.ui.lane_data import SessionLanes
 from viewer.ui.loader import LoadJob
 from viewer.ui.timeline_view import TimelineView
 

@@ -18,7 +18,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.counters import Envelope
-from viewer.ui.lane_data import LaneGroup
+from viewer.lanes.data import LaneGroup
 from viewer.ui.palette import Theme
 
 #: Pixel columns per view, at most (views are a few thousand pixels wide).

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.stages import stages
-from viewer.ui.lane_data import Lane, SessionLanes
+from viewer.lanes.data import Lane, SessionLanes
 from viewer.ui.palette import Theme
 
 ARROW_PX = 8.0  # arrowhead length

@@ -14,9 +14,9 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.io import LogError
 from viewer.io.follow import LogFollower
+from viewer.lanes.data import build_lanes
 from viewer.model import Timeline
 from viewer.ui.background import LatestTask
-from viewer.ui.lane_data import build_lanes
 
 EDGE_PX = 8  # the view's right end this close to the data's end: at the live edge
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.ui.lane_data import SessionLanes
+from viewer.lanes.data import SessionLanes
 
 Qt = QtCore.Qt
 #: A hover or click this many pixels beside a bar still picks it.

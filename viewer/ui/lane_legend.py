@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.ui.lane_data import GAP_DISPATCH, GAP_STARVED
+from viewer.lanes.data import GAP_DISPATCH, GAP_STARVED
 from viewer.ui.palette import Theme, job_color
 
 Swatch = Callable[[QtGui.QPainter, QtCore.QRectF, Theme], None]

@@ -14,7 +14,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.ui.lane_data import SessionLanes
+from viewer.lanes.data import SessionLanes
 from viewer.ui.palette import Theme, with_alpha
 
 LABEL_GAP_PX = 10.0

@@ -19,8 +19,8 @@ import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.units import duration
-from viewer.ui.lane_data import KERNEL_PARTS, KernelParts, Lane, LaneGroup, LayerStack
-from viewer.ui.lane_lod import drawable
+from viewer.lanes.data import KERNEL_PARTS, KernelParts, Lane, LaneGroup, LayerStack
+from viewer.lanes.lod import drawable
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
 

@@ -10,9 +10,9 @@ from PySide6 import QtCore
 
 from viewer.analysis import summarize
 from viewer.io import LoadCancelled, LogError, open_log
+from viewer.lanes.data import build_lanes
 from viewer.model import Timeline
 from viewer.ui.background import LatestTask
-from viewer.ui.lane_data import build_lanes
 
 
 @dataclass(frozen=True, eq=False)

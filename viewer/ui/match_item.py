@@ -2,7 +2,7 @@
 washed in the match colour and outlined, the current match outlined thicker; as a filter
 (``set_dim``), the rest of the lanes fade and the matches keep their sector colours.
 
-The matched bars of every lane are kept end to end in one ``lane_lod.Stack``, so a frame
+The matched bars of every lane are kept end to end in one ``lanes.lod.Stack``, so a frame
 cuts and merges them below a pixel as the lanes do: O(pixels), however many match.
 """
 
@@ -12,8 +12,8 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from viewer.ui.lane_data import Lane, SessionLanes
-from viewer.ui.lane_lod import Intervals, Stack
+from viewer.lanes.data import Lane, SessionLanes
+from viewer.lanes.lod import Intervals, Stack
 from viewer.ui.lanes import RectBatch
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 

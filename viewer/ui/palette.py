@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from PySide6 import QtGui
 
-from viewer.ui.lane_lod import MIXED
+from viewer.lanes.lod import MIXED
 
 #: Sector (job) colours, cycled by job index: consecutive jobs always differ.
 JOB_COLORS: tuple[str, ...] = (
@@ -65,7 +65,7 @@ class Theme:
     busy: QtGui.QColor
     wait: QtGui.QColor  # pickup / queue waits
     highlight: QtGui.QColor  # outline of the selected job
-    gap: tuple[QtGui.QColor, ...]  # indexed by lane_data.GAP_* kinds
+    gap: tuple[QtGui.QColor, ...]  # indexed by lanes.data.GAP_* kinds
     cross_band: QtGui.QColor  # cross-sector gap seen through the worker lanes
     cold: QtGui.QColor
     cold_hatch: QtGui.QColor
@@ -121,6 +121,6 @@ class Theme:
         return base.darker(175) if not self.dark else base.darker(165)
 
     def kernel_part(self, part: int) -> QtGui.QColor:
-        """ntt_msm_h, batch_add, tail_msm (``lane_data.KERNEL_PARTS`` order) inside the CUDA
+        """ntt_msm_h, batch_add, tail_msm (``lanes.data.KERNEL_PARTS`` order) inside the CUDA
         region: light blue, lavender and light green, whatever the sector's colour."""
         return QtGui.QColor(KERNEL_PART_COLORS[part])

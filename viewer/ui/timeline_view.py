@@ -16,16 +16,16 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import duration, position, wall_time
+from viewer.lanes.data import LaneGroup, SessionLanes, build_lanes
+from viewer.lanes.text import describe_counter, describe_gap, describe_partition
 from viewer.model import Session, Timeline
 from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
 from viewer.ui.counter_tracks import CounterTrackItem
 from viewer.ui.flow_item import FlowItem
 from viewer.ui.grid import TimeGridItem
-from viewer.ui.lane_data import LaneGroup, SessionLanes, build_lanes
 from viewer.ui.lane_hover import HoverTip, pick
 from viewer.ui.lane_legend import LegendBar
 from viewer.ui.lane_overlay import OverlayItem
-from viewer.ui.lane_text import describe_counter, describe_gap, describe_partition
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.match_item import MatchItem
 from viewer.ui.palette import Theme, with_alpha

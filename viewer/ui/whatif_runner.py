@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
+from viewer.lanes.data import build_lanes
 from viewer.model import Session
 from viewer.ui.background import LatestTask
-from viewer.ui.lane_data import build_lanes
 from viewer.whatif import Knobs, WhatIf, plan, what_if
 from viewer.whatif.replay import stage_means
 

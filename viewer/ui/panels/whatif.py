@@ -16,12 +16,12 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import percent
+from viewer.lanes.data import SessionLanes
 from viewer.model import Session
 from viewer.ui.actions import make_action
 from viewer.ui.compare_panel import judgement_colors
 from viewer.ui.compare_window import open_runs
 from viewer.ui.floor_bars import FloorBars
-from viewer.ui.lane_data import SessionLanes
 from viewer.ui.panels.common import fmt_pct, section_label
 from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence

@@ -18,8 +18,8 @@ from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.counters import COUNTERS, Envelope, counters
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.stages import synthesis_rows
+from viewer.lanes.lod import Intervals, Stack
 from viewer.model import Session
-from viewer.ui.lane_lod import Intervals, Stack
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
