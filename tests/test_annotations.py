@@ -128,8 +128,7 @@ def test_queries_and_dirty_flag() -> None:
     s.add("note", 10.0, session=0)
     s.add("range", 50.0, 80.0, session=0)
     s.add("arrow", 500.0, 20.0, session=1)
-    assert [a.t0_ms for a in s.in_range(0, 60.0, 100.0)] == [50.0]
-    assert [a.kind for a in s.in_range(1, 100.0, 200.0)] == ["arrow"]
+    assert [a.kind for a in s.in_session(1)] == ["arrow"]
     assert len(s.in_session(0)) == 2
     assert s.dirty
     s.mark_saved()

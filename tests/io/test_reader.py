@@ -20,6 +20,7 @@ from io_logs import (
 )
 
 from viewer.io import LoadCancelled, LogError, open_log
+from viewer.io.reader import scan_log
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, PARTITION_COLUMNS
 
 
@@ -339,13 +340,12 @@ def test_end_reads_only_the_first_bytes(tmp_path):
     path = tmp_path / "growing.log"
     write(path, lines)
     data = path.read_bytes()
-    whole = open_log(path)
-    assert whole.bytes_read == len(data)
+    assert scan_log(path).consumed == len(data)
     cut = data.rfind(b"\n", 0, data.index(b"job-1")) + 1  # job-1's first line starts here
+    assert scan_log(path, end=cut).consumed == cut
     head = open_log(path, end=cut)
-    assert head.bytes_read == cut
     assert list(head.sessions[0].jobs["job_id"]) == ["job-0"] and head.events == 18
-    assert open_log(path, end=len(data) + 100).bytes_read == len(data)
+    assert scan_log(path, end=len(data) + 100).consumed == len(data)
     with pytest.raises(LogError):
         open_log(path, end=0)
 
@@ -355,7 +355,7 @@ def test_end_is_ignored_for_compressed_files(tmp_path):
     path = tmp_path / "run.log.gz"
     path.write_bytes(gzip.compress(data))
     tl = open_log(path, end=10)
-    assert tl.events == 36 and tl.bytes_read == path.stat().st_size
+    assert tl.events == 36 and scan_log(path, end=10).consumed == path.stat().st_size
 
 
 def test_end_progress_counts_to_end(tmp_path):

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import time
-
 import numpy as np
 import pytest
 
+from tests.ui.lod_reference import coalesce
 from viewer.lanes.data import GAP_STARVED, Lane, LaneGroup
-from viewer.lanes.lod import MIXED, Intervals, coalesce
+from viewer.lanes.lod import MIXED, Intervals
 from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.palette import Theme
 
@@ -124,32 +123,3 @@ def test_group_item_prepares_few_rects_and_keeps_a_two_pixel_gap(qapp, n: int) -
     assert len(gap_rects) == 1
     x, _, w, _ = gap_rects[0]
     assert x == pytest.approx(gap_at) and w == pytest.approx(2 * px)
-
-
-@pytest.mark.bench
-def test_bench_prepare_and_paint_10e6(qapp) -> None:
-    from PySide6 import QtGui
-
-    group, x0, x1, px, _ = busy_group(10**6)
-    item = LaneGroupItem(group, x0, x1, Theme.from_palette(qapp.palette()))
-    t = time.perf_counter()
-    item.prepare(x0, x1, px)
-    first_ms = (time.perf_counter() - t) * 1000
-    t = time.perf_counter()
-    for i in range(10):
-        item.prepare(x0 + i * px, x1 + i * px, px)
-    prepare_ms = (time.perf_counter() - t) / 10 * 1000
-    image = QtGui.QImage(WIDTH_PX, 200, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
-    painter = QtGui.QPainter(image)
-    painter.scale(1 / px, 1.0)
-    painter.translate(-x0, 0)
-    t = time.perf_counter()
-    for _ in range(20):
-        item.paint(painter)
-    paint_ms = (time.perf_counter() - t) / 20 * 1000
-    painter.end()
-    print(
-        f"\n10^6 intervals: first prepare {first_ms:.1f} ms, then {prepare_ms:.1f} ms, "
-        f"paint {paint_ms:.2f} ms, "
-        f"{item.rect_count()} rects"
-    )

@@ -8,12 +8,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.ui.lod_reference import coalesce
 from viewer.lanes.lod import (
     LEVEL_STEP,
     MIXED,
     Intervals,
     Stack,
-    coalesce,
     drawable,
     level_of,
 )

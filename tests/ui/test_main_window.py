@@ -134,10 +134,30 @@ def test_copy_table_as_tsv(qtbot, window):
     assert table.model().index(0, 3).data() == "4\u2009490"  # shown grouped
 
 
-def test_two_gpu_log_and_session_switch(qtbot, window):
+def test_two_gpu_log_shows_both_gpus(qtbot, window):
     timeline = open_and_wait(qtbot, window, TWO_GPUS)
     assert set(timeline.sessions[0].gpus) == {0, 1}
     assert len(window.throughput_panel.efficiency.text().splitlines()) == 2
+
+
+def test_session_switch_shows_the_other_run(qtbot, window):
+    timeline = open_and_wait(qtbot, window, SAMPLES / "damaged.log")
+    shown = timeline.main_session_position()  # the one with the most GPU calls
+    other = 1 - shown
+    assert window.view.session_index() == shown
+    with qtbot.waitSignal(window.summary_ready, timeout=15000) as ready:
+        window.set_session(other)
+    session = timeline.sessions[other]
+    assert window.view.session_index() == other and window.session() is session
+    assert ready.args[0].session is session
+    assert window.session_combo.currentIndex() == other
+    assert f"session {other + 1}" in window.throughput_panel.scope.text().lower()
+    lo, hi = window.view.x_range()
+    assert lo <= session.start_ms + 1 and hi >= session.end_ms - 1  # framed on that run
+    with qtbot.waitSignal(window.summary_ready, timeout=15000) as ready:
+        window.set_session(shown)
+    assert ready.args[0].session is timeline.sessions[shown]
+    assert f"session {shown + 1}" in window.throughput_panel.scope.text().lower()
 
 
 def test_layout_and_recent_files_persist(qtbot, tmp_path):

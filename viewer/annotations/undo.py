@@ -56,15 +56,6 @@ class AnnotationSet:
     def in_session(self, session: int) -> list[Annotation]:
         return [a for a in self._items.values() if a.session == session]
 
-    def in_range(self, session: int, t0_ms: float, t1_ms: float) -> list[Annotation]:
-        """Annotations of ``session`` that touch ``t0_ms``..``t1_ms`` (what a view must draw)."""
-        out = []
-        for a in self.in_session(session):
-            lo, hi = sorted((a.t0_ms, a.t0_ms if a.t1_ms is None else a.t1_ms))
-            if lo <= t1_ms and hi >= t0_ms:
-                out.append(a)
-        return out
-
     @property
     def dirty(self) -> bool:
         """True when there are changes since the last ``mark_saved`` (or load)."""

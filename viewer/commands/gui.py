@@ -55,10 +55,13 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         from viewer.ui.app import run_app
-    except ImportError:
+    except ImportError as exc:
+        if exc.name is None or exc.name.split(".")[0] not in ("PySide6", "shiboken6"):
+            raise  # a bug of ours, not a missing Qt: show it whole
         print(
-            "The viewer window is not built yet; use `python -m viewer info LOG` "
-            "or `python -m viewer report LOG` meanwhile.",
+            f"The viewer window needs PySide6, which cannot be loaded here ({exc}); "
+            "`make run` installs it. Headless, `python -m viewer report LOG` gives the "
+            "same figures.",
             file=sys.stderr,
         )
         return 2

@@ -118,8 +118,8 @@ def open_log(
     ``end``: read only the bytes ``[0, end)`` of a plain file (a file still being written;
     a line cut at ``end`` reads as a torn line).  It is ignored for .gz / .zst files, which
     are read whole.  ``progress(done_bytes, total_bytes)`` now and then; ``cancel()``
-    returning True raises ``LoadCancelled``.  The returned Timeline's ``bytes_read`` is the
-    number of file bytes consumed (compressed bytes for .gz / .zst).
+    returning True raises ``LoadCancelled``.  (``scan_log(...).consumed`` says how many file
+    bytes a scan read: compressed bytes for .gz / .zst.)
     """
     path = log_path(path)
     scan = scan_log(path, progress=progress, cancel=cancel, end=end)
@@ -129,9 +129,7 @@ def open_log(
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
-    timeline = Timeline(source=path, sessions=sessions, skipped={})
-    timeline.bytes_read = scan.consumed  # an attribute of the reader, not a model field
-    return timeline
+    return Timeline(source=path, sessions=sessions, skipped={})
 
 
 def _check_found(path: PathLike, scan: LogScan) -> None:

@@ -58,7 +58,7 @@ UNATTRIBUTED_VALUES = ("kernel_ms", "ntt_msm_h_ms", "batch_add_ms", "tail_msm_ms
 class Blocks:
     """One row per mutex-acquired block, in file order."""
 
-    seq: np.ndarray  # byte position of the acquire line
+    seq: np.ndarray  # ordinal of the acquire line (records.SEQ_SHIFT): file order
     lock_ms: np.ndarray  # pre_lock_cpu_ms + mutex_wait_ms
     values: dict[str, np.ndarray]  # VALUES
 

@@ -1,7 +1,7 @@
 """The published figures, computed from plain per-call arrays.
 
 Used by the reference solver (to hit the published table exactly) and by the
-tests; the definitions are those of ``/work/shared/domain.md``.  This is not
+tests; the definitions are those of the analysis (docs/CONTRACTS.md, "Analysis").  This is not
 the viewer's analysis (``viewer.analysis``): it knows nothing of ranges,
 sessions or missing data, and exists so the simulator can check itself.
 """
