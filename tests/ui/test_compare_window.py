@@ -139,7 +139,10 @@ def test_export_png_markdown_and_csv(cw, tmp_path) -> None:
     png = tmp_path / "c.png"
     cw.export_to(png)
     image = QtGui.QImage(str(png))
-    assert image.width() == 2 * cw.width() and image.height() == 2 * cw.height()
+    # Both runs and the diff: not the toolbar above them nor the status line below
+    runs = cw.splitter
+    assert (image.width(), image.height()) == (2 * runs.width(), 2 * runs.height())
+    assert image.height() < 2 * cw.height() - 2 * cw.export_button.height()
     assert len({image.pixel(x, image.height() // 4) for x in range(0, image.width(), 7)}) > 3
     md = tmp_path / "c.md"
     cw.export_to(md)
@@ -248,3 +251,52 @@ def test_shift_drop_is_open_paths_compare_mode(qtbot, window) -> None:
     assert cw.result().label_b == "phase8_pw20"
     with pytest.raises(ValueError, match="mode"):
         win.open_paths([SAMPLES / "phase8_pw20.log"], "replace")
+
+
+def test_export_shows_no_scroll_bar_and_leaves_them_as_they_were(cw) -> None:
+    cw.resize(1400, 500)  # short panes: the lanes scroll
+    bars = [b for b in cw.splitter.findChildren(QtWidgets.QScrollBar) if b.isVisible()]
+    assert bars
+    image = cw.grab_image()
+    assert all(b.isVisible() for b in bars)  # shown again after
+    # The strip where A's scroll bar stands is the background in the image
+    bar = bars[0]
+    at = bar.mapTo(cw.splitter, bar.rect().center())
+    colour = image.pixelColor(2 * at.x(), 2 * at.y())
+    assert colour == cw.palette().color(QtGui.QPalette.ColorRole.Window)
+
+
+def test_axes_speak_aligned_time_like_the_range_header(qtbot, cw) -> None:
+    oa, ob = cw.offsets()
+    axis_a = cw.view_a.plot.getPlotItem().getAxis("bottom")
+    assert "aligned time (0 = first GPU_START)" in axis_a.labelText
+    # the tick at A's alignment point reads 0, and B's at its own point too
+    assert axis_a.tickStrings([oa], 1.0, 10_000.0) == ["0 s"]
+    axis_b = cw.view_b.plot.getPlotItem().getAxis("bottom")
+    assert axis_b.tickStrings([ob + 20_000], 1.0, 10_000.0) == ["20 s"]
+    assert cw.view_a.format_time(oa - 12_000) == "-12.000 s aligned"
+
+
+def test_the_range_section_only_when_it_differs_from_the_whole_runs(qtbot, cw) -> None:
+    cw.fit()
+    with qtbot.waitSignal(cw.comparison_ready, timeout=15000) as done:
+        cw._diff_timer.start(0)
+    assert done.args[0].ranged is None  # every figure would repeat the whole-run one
+    oa, _ = cw.offsets()
+    with qtbot.waitSignal(cw.comparison_ready, timeout=15000) as done:
+        cw.view_a.set_selection(oa + 1000, oa + 60_000)
+    assert done.args[0].ranged is not None
+
+
+def test_section_titles_read_in_the_dark_palette(cw) -> None:
+    """A dark palette that keeps Qt's light AlternateBase made 'Whole runs' light on light."""
+    from viewer.ui.image_export import dark_palette
+
+    palette = dark_palette()
+    palette.setColor(QtGui.QPalette.ColorRole.AlternateBase, QtGui.QColor("#f7f7f7"))
+    cw.panel.setPalette(palette)
+    cw.panel.set_result(cw.result())
+    item = cw.panel.table.item(0, 0)
+    assert item.text() == "Whole runs"
+    fg, bg = item.foreground().color(), item.background().color()
+    assert abs(fg.lightnessF() - bg.lightnessF()) > 0.5

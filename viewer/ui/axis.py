@@ -75,6 +75,8 @@ class TimeAxisItem(pg.AxisItem):
         self.enableAutoSIPrefix(False)
         self._origin: float | None = None
         self._wall: float | None = None  # epoch ms of offset 0, in wall-clock mode
+        self._zero: float | None = None  # offset labelled 0, in aligned mode (compare)
+        self._zero_what = ""
         self._label_key: tuple | None = None
         self._ticks: tuple[tuple[float, float, float], list[tuple[float, np.ndarray]]] | None
         self._ticks = None
@@ -94,11 +96,33 @@ class TimeAxisItem(pg.AxisItem):
     def wall_start(self) -> float | None:
         return self._wall
 
+    def set_zero(self, zero_ms: float | None, what: str = "") -> None:
+        """Label times from ``zero_ms`` of the session's clock ("aligned time", as the compare
+        window aligns two runs): ticks fall on round aligned times and the title says what
+        0 is (``what``); None: the session's own clock."""
+        if (zero_ms, what) == (self._zero, self._zero_what):
+            return
+        self._zero, self._zero_what = zero_ms, what
+        self._ticks = None
+        self.picture = None
+        self._label_key = None
+        self.update_label()
+        self.update()
+
+    def zero(self) -> float | None:
+        return self._zero
+
     def update_label(self) -> None:
         lo, hi = self.range
         if self._wall is not None:
             key: tuple = ("wall", wall_date(self._wall + lo))
             text = f"wall clock (UTC), {key[1]}"
+        elif self._zero is not None:
+            origin = ms_origin(lo - self._zero, hi - lo)
+            key = ("zero", self._zero, origin)
+            text = f"aligned time (0 = {self._zero_what})" if self._zero_what else "aligned time"
+            if origin is not None:
+                text = f"ms after {format_ms(origin, 1000.0, MS_MODE_SPAN, None)}, {text}"
         else:
             origin = ms_origin(lo, hi - lo)
             key = ("offset", origin)
@@ -121,13 +145,18 @@ class TimeAxisItem(pg.AxisItem):
             steps = list(clock_steps(span, labels))
         else:
             steps = [spacing for spacing, _ in super().tickSpacing(minVal, maxVal, size)]
-        return [(s, 0.0 if self._wall is None else -self._wall % s) for s in steps]
+        if self._wall is not None:
+            return [(s, -self._wall % s) for s in steps]
+        return [(s, 0.0 if self._zero is None else self._zero % s) for s in steps]
 
     def tickStrings(self, values: list[float], scale: float, spacing: float) -> list[str]:
         lo, hi = self.range
         span = hi - lo
         if self._wall is not None:
             return [wall_time(self._wall + v, spacing) for v in values]
+        if self._zero is not None:
+            values = [v - self._zero for v in values]
+            lo -= self._zero
         if span >= HUMAN_SPAN:
             return [clock_tick(v, spacing) for v in values]
         origin = ms_origin(lo, span)

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.compare import Comparison, FigureDiff, headline
 from viewer.export.compare import CompareResult, delta_text, range_title, relative_text, value_text
+from viewer.ui.palette import mix
 
 Qt = QtCore.Qt
 COLUMNS = ("figure", "A", "B", "delta", "relative")
@@ -118,7 +119,12 @@ class CompareDiffPanel(QtWidgets.QWidget):
         font = item.font()
         font.setBold(True)
         item.setFont(font)
-        item.setBackground(self.palette().color(QtGui.QPalette.ColorRole.AlternateBase))
+        # From Base and Text, which every palette sets (a dark one may keep a light
+        # AlternateBase: the section titles were light on light).
+        pal = self.palette()
+        text = pal.color(QtGui.QPalette.ColorRole.Text)
+        item.setBackground(mix(pal.color(QtGui.QPalette.ColorRole.Base), text, 0.12))
+        item.setForeground(text)
         self.table.setItem(row, 0, item)
         self.table.setSpan(row, 0, 1, len(COLUMNS))
 

@@ -297,6 +297,7 @@ class CompareWindow(QtWidgets.QWidget):
                 f"{pane.tag}: {named} — aligned time 0 = {alignment.describe()} "
                 f"at {off / 1000:.3f} s of the log"
             )
+            pane.view.set_time_zero(off, alignment.describe())
         self._follow(self.view_a, self.view_b)
         sel = self.view_a.selection()
         if sel is not None:
@@ -327,6 +328,20 @@ class CompareWindow(QtWidgets.QWidget):
         """The selected range in aligned ms, else the visible one (A's view)."""
         a, b = self.view_a.selection() or self.view_a.x_range()
         return self.to_aligned(self.view_a, a), self.to_aligned(self.view_a, b)
+
+    def range_to_compare(self) -> tuple[float, float] | None:
+        """``aligned_range``, or None when nothing is selected and both whole runs are in
+        view: the range section would repeat the whole-run one figure for figure."""
+        rng = self.aligned_range()
+        if self.view_a.selection() is not None:
+            return rng
+        for view, s in zip((self.view_a, self.view_b), self._sessions, strict=True):
+            if s is None:
+                continue
+            lo, hi = self.to_aligned(view, s.start_ms), self.to_aligned(view, s.end_ms)
+            if rng[0] > lo or rng[1] < hi:
+                return rng
+        return None
 
     def fit(self) -> None:
         """Show the union of both runs in aligned time."""
@@ -391,7 +406,7 @@ class CompareWindow(QtWidgets.QWidget):
             label_a=self._labels[0],
             label_b=self._labels[1],
             alignment=self._alignment,
-            rng=self.aligned_range(),
+            rng=self.range_to_compare(),
             source_a=self._sources[0],
             source_b=self._sources[1],
             whole=self._whole,
@@ -409,16 +424,23 @@ class CompareWindow(QtWidgets.QWidget):
 
     # ---------------------------------------------------------------- export
     def grab_image(self, scale: float = 2.0) -> QtGui.QImage:
-        """The whole window rendered at ``scale`` x its size (crisp in write-ups)."""
-        size = self.size() * scale
+        """Both runs and the diff rendered at ``scale`` x their size (crisp in write-ups):
+        no toolbar, no status line and no scroll bar."""
+        target = self.splitter
+        size = target.size() * scale
         image = QtGui.QImage(size, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
         image.setDevicePixelRatio(scale)
         image.fill(self.palette().color(QtGui.QPalette.ColorRole.Window))
+        bars = [b for b in target.findChildren(QtWidgets.QScrollBar) if b.isVisible()]
+        for bar in bars:
+            bar.hide()  # not laid out again before the render: a blank strip at most
         painter = QtGui.QPainter(image)
         try:
-            self.render(painter, QtCore.QPoint())
+            target.render(painter, QtCore.QPoint())
         finally:
             painter.end()
+            for bar in bars:
+                bar.show()
         return image
 
     def export_to(self, path: str | Path) -> None:

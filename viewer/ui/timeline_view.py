@@ -243,11 +243,22 @@ class TimelineView(QtWidgets.QWidget):
     def wall_start(self) -> float | None:
         return self._time_axis.wall_start()
 
+    def set_time_zero(self, zero_ms: float | None, what: str = "") -> None:
+        """Label the axis (and the cursor) in aligned time, 0 being ``zero_ms`` of the
+        session's clock and ``what`` saying what it is ("first GPU_START"); None: the
+        session's own clock.  The compare window aligns two runs so."""
+        self._time_axis.set_zero(zero_ms, what)
+        self._grid.update()
+
     def format_time(self, ms: float) -> str:
         """A time of the session as the axis shows it: "01:01:15.742 UTC" on the wall
-        clock, else "75.742 s" / "1:12:05.742" since the daemon started."""
+        clock, "-12.000 s aligned" in aligned time, else "75.742 s" / "1:12:05.742" since
+        the daemon started."""
         wall = self.wall_start()
-        return position(ms) if wall is None else wall_time(wall + ms, 1) + " UTC"
+        if wall is not None:
+            return wall_time(wall + ms, 1) + " UTC"
+        zero = self._time_axis.zero()
+        return position(ms) if zero is None else position(ms - zero) + " aligned"
 
     # ------------------------------------------------------- navigation
     def x_range(self) -> tuple[float, float]:
