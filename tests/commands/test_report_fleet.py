@@ -93,7 +93,7 @@ def test_a_folder_is_a_fleet_and_an_empty_one_says_so(capsys, tmp_path: Path, mo
     code, out, err = run(capsys, str(empty), str(logs), "--json-lines")
     assert code == 1  # one of two failed
     records = [json.loads(line) for line in out.splitlines()]
-    assert records[0]["log"] == str(empty) and "a folder with no .log" in records[0]["error"]
+    assert records[0]["log"] == str(empty) and "a directory with no .log" in records[0]["error"]
     assert "report: " in err and str(empty) in err
 
     import os
@@ -107,5 +107,9 @@ def test_a_folder_is_a_fleet_and_an_empty_one_says_so(capsys, tmp_path: Path, mo
 
     monkeypatch.setattr(os, "listdir", refuse)
     monkeypatch.setattr(Path, "iterdir", lambda self: iter(refuse(self)))
-    code, out, err = run(capsys, str(empty))
+    code, out, err = run(capsys, str(empty), "--table")
     assert code == 2 and "cannot list the folder (Permission denied)" in out + err
+    # alone and without --table it is one path: the reader says what it is
+    monkeypatch.undo()
+    code, _, err = run(capsys, str(empty), "--json")
+    assert code == 2 and "is a directory" in err

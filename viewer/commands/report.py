@@ -6,7 +6,6 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from pathlib import Path
 
 from viewer.commands.common import (
     RANGE_HELP,
@@ -65,8 +64,10 @@ def run(args: argparse.Namespace) -> int:
     from viewer.export.fleet import expand
 
     paths = expand(args.paths)
-    folder = any(Path(p).is_dir() for p in args.paths)
-    if args.json_lines or args.table or len(paths) > 1 or folder:
+    # A folder or a glob that named logs is a fleet, even of one; one path as given is not
+    # (an empty folder stays itself, and reading it says what it is).
+    named = len(paths) == 1 and paths[0] == args.paths[0]
+    if args.json_lines or args.table or not named:
         return _fleet(args, paths)
     return _one(args, paths[0])
 

@@ -107,7 +107,7 @@ def _empty_folder(path: str) -> str:
         os.listdir(path)
     except OSError as exc:
         return f"cannot list the folder ({exc.strerror or exc})"
-    return f"a folder with no {suffix_list()} file in it"
+    return f"a directory with no {suffix_list()} file in it"
 
 
 def expand(patterns: Sequence[str]) -> list[str]:

@@ -378,7 +378,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if not expanded:
             names = ", ".join(display_path(p) for p in paths) or "nothing"
             self._on_failed(
-                f"Nothing to open in {names}: a folder with no {suffix_list()} file in it."
+                f"Nothing to open in {names}: a directory with no {suffix_list()} file in it."
             )
             return
         if mode == "compare" and self._timeline is not None:
