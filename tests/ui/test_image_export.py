@@ -228,3 +228,26 @@ def test_svg_clips_the_lanes_to_the_plot_area(annotated) -> None:
     walk(root, None, data_groups)
     assert len(data_groups) > 5
     assert all(c is not None and c >= left - 1 for c in data_groups), data_groups
+
+
+def test_export_dialogs_open_where_the_last_export_went(loaded, tmp_path, monkeypatch) -> None:
+    """Issue 16, item 11: every export dialog started next to the log, whatever folder the
+    last export was saved in."""
+    asked: list[str] = []
+    out = tmp_path / "write-up"
+    out.mkdir()
+
+    def dialog(parent, title, start, filters):
+        asked.append(start)
+        return str(out / f"file{len(asked)}{'.png' if 'image' in title else '.csv'}"), ""
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getSaveFileName", dialog)
+    ups = loaded.write_ups
+    log_dir = str(loaded.timeline().source.parent)
+    ups.export_image_dialog(False)
+    assert asked[0].startswith(log_dir)  # nothing exported yet: next to the log
+    ups.export_table_dialog("gaps_panel")
+    ups.export_trace_dialog()
+    for start in asked[1:]:
+        assert start.startswith(str(out)), start  # where the last export went
+    assert (out / "file1.png").exists() and (out / "file2.csv").exists()

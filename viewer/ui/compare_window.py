@@ -26,6 +26,7 @@ from viewer.lanes.data import SessionLanes
 from viewer.model import Session, Timeline
 from viewer.ui.background import LatestTask
 from viewer.ui.compare_panel import CompareDiffPanel
+from viewer.ui.dialogs import ask_save_path
 from viewer.ui.image_export import png_bytes
 from viewer.ui.loader import LoadJob
 from viewer.ui.timeline_view import TimelineView
@@ -461,9 +462,9 @@ class CompareWindow(QtWidgets.QWidget):
     def _export(self, kind: str) -> None:
         filters = {"png": "PNG image (*.png)", "md": "Markdown (*.md)", "csv": "CSV (*.csv)"}
         stem = "_vs_".join(self._labels).replace(" ", "_")
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self, "Export comparison", f"compare_{stem}.{kind}", filters[kind]
-        )
+        settings = getattr(self.parent(), "settings", None)
+        title, name = "Export comparison", f"compare_{stem}.{kind}"
+        path, _ = ask_save_path(self, settings, title, name, filters[kind])
         if not path:
             return
         try:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from PySide6 import QtCore, QtWidgets
 
 import viewer
@@ -85,3 +87,27 @@ def show_about(parent: QtWidgets.QWidget) -> None:
     box.setText(ABOUT.format(version=viewer.__version__))
     box.setIconPixmap(parent.windowIcon().pixmap(64, 64))
     box.exec()
+
+
+#: Where the last export went (the export dialogs open there next time).
+EXPORT_DIR_SETTING = "export_dir"
+
+
+def ask_save_path(
+    parent: QtWidgets.QWidget,
+    settings: QtCore.QSettings | None,
+    title: str,
+    default: str | Path,
+    filters: str,
+) -> tuple[str, str]:
+    """A save dialog (path, chosen filter; "" when cancelled) that opens in the folder the
+    last export went to, with ``default``'s file name, else at ``default`` (next to the log);
+    the folder chosen is remembered for the next export."""
+    start = str(default)
+    folder = settings.value(EXPORT_DIR_SETTING) if settings is not None else None
+    if folder and Path(str(folder)).is_dir():
+        start = str(Path(str(folder)) / Path(default).name)
+    path, chosen = QtWidgets.QFileDialog.getSaveFileName(parent, title, start, filters)
+    if path and settings is not None:
+        settings.setValue(EXPORT_DIR_SETTING, str(Path(path).parent))
+    return path, chosen

@@ -17,7 +17,7 @@ from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
 from viewer.ui.compare_window import open_compare
 from viewer.ui.details_pane import DetailsPane
-from viewer.ui.dialogs import show_about, show_shortcuts
+from viewer.ui.dialogs import ask_save_path, show_about, show_shortcuts
 from viewer.ui.empty_state import EmptyState
 from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
@@ -640,9 +640,7 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._timeline is None:
             return
         default = str(Path(self._timeline.source).with_suffix(".report.md"))
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self, "Export report", default, "Markdown (*.md)"
-        )
+        path, _ = ask_save_path(self, self.settings, "Export report", default, "Markdown (*.md)")
         if not path:
             return
         timeline, selection = self._timeline, self.view.selection()

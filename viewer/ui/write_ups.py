@@ -17,6 +17,7 @@ from viewer.export.format import display_path
 from viewer.export.tables import table_csv, table_markdown
 from viewer.ui.actions import make_action
 from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
+from viewer.ui.dialogs import ask_save_path
 from viewer.ui.image_export import copy_image, image_bytes
 
 #: Side-panel tables that export, by window attribute.
@@ -212,8 +213,8 @@ class WriteUps(QtCore.QObject):
             self.window.statusBar().showMessage("Select a range first (Ctrl-drag, or V).", 5000)
             return
         default = str(Path(timeline.source).with_suffix(".png"))
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.window, "Export image", default, IMAGE_FILTERS
+        path, chosen = ask_save_path(
+            self.window, self.window.settings, "Export image", default, IMAGE_FILTERS
         )
         if path:
             if Path(path).suffix.lower() not in (".png", ".svg"):
@@ -241,8 +242,9 @@ class WriteUps(QtCore.QObject):
             return
         stem = Path(timeline.source).with_suffix("")
         default = f"{stem}.{attr.removesuffix('_panel')}.csv"
-        path, chosen = QtWidgets.QFileDialog.getSaveFileName(
-            self.window, f"Export {TABLE_PANELS[attr].lower()}", default, TABLE_FILTERS
+        title = f"Export {TABLE_PANELS[attr].lower()}"
+        path, chosen = ask_save_path(
+            self.window, self.window.settings, title, default, TABLE_FILTERS
         )
         if path:
             if Path(path).suffix.lower() not in (".csv", ".md", ".markdown"):
@@ -268,8 +270,8 @@ class WriteUps(QtCore.QObject):
         if timeline is None:
             return
         default = str(Path(timeline.source).with_suffix(".trace.json"))
-        path, _ = QtWidgets.QFileDialog.getSaveFileName(
-            self.window, "Export Chrome trace", default, TRACE_FILTERS
+        path, _ = ask_save_path(
+            self.window, self.window.settings, "Export Chrome trace", default, TRACE_FILTERS
         )
         if path:
             self.export_trace(path if path.lower().endswith(".json") else path + ".json")
