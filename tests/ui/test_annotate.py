@@ -264,3 +264,24 @@ def test_tables_export_as_csv_and_markdown(qtbot, window, log, tmp_path) -> None
     assert len(csv.read_text().splitlines()) == 5
     assert md.read_text().startswith("| ")
     assert "4490" in csv.read_text()
+
+
+def test_an_armed_ruler_measures_over_a_highlight_instead_of_resizing_it(
+    qtbot, window, log
+) -> None:
+    """Issue 16, item 2: a highlight's edges sit on events, where a ruler starts too; with
+    the ruler armed the drag grabbed the highlight's edge and resized it."""
+    open_log(qtbot, window, log)
+    view, ctl, ups = window.view, window.write_ups.controller, window.write_ups
+    view.set_x_range(64000, 84000)
+    band = ctl.add("range", *COLD_GAP, text="GPU waits")
+    ups.actions["tool_ruler"].trigger()
+    y = lane_y(view, WORKER0)
+    drag(view, scene_point(view, COLD_GAP[0], y), scene_point(view, COLD_GAP[1] - 20, y))
+    assert ctl.annotations.get(band.id) == band  # untouched
+    (ruler,) = [a for a in ctl.annotations if a.kind == "ruler"]
+    assert (ruler.t0_ms, ruler.t1_ms) == COLD_GAP
+    # Unarmed, the same drag still resizes the highlight (its edge is a handle).
+    y1 = lane_y(view, "GPU 0 · worker 1")  # off the ruler's lane
+    drag(view, scene_point(view, COLD_GAP[0], y1), scene_point(view, COLD_GAP[0] - 2000, y1))
+    assert ctl.annotations.get(band.id).t0_ms < COLD_GAP[0] - 1000

@@ -285,7 +285,9 @@ class AnnotationOverlay(pg.GraphicsObject):
         if hit is not None or self.ctl.tool:
             ev.acceptDrags(Qt.MouseButton.LeftButton)
             ev.acceptClicks(Qt.MouseButton.LeftButton)
-        if hit is not None:
+        if self.ctl.tool in ("range", "arrow", "ruler"):
+            self.setCursor(Qt.CursorShape.CrossCursor)  # the drag draws, whatever is under it
+        elif hit is not None:
             shape = (
                 Qt.CursorShape.SizeHorCursor if hit[1] != "body" else Qt.CursorShape.SizeAllCursor
             )
@@ -319,10 +321,12 @@ class AnnotationOverlay(pg.GraphicsObject):
         if ev.isStart():
             start = ev.buttonDownPos()
             hit = self.hit(start)
-            if hit is not None:
-                self._drag = ("edit", *hit)
-            elif self.ctl.tool in ("range", "arrow", "ruler"):
+            if self.ctl.tool in ("range", "arrow", "ruler"):
+                # An armed tool draws, even from another annotation's edge: edges sit on
+                # events, where a ruler or a highlight starts too.
                 self._drag = ("create", self.ctl.tool, self.ctl.snap(start.x(), start.y()))
+            elif hit is not None:
+                self._drag = ("edit", *hit)
             else:
                 self._drag = None
                 ev.ignore()
