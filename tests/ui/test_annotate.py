@@ -285,3 +285,31 @@ def test_an_armed_ruler_measures_over_a_highlight_instead_of_resizing_it(
     y1 = lane_y(view, "GPU 0 · worker 1")  # off the ruler's lane
     drag(view, scene_point(view, COLD_GAP[0], y1), scene_point(view, COLD_GAP[0] - 2000, y1))
     assert ctl.annotations.get(band.id).t0_ms < COLD_GAP[0] - 1000
+
+
+def test_labels_never_overlap_and_give_way_when_there_is_no_room(qtbot, window, log) -> None:
+    """Issue 16, item 7: notes close in time piled up on each other, most of all at Fit all."""
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    lanes = ["GPU 0 · worker 0", "GPU 0 · worker 1", None]
+    for i in range(40):
+        ctl.add("note", 70000.0 + 50 * i, lane=lanes[i % 3], text=f"note number {i}")
+    ctl.add("range", *COLD_GAP, text="GPU waits for sector 1")
+    ctl.add("ruler", *COLD_GAP, lane=WORKER0)
+    view.fit()
+    overlay = ctl.overlay
+    overlay.prepare()
+    boxes = [s.label for s in overlay._shapes if s.label is not None]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.intersects(b), (a, b)
+    assert len(boxes) + overlay.hidden_labels == 42
+    assert overlay.hidden_labels > 0  # 40 notes within 2 s do not all fit at Fit all
+    texts = [s.text for s in overlay._shapes if s.label is not None]
+    assert any("more: zoom in" in t for t in texts)  # a cluster says how many it stands for
+    assert "Δ 4 490 ms" in texts and "GPU waits for sector 1" in texts  # measures keep theirs
+    # Zoomed in, they spread out: more of them have room
+    view.set_x_range(69900, 72100)
+    overlay.prepare()
+    shown = sum(s.label is not None for s in overlay._shapes)
+    assert shown > len(boxes)

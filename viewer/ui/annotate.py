@@ -36,6 +36,10 @@ SAVE_DEBOUNCE_MS = 400
 SNAP_PX = 6.0
 HIT_PX = 5.0
 LABEL_MAX_W = 300.0
+#: Notes within this many pixels of each other make a cluster; of a cluster of CLUSTER_MIN or
+#: more, only the first is labelled, with how many more there are to zoom in to.
+CLUSTER_PX = 24.0
+CLUSTER_MIN = 4
 PREVIEW_ID = "__preview__"
 WAITS = ("pickup", "queue")  # wait layers: their ends sit a few ms off the calls
 TOOLS = ("note", "range", "arrow", "ruler")
@@ -83,6 +87,31 @@ class _Shape:
     top: float  # band or lane extent
     bottom: float
     label: QtCore.QRectF | None = None
+    text: str = ""
+    moved: bool = False  # the label was moved off its place: a leader line ties it back
+
+
+def _clusters(shown: list[Annotation], x0: float, mpp: float) -> dict[str, int]:
+    """Notes only (a range, ruler or arrow keeps its own label: it measures something):
+    id -> how many more of its cluster it labels (first of a cluster), or -1 (labelled by
+    the first); notes in no cluster of ``CLUSTER_MIN`` are left out."""
+    notes = [a for a in shown if a.kind == "note"]
+    order = sorted(notes, key=lambda a: (a.t0_ms, a.id))
+    out: dict[str, int] = {}
+    i = 0
+    while i < len(order):
+        start = (min(order[i].t0_ms, order[i].t1_ms or order[i].t0_ms) - x0) / mpp
+        j = i + 1
+        while j < len(order):
+            at = (min(order[j].t0_ms, order[j].t1_ms or order[j].t0_ms) - x0) / mpp
+            if at - start > CLUSTER_PX:
+                break
+            j += 1
+        if j - i >= CLUSTER_MIN:
+            out[order[i].id] = j - i - 1
+            out.update({a.id: -1 for a in order[i + 1 : j]})
+        i = j
+    return out
 
 
 class AnnotationOverlay(pg.GraphicsObject):
@@ -96,6 +125,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         self._font = QtGui.QFont()
         self._metrics = QtGui.QFontMetricsF(self._font)
         self._shapes: list[_Shape] = []
+        self.hidden_labels = 0  # labels with no free place in view (the marks stay)
         self._frame = (0.0, 1.0, 0.0, 1.0, 1.0)  # x0 ms, ms per px, y0, width px, height px
         self._bounds = QtCore.QRectF()
         self._drag: tuple | None = None
@@ -123,15 +153,20 @@ class AnnotationOverlay(pg.GraphicsObject):
             self.prepareGeometryChange()
             self._bounds = rect
         self._shapes = []
+        self.hidden_labels = 0
         placed: list[QtCore.QRectF] = []
         line = self._metrics.height()
         strip = MARKER_STRIP + 4  # below the two rows of transition labels
         lanes = self.ctl.view.lanes()
         content_bottom = (lanes.height if lanes is not None else y1) - y0
-        for a in self.ctl.drawn():
-            lo, hi = sorted((a.t0_ms, a.t0_ms if a.t1_ms is None else a.t1_ms))
-            if hi < x0 - 400 * mpp or lo > x1 + 400 * mpp:
-                continue
+        shown = [
+            a
+            for a in self.ctl.drawn()
+            if max(a.t0_ms, a.t1_ms or a.t0_ms) >= x0 - 400 * mpp
+            and min(a.t0_ms, a.t1_ms or a.t0_ms) <= x1 + 400 * mpp
+        ]
+        more = _clusters(shown, x0, mpp)
+        for a in shown:
             px0 = (a.t0_ms - x0) / mpp
             px1 = px0 if a.t1_ms is None else (a.t1_ms - x0) / mpp
             extent = self.ctl.lane_extent(a.lane)
@@ -143,15 +178,37 @@ class AnnotationOverlay(pg.GraphicsObject):
                 y = (top + bottom) / 2
             shape = _Shape(a, px0, px1, y, top, bottom)
             text = label_of(a)
+            if a.id in more:
+                n = more[a.id]
+                if n < 0:  # labelled by the first of its cluster
+                    self.hidden_labels += 1
+                    self._shapes.append(shape)
+                    continue
+                text = f"{text} (+{n} more: zoom in)" if text else f"{n + 1} annotations"
+            shape.text = text
             if text or a.kind == "range":
-                shape.label = self._place_label(shape, text, extent is None, strip, placed)
-                placed.append(shape.label)
+                view_h = content_bottom if lanes is not None else y1 - y0
+                shape.label = self._place_label(
+                    shape, text, extent is None, strip, placed, min(view_h, y1 - y0)
+                )
+                if shape.label is None:
+                    self.hidden_labels += 1
+                else:
+                    placed.append(shape.label)
             self._shapes.append(shape)
         self.update()
 
     def _place_label(
-        self, s: _Shape, text: str, free: bool, strip: float, placed: list[QtCore.QRectF]
-    ) -> QtCore.QRectF:
+        self,
+        s: _Shape,
+        text: str,
+        free: bool,
+        strip: float,
+        placed: list[QtCore.QRectF],
+        height: float,
+    ) -> QtCore.QRectF | None:
+        """The label's box: at its place, else the nearest free place below or above it in
+        view (``s.moved``, tied back by a leader line), else None: no room at this zoom."""
         flags = int(Qt.TextFlag.TextWordWrap)
         size = self._metrics.boundingRect(QtCore.QRectF(0, 0, LABEL_MAX_W, 1e4), flags, text).size()
         w, h = max(size.width(), 8.0) + 12, size.height() + 6  # slack: no re-wrap
@@ -164,14 +221,22 @@ class AnnotationOverlay(pg.GraphicsObject):
         elif s.ann.kind == "range":
             x, y = left + 3, (strip if free else s.top - h - 2)
         else:
-            x, y = (left + right - w) / 2, s.y - h - 5
-        rect = QtCore.QRectF(x, max(y, 0.0), w, h)
-        for _ in range(8):  # step down past labels already placed
-            hit = next((r for r in placed if r.intersects(rect)), None)
-            if hit is None:
-                break
-            rect.moveTop(hit.bottom() + 2)
-        return rect
+            x, y = (left + right - w) / 2, s.y - h - 5  # above the shaft, never on it
+        # Never over the strip of transition labels at the top of the lanes.
+        rect = QtCore.QRectF(x, max(y, strip), w, h)
+        if not any(r.intersects(rect) for r in placed):
+            return rect
+        # The free places in the column under the label, nearest first.
+        taken = sorted((r.top(), r.bottom()) for r in placed if r.left() < x + w and r.right() > x)
+        tops = [b + 2 for _, b in taken] + [t - h - 2 for t, _ in taken]
+        for top in sorted(tops, key=lambda t: abs(t - rect.top())):
+            if top < strip or top + h > max(height, strip + h):
+                continue
+            moved = QtCore.QRectF(x, top, w, h)
+            if not any(r.intersects(moved) for r in placed):
+                s.moved = True
+                return moved
+        return None
 
     def hit(self, view_point: QtCore.QPointF) -> tuple[str, str] | None:
         """(annotation id, part) under a view point; part is "body", "t0" or "t1"."""
@@ -215,6 +280,8 @@ class AnnotationOverlay(pg.GraphicsObject):
         for s in self._shapes:
             getattr(self, f"_paint_{s.ann.kind}")(painter, s, ink)
             if s.label is not None:
+                if s.moved and s.ann.kind != "note":  # a note has its pin line already
+                    self._paint_leader(painter, s, ink)
                 self._paint_label(painter, s, ink)
         painter.restore()
 
@@ -267,6 +334,22 @@ class AnnotationOverlay(pg.GraphicsObject):
         p.setBrush(ink.ink)
         p.drawPolygon(head)
 
+    def _paint_leader(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        """A thin line from where the label belongs to where it had room."""
+        left, right = sorted((s.x0, s.x1))
+        anchor = (
+            QtCore.QPointF(left, s.top)
+            if s.ann.kind == "range"
+            else QtCore.QPointF((left + right) / 2, s.y)
+        )
+        box = s.label
+        end = QtCore.QPointF(
+            min(max(anchor.x(), box.left()), box.right()),
+            box.bottom() if box.center().y() < anchor.y() else box.top(),
+        )
+        p.setPen(self._pen(with_alpha(ink.ink, 0.6), 1.0))
+        p.drawLine(anchor, end)
+
     def _paint_label(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
         selected = s.ann.id == self.ctl.selected and not self._exporting
         p.setPen(self._pen(ink.selected if selected else ink.ink, 2.0 if selected else 1.0))
@@ -274,7 +357,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         p.drawRoundedRect(s.label, 3, 3)
         p.setPen(ink.ink)
         flags = int(Qt.TextFlag.TextWordWrap | Qt.AlignmentFlag.AlignCenter)
-        p.drawText(s.label.adjusted(5, 3, -5, -3), flags, label_of(s.ann))
+        p.drawText(s.label.adjusted(5, 3, -5, -3), flags, s.text)
 
     # ------------------------------------------------------------ mouse
     def hoverEvent(self, ev) -> None:

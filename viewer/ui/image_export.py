@@ -349,8 +349,15 @@ def dark_palette() -> QtGui.QPalette:
         (roles.Window, "#202124"),
         (roles.WindowText, "#e8eaed"),
         (roles.Base, "#17181a"),
+        (roles.AlternateBase, "#232427"),  # Qt's default is light: striped tables unreadable
         (roles.Text, "#e8eaed"),
+        (roles.Button, "#2b2c30"),
+        (roles.ButtonText, "#e8eaed"),
+        (roles.ToolTipBase, "#2b2c30"),
+        (roles.ToolTipText, "#e8eaed"),
+        (roles.PlaceholderText, "#9aa0a6"),
         (roles.Highlight, "#4c8ee8"),
+        (roles.HighlightedText, "#ffffff"),
     ):
         palette.setColor(role, QtGui.QColor(colour))
     return palette
