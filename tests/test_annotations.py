@@ -391,3 +391,17 @@ def test_a_log_name_that_is_not_utf8(tmp_path: Path, user_dir: bool) -> None:
     back, warning = load(log, user_dir=user_dir)
     assert warning is None and [a.text for a in back] == ["on a badly named log"]
     assert path.exists() and log.read_text().startswith("TIMELINE")
+
+
+def test_an_arrow_may_point_into_another_lane_and_old_sidecars_still_read() -> None:
+    a = Annotation("a1", "arrow", 10.0, 20.0, lane="GPU 0 · worker 1", head_lane="GPU 0 · busy")
+    d = a.to_dict()
+    assert d["head_lane"] == "GPU 0 · busy" and Annotation.from_dict(d) == a
+    flat = Annotation("a2", "arrow", 10.0, 20.0, lane="GPU 0 · worker 1")
+    assert "head_lane" not in flat.to_dict()  # what an older viewer writes and reads
+    assert Annotation.from_dict(flat.to_dict()).head_lane is None
+    # only an arrow has a head; a bad one is refused like any other field
+    note = {"id": "n", "kind": "note", "t0_ms": 1.0, "head_lane": "x"}
+    assert Annotation.from_dict(note).head_lane is None
+    with pytest.raises(ValueError, match="head_lane must be a string"):
+        Annotation.from_dict({**d, "head_lane": 5})

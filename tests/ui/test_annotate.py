@@ -313,3 +313,38 @@ def test_labels_never_overlap_and_give_way_when_there_is_no_room(qtbot, window, 
     overlay.prepare()
     shown = sum(s.label is not None for s in overlay._shapes)
     assert shown > len(boxes)
+
+
+def test_an_arrow_drawn_into_another_lane_points_there(qtbot, window, log) -> None:
+    """Issue 16, item 7: arrows were horizontal only, in the window and in exports."""
+    open_log(qtbot, window, log)
+    view, ctl, ups = window.view, window.write_ups.controller, window.write_ups
+    view.set_x_range(64000, 84000)
+    monkey_text = "starts here"
+    ctl.ask_text = lambda title, initial: monkey_text
+    ups.actions["tool_arrow"].trigger()
+    y_from, y_to = lane_y(view, "GPU 0 · worker 1"), lane_y(view, WORKER0)
+    drag(view, scene_point(view, 80000, y_from), scene_point(view, 76000, y_to))
+    (arrow,) = [a for a in ctl.annotations if a.kind == "arrow"]
+    assert (arrow.lane, arrow.head_lane, arrow.text) == ("GPU 0 · worker 1", WORKER0, "starts here")
+    overlay = ctl.overlay
+    overlay.prepare()
+    (shape,) = [s for s in overlay._shapes if s.ann.id == arrow.id]
+    assert shape.y1 is not None and shape.y1 < shape.y  # up into worker 0's lane
+    assert shape.label.bottom() < min(shape.y, shape.y1)  # the text never sits on the shaft
+    mid = QtCore.QPointF((80000 + 76000) / 2, (y_from + y_to) / 2)
+    assert overlay.hit(mid) == (arrow.id, "body")
+    # the exported image draws the shaft slanted: ink halfway between the two lanes
+    from viewer.ui.annotate import Ink
+    from viewer.ui.image_export import render_image
+
+    image = render_image(view)
+    at = view.plot.mapFromScene(view.view_box().mapViewToScene(mid)) * 2
+    ink = Ink.of(view.theme).ink
+    near = [
+        image.pixelColor(at.x() + dx, at.y() + dy) for dx in range(-3, 4) for dy in range(-3, 4)
+    ]
+    assert any(
+        abs(c.red() - ink.red()) + abs(c.green() - ink.green()) + abs(c.blue() - ink.blue()) < 60
+        for c in near
+    )

@@ -43,7 +43,8 @@ class Annotation:
     A note sits at ``t0_ms`` (``t1_ms`` is None); a range or ruler spans
     ``t0_ms``..``t1_ms`` (stored in order); an arrow points from ``t0_ms`` to
     ``t1_ms``.  ``lane`` is the lane name it is pinned to (None: the time axis).
-    ``session`` is the session's position in the log (0 = the first).
+    ``session`` is the session's position in the log (0 = the first).  An arrow may point
+    into another lane, ``head_lane`` (None: its own), so at any angle.
     """
 
     id: str
@@ -53,6 +54,7 @@ class Annotation:
     lane: str | None = None
     text: str = ""
     session: int = 0
+    head_lane: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
@@ -77,7 +79,10 @@ class Annotation:
         return dataclasses.replace(self, t0_ms=self.t0_ms + dt_ms, t1_ms=t1)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        d = dataclasses.asdict(self)
+        if d["head_lane"] is None:
+            del d["head_lane"]  # a sidecar an older viewer still reads
+        return d
 
     @classmethod
     def from_dict(cls, d: object) -> Annotation:
@@ -109,4 +114,5 @@ class Annotation:
             lane=_text(d, "lane", MAX_NAME),
             text=str(_text(d, "text", MAX_TEXT, "")),
             session=session,
+            head_lane=_text(d, "head_lane", MAX_NAME) if d.get("kind") == "arrow" else None,
         )

@@ -87,9 +87,12 @@ class AnnotationSet:
         text: str = "",
         session: int = 0,
         id: str | None = None,
+        head_lane: str | None = None,
     ) -> Annotation:
         """Add an annotation (a fresh id unless given); undoable."""
-        ann = Annotation(id or self.new_id(), kind, t0_ms, t1_ms, lane, text, session)
+        ann = Annotation(
+            id or self.new_id(), kind, t0_ms, t1_ms, lane, text, session, head_lane=head_lane
+        )
         if ann.id in self._items:
             raise ValueError(f"duplicate annotation id {ann.id!r}")
         self._push(_Command(f"Add {kind}", ann.id, None, ann, len(self._items)))

@@ -9,6 +9,7 @@ the context menu and the debounced, atomic sidecar save.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -87,8 +88,22 @@ class _Shape:
     top: float  # band or lane extent
     bottom: float
     label: QtCore.QRectF | None = None
+    y1: float | None = None  # an arrow's head height, when it points into another lane
     text: str = ""
     moved: bool = False  # the label was moved off its place: a leader line ties it back
+
+    @property
+    def head_y(self) -> float:
+        """Where the line ends: an arrow's head lane, else the line's own height."""
+        return self.y if self.y1 is None else self.y1
+
+
+def _to_segment(x: float, y: float, ax: float, ay: float, bx: float, by: float) -> float:
+    """Distance in pixels from (x, y) to the segment a-b."""
+    dx, dy = bx - ax, by - ay
+    t = ((x - ax) * dx + (y - ay) * dy) / (dx * dx + dy * dy or 1.0)
+    t = min(max(t, 0.0), 1.0)
+    return math.hypot(x - (ax + t * dx), y - (ay + t * dy))
 
 
 def _clusters(shown: list[Annotation], x0: float, mpp: float) -> dict[str, int]:
@@ -177,6 +192,9 @@ class AnnotationOverlay(pg.GraphicsObject):
                 top, bottom = extent[0] - y0, extent[1] - y0
                 y = (top + bottom) / 2
             shape = _Shape(a, px0, px1, y, top, bottom)
+            head = self.ctl.lane_extent(a.head_lane) if a.kind == "arrow" else None
+            if head is not None:
+                shape.y1 = (head[0] + head[1]) / 2 - y0
             text = label_of(a)
             if a.id in more:
                 n = more[a.id]
@@ -221,7 +239,8 @@ class AnnotationOverlay(pg.GraphicsObject):
         elif s.ann.kind == "range":
             x, y = left + 3, (strip if free else s.top - h - 2)
         else:
-            x, y = (left + right - w) / 2, s.y - h - 5  # above the shaft, never on it
+            # above the shaft (its higher end for a slanted arrow), never on it
+            x, y = (left + right - w) / 2, min(s.y, s.head_y) - h - 5
         # Never over the strip of transition labels at the top of the lanes.
         rect = QtCore.QRectF(x, max(y, strip), w, h)
         if not any(r.intersects(rect) for r in placed):
@@ -246,6 +265,14 @@ class AnnotationOverlay(pg.GraphicsObject):
                 return s.ann.id, "body"
         for s in reversed(self._shapes):
             kind, x, y = s.ann.kind, p.x(), p.y()
+            if kind == "arrow" and s.y1 is not None:  # slanted: its ends, then its shaft
+                if math.hypot(x - s.x0, y - s.y) <= HIT_PX + 2:
+                    return s.ann.id, "t0"
+                if math.hypot(x - s.x1, y - s.y1) <= HIT_PX + 2:
+                    return s.ann.id, "t1"
+                if _to_segment(x, y, s.x0, s.y, s.x1, s.y1) <= HIT_PX:
+                    return s.ann.id, "body"
+                continue
             if kind in ("range", "ruler", "arrow"):
                 on_row = kind == "range" and s.top <= y <= s.bottom
                 on_row = on_row or abs(y - s.y) <= HIT_PX + 2
@@ -321,14 +348,18 @@ class AnnotationOverlay(pg.GraphicsObject):
             p.drawLine(QtCore.QPointF(x, s.y - 7), QtCore.QPointF(x, s.y + 7))
 
     def _paint_arrow(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        tail, tip = QtCore.QPointF(s.x0, s.y), QtCore.QPointF(s.x1, s.head_y)
         p.setPen(self._pen(ink.ink, 1.8))
-        p.drawLine(QtCore.QPointF(s.x0, s.y), QtCore.QPointF(s.x1, s.y))
-        d = 1.0 if s.x1 >= s.x0 else -1.0
+        p.drawLine(tail, tip)
+        dx, dy = tip.x() - tail.x(), tip.y() - tail.y()
+        length = math.hypot(dx, dy) or 1.0
+        ux, uy = dx / length, dy / length  # along the shaft, in pixels: any angle
+        back = QtCore.QPointF(tip.x() - 10 * ux, tip.y() - 10 * uy)
         head = QtGui.QPolygonF(
             [
-                QtCore.QPointF(s.x1, s.y),
-                QtCore.QPointF(s.x1 - d * 10, s.y - 5),
-                QtCore.QPointF(s.x1 - d * 10, s.y + 5),
+                tip,
+                QtCore.QPointF(back.x() - 5 * uy, back.y() + 5 * ux),
+                QtCore.QPointF(back.x() + 5 * uy, back.y() - 5 * ux),
             ]
         )
         p.setBrush(ink.ink)
@@ -585,10 +616,23 @@ class AnnotationController(QtCore.QObject):
 
     # ---------------------------------------------------------- editing
     def add(
-        self, kind: str, t0_ms: float, t1_ms: float | None = None, *, lane=None, text: str = ""
+        self,
+        kind: str,
+        t0_ms: float,
+        t1_ms: float | None = None,
+        *,
+        lane=None,
+        text: str = "",
+        head_lane: str | None = None,
     ) -> Annotation:
         a = self.annotations.add(
-            kind, t0_ms, t1_ms, lane=lane, text=text, session=self.session_index()
+            kind,
+            t0_ms,
+            t1_ms,
+            lane=lane,
+            text=text,
+            session=self.session_index(),
+            head_lane=head_lane,
         )
         self.select(a.id)
         return a
@@ -640,8 +684,11 @@ class AnnotationController(QtCore.QObject):
         if drag[0] == "create":
             _, kind, t0 = drag
             lane = None if kind == "range" else self.lane_name_at(down.y())
-            t1 = self.snap(now.x(), down.y())
-            new = Annotation(PREVIEW_ID, kind, t0, t1, lane, session=self.session_index())
+            head = self._head_lane(kind, lane, now.y())
+            t1 = self.snap(now.x(), down.y() if head is None else now.y())
+            new = Annotation(
+                PREVIEW_ID, kind, t0, t1, lane, session=self.session_index(), head_lane=head
+            )
         else:
             _, id_, part = drag
             old = self.annotations.get(id_)
@@ -651,11 +698,20 @@ class AnnotationController(QtCore.QObject):
                     new = replace(new, lane=self.lane_name_at(now.y()) or old.lane)
             else:
                 new = replace(old, **{f"{part}_ms": self.snap(now.x(), now.y())})
+                if old.kind == "arrow" and part == "t1":
+                    new = replace(new, head_lane=self._head_lane("arrow", old.lane, now.y()))
         self.preview = new
         if finished:
             self.preview = None
             self._commit(drag, new)
         self._refresh()
+
+    def _head_lane(self, kind: str, lane: str | None, y: float) -> str | None:
+        """An arrow dragged into another lane points into it (any angle); else None."""
+        if kind != "arrow" or lane is None:
+            return None
+        head = self.lane_name_at(y)
+        return head if head not in (None, lane) else None
 
     def _commit(self, drag: tuple, new: Annotation) -> None:
         if drag[0] == "create":
@@ -665,7 +721,9 @@ class AnnotationController(QtCore.QObject):
             text = "" if new.kind == "ruler" else self.ask_text(TOOL_NAMES[new.kind], "")
             if text is None:
                 return
-            self.add(new.kind, new.t0_ms, new.t1_ms, lane=new.lane, text=text)
+            self.add(
+                new.kind, new.t0_ms, new.t1_ms, lane=new.lane, text=text, head_lane=new.head_lane
+            )
             return
         old = self.annotations.get(new.id)
         if new == old:
@@ -673,7 +731,9 @@ class AnnotationController(QtCore.QObject):
         if drag[2] == "body":
             self.annotations.move(new.id, new.t0_ms - old.t0_ms, lane=new.lane)
         else:
-            self.annotations.update(new.id, t0_ms=new.t0_ms, t1_ms=new.t1_ms)
+            self.annotations.update(
+                new.id, t0_ms=new.t0_ms, t1_ms=new.t1_ms, head_lane=new.head_lane
+            )
 
     # ------------------------------------------------------------- menu
     def context_menu(self, point: QtCore.QPointF, parent=None) -> QtWidgets.QMenu:
