@@ -161,7 +161,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         vb = self.ctl.view.view_box()
         (x0, x1), (y0, y1) = vb.viewRange()
         width = max(vb.width(), 1.0)
-        mpp = max((x1 - x0) / width, 1e-9)
+        mpp = max(self.ctl.view.ms_per_px(), 1e-9)
         self._frame = (x0, mpp, y0, width, y1 - y0)
         rect = QtCore.QRectF(x0, y0, x1 - x0, y1 - y0)
         if rect != self._bounds:

@@ -372,7 +372,7 @@ class TimelineView(QtWidgets.QWidget):
             self._matches.set_dim(dim)
             self._vb.addItem(self._matches, ignoreBounds=True)
             x0, x1 = self.x_range()
-            self._matches.prepare(x0, x1, self._ms_per_px())
+            self._matches.prepare(x0, x1, self.ms_per_px())
 
     def match_item(self) -> MatchItem | None:
         return self._matches
@@ -449,14 +449,16 @@ class TimelineView(QtWidgets.QWidget):
         self._apply_y_range()
         self._prepare()
 
-    def _ms_per_px(self) -> float:
+    def ms_per_px(self) -> float:
+        """Milliseconds per pixel of the lanes at the current zoom (every pick, snap and
+        level of detail of the view reads this one)."""
         x0, x1 = self.x_range()
         return (x1 - x0) / max(self._vb.width(), 1.0)
 
     def _prepare(self) -> None:
         """Rebuild the rectangles of every lane group for the current view."""
         x0, x1 = self.x_range()
-        px = self._ms_per_px()
+        px = self.ms_per_px()
         for group_item in self._items:
             group_item.prepare(x0, x1, px)
         if self._counters is not None:
@@ -469,7 +471,7 @@ class TimelineView(QtWidgets.QWidget):
         if self._overlay is None:
             return
         x0, x1 = self.x_range()
-        self._overlay.prepare(x0, x1, self._ms_per_px(), float(self._vb.viewRange()[1][0]))
+        self._overlay.prepare(x0, x1, self.ms_per_px(), float(self._vb.viewRange()[1][0]))
 
     def _apply_y_range(self) -> None:
         height = max(self._vb.height(), 1.0)
@@ -573,13 +575,13 @@ class TimelineView(QtWidgets.QWidget):
         """What lies at view point (x ms, y px): ("partition", row), ("gap", index) or ("", -1)."""
         if self._lanes is None:
             return "", -1
-        return pick(self._lanes, x_ms, y, self._ms_per_px())
+        return pick(self._lanes, x_ms, y, self.ms_per_px())
 
     def tooltip_text_at(self, x_ms: float, y: float) -> str:
         """The plain-text tooltip for view point (x ms, y px); empty over nothing."""
         lane = self._lanes.lane_at(y) if self._lanes is not None else None
         if lane is not None and lane.kind == "counter" and self._counters is not None:
-            lo, hi = self._counters.column_range(lane.counter, x_ms, self._ms_per_px())
+            lo, hi = self._counters.column_range(lane.counter, x_ms, self.ms_per_px())
             return describe_counter(lane.counter, lo, hi, self.format_time(x_ms))
         kind, index = self.pick(x_ms, y)
         if kind == "partition":

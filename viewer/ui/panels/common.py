@@ -115,3 +115,18 @@ class FormGrid(QtWidgets.QWidget):
 
     def text(self, key: str) -> str:
         return self.values[key].text()
+
+
+class ScopedPanel(QtWidgets.QScrollArea):
+    """A side panel with a scope line (``self.scope``) saying what its figures cover, for
+    the summary it shows (``self._summary``), on the session's clock or the wall clock."""
+
+    _summary = None
+    _wall: float | None = None
+
+    def set_wall_start(self, wall: float | None) -> None:
+        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
+        session's own (None)."""
+        self._wall = wall
+        if self._summary is not None:
+            self.scope.setText(scope_text(self._summary, wall))

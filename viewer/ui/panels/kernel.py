@@ -9,12 +9,12 @@ from __future__ import annotations
 from PySide6 import QtCore, QtWidgets
 
 from viewer.analysis.units import duration, group
-from viewer.ui.panels.common import FormGrid, fmt_pct, note_label, scope_text
+from viewer.ui.panels.common import FormGrid, ScopedPanel, fmt_pct, note_label, scope_text
 
 BREAKDOWN = (("ntt_msm_h", "ntt_msm_h"), ("batch_add", "batch_add"), ("tail_msm", "tail_msm"))
 
 
-class KernelPanel(QtWidgets.QScrollArea):
+class KernelPanel(ScopedPanel):
     """Kernel total, mean, breakdown, per GPU / worker, and kernel vs GPU-call vs synthesis."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
@@ -58,13 +58,6 @@ class KernelPanel(QtWidgets.QScrollArea):
         layout.addWidget(self.note)
         layout.addStretch(1)
         self.setWidget(container)
-
-    def set_wall_start(self, wall: float | None) -> None:
-        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
-        session's own (None)."""
-        self._wall = wall
-        if self._summary is not None:
-            self.scope.setText(scope_text(self._summary, wall))
 
     def clear(self) -> None:
         for label in self.form.values.values():

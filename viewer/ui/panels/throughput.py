@@ -8,7 +8,14 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.idle import IdleSplit, idle_split
 from viewer.analysis.units import duration, seconds
-from viewer.ui.panels.common import FormGrid, fmt_pct, note_label, scope_text, section_label
+from viewer.ui.panels.common import (
+    FormGrid,
+    ScopedPanel,
+    fmt_pct,
+    note_label,
+    scope_text,
+    section_label,
+)
 
 GOOD, FAIR, POOR = QtGui.QColor("#2e9d5b"), QtGui.QColor("#d49a1a"), QtGui.QColor("#d04a3c")
 
@@ -77,7 +84,7 @@ class RatioGauge(QtWidgets.QWidget):
         p.end()
 
 
-class ThroughputPanel(QtWidgets.QScrollArea):
+class ThroughputPanel(ScopedPanel):
     """The verdict first (it is the answer), then theoretical vs measured throughput, GPU
     efficiency, the idle time the verdict weighs, and the evidence; every figure says what
     it covers (the range or the whole session)."""
@@ -138,13 +145,6 @@ class ThroughputPanel(QtWidgets.QScrollArea):
             layout.addWidget(widget)
         layout.addStretch(1)
         self.setWidget(container)
-
-    def set_wall_start(self, wall: float | None) -> None:
-        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
-        session's own (None)."""
-        self._wall = wall
-        if self._summary is not None:
-            self.scope.setText(scope_text(self._summary, wall))
 
     def clear(self) -> None:
         for label in self.form.values.values():
