@@ -12,6 +12,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from viewer.analysis.compare import Comparison, FigureDiff, headline
 from viewer.export.compare import CompareResult, delta_text, range_title, relative_text, value_text
 from viewer.ui.palette import mix
+from viewer.ui.panels.common import text_label
 
 Qt = QtCore.Qt
 COLUMNS = ("figure", "A", "B", "delta", "relative")
@@ -26,29 +27,17 @@ def judgement_colors(palette: QtGui.QPalette) -> dict[str, QtGui.QColor]:
     }
 
 
-def _label(text: str = "", *, bold: bool = False) -> QtWidgets.QLabel:
-    label = QtWidgets.QLabel(text)
-    label.setTextFormat(Qt.TextFormat.PlainText)
-    label.setWordWrap(True)
-    label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-    if bold:
-        font = label.font()
-        font.setBold(True)
-        label.setFont(font)
-    return label
-
-
 class CompareDiffPanel(QtWidgets.QWidget):
     """Shows a ``CompareResult``: ``set_result(res)``; ``judgement(section, key)`` for tests."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self._result: CompareResult | None = None
-        self.headline = _label(bold=True)
+        self.headline = text_label(bold=True)
         font = self.headline.font()
         font.setPointSizeF(font.pointSizeF() * 1.15)
         self.headline.setFont(font)
-        self.alignment = _label()
+        self.alignment = text_label()
         self.table = QtWidgets.QTableWidget(0, len(COLUMNS), self)
         self.table.setHorizontalHeaderLabels(list(COLUMNS))
         self.table.verticalHeader().hide()
@@ -60,8 +49,8 @@ class CompareDiffPanel(QtWidgets.QWidget):
         header.setSectionResizeMode(0, QtWidgets.QHeaderView.ResizeMode.Stretch)
         for col in range(1, len(COLUMNS)):
             header.setSectionResizeMode(col, QtWidgets.QHeaderView.ResizeMode.ResizeToContents)
-        self.verdict_a = _label()
-        self.verdict_b = _label()
+        self.verdict_a = text_label()
+        self.verdict_b = text_label()
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(6, 4, 6, 4)
         layout.setSpacing(4)

@@ -15,6 +15,7 @@ from viewer.analysis.life import Life, life
 from viewer.analysis.units import duration, position
 from viewer.model import Session
 from viewer.ui.palette import Theme, mix, with_alpha
+from viewer.ui.panels.common import text_label
 
 Qt = QtCore.Qt
 #: The stages inside the GPU call, drawn again to their own scale under the whole life.
@@ -114,9 +115,9 @@ class DetailsPane(QtWidgets.QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.life: Life | None = None
-        self.header = self._label(bold=True)
-        self.job = self._label()
-        self.hint = self._label("Click a bar in the lanes to see its partition's whole life.")
+        self.header = text_label(bold=True)
+        self.job = text_label()
+        self.hint = text_label("Click a bar in the lanes to see its partition's whole life.")
         self.bar = LifeBar()
         self.frame_button = QtWidgets.QPushButton("Frame it")
         self.frame_button.clicked.connect(
@@ -130,7 +131,7 @@ class DetailsPane(QtWidgets.QScrollArea):
             QtWidgets.QAbstractScrollArea.SizeAdjustPolicy.AdjustToContents
         )
         self.table.setVerticalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self.figures = self._label()
+        self.figures = text_label()
         top = QtWidgets.QHBoxLayout()
         top.addWidget(self.header, 1)
         top.addWidget(self.frame_button)
@@ -146,18 +147,6 @@ class DetailsPane(QtWidgets.QScrollArea):
         layout.addStretch(1)
         self.setWidget(body)
         self.set_partition(None, -1)
-
-    @staticmethod
-    def _label(text: str = "", *, bold: bool = False) -> QtWidgets.QLabel:
-        label = QtWidgets.QLabel(text)
-        label.setTextFormat(Qt.TextFormat.PlainText)
-        label.setWordWrap(True)
-        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
-        if bold:
-            font = label.font()
-            font.setBold(True)
-            label.setFont(font)
-        return label
 
     def set_partition(self, session: Session | None, row: int) -> None:
         """Show partition ``row`` of ``session`` (-1 or None: the hint)."""

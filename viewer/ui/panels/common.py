@@ -40,12 +40,22 @@ def caption_label(text: str) -> QtWidgets.QLabel:
     return label
 
 
-def note_label(text: str = "") -> QtWidgets.QLabel:
-    """A wrapped, selectable, de-emphasized line: what a figure covers or how it is made."""
+def text_label(text: str = "", *, bold: bool = False) -> QtWidgets.QLabel:
+    """Plain text (never markup: job ids come from the log), wrapped and selectable."""
     label = QtWidgets.QLabel(text)
     label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
     label.setWordWrap(True)
     label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
+    if bold:
+        font = label.font()
+        font.setBold(True)
+        label.setFont(font)
+    return label
+
+
+def note_label(text: str = "") -> QtWidgets.QLabel:
+    """A wrapped, selectable, de-emphasized line: what a figure covers or how it is made."""
+    label = text_label(text)
     label.setForegroundRole(QtGui.QPalette.ColorRole.PlaceholderText)
     label.setContentsMargins(8, 0, 8, 0)
     return label
