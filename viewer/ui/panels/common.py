@@ -131,8 +131,14 @@ class ScopedPanel(QtWidgets.QScrollArea):
     """A side panel with a scope line (``self.scope``) saying what its figures cover, for
     the summary it shows (``self._summary``), on the session's clock or the wall clock."""
 
-    _summary = None
-    _wall: float | None = None
+    def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.setWidgetResizable(True)
+        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
+        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self._summary = None
+        self._wall: float | None = None
+        self.scope = note_label()
 
     def set_wall_start(self, wall: float | None) -> None:
         """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the

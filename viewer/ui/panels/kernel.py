@@ -6,7 +6,7 @@ kernels of the partitions touching it.  The captions say which, so the two recon
 
 from __future__ import annotations
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtWidgets
 
 from viewer.analysis.units import duration, group
 from viewer.ui.panels.common import FormGrid, ScopedPanel, fmt_pct, note_label, scope_text
@@ -18,13 +18,7 @@ class KernelPanel(ScopedPanel):
     """Kernel total, mean, breakdown, per GPU / worker, and kernel vs GPU-call vs synthesis."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._summary = None
-        self._wall: float | None = None
-        self.scope = note_label()
+        super().__init__(parent)  # ScopedPanel: a frameless scroll area and its scope line
         self.form = FormGrid()
         f = self.form
         f.add_row("source", "Source")

@@ -90,13 +90,7 @@ class ThroughputPanel(ScopedPanel):
     it covers (the range or the whole session)."""
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
-        super().__init__(parent)
-        self.setWidgetResizable(True)
-        self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
-        self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
-        self._summary = None
-        self._wall: float | None = None
-        self.scope = note_label()
+        super().__init__(parent)  # ScopedPanel: a frameless scroll area and its scope line
         self.verdict = QtWidgets.QLabel()
         self.warning = QtWidgets.QLabel()
         self.warning.setObjectName("verdictWarning")
