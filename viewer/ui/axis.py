@@ -85,13 +85,9 @@ class TimeAxisItem(pg.AxisItem):
     def set_wall_start(self, wall_ms: float | None) -> None:
         """Label the wall clock (UTC), offset 0 being ``wall_ms`` (epoch ms); None: the
         session's own clock."""
-        if wall_ms == self._wall:
-            return
-        self._wall = wall_ms
-        self._ticks = None
-        self.picture = None
-        self.update_label()
-        self.update()
+        if wall_ms != self._wall:
+            self._wall = wall_ms
+            self._relabel()
 
     def wall_start(self) -> float | None:
         return self._wall
@@ -100,17 +96,20 @@ class TimeAxisItem(pg.AxisItem):
         """Label times from ``zero_ms`` of the session's clock ("aligned time", as the compare
         window aligns two runs): ticks fall on round aligned times and the title says what
         0 is (``what``); None: the session's own clock."""
-        if (zero_ms, what) == (self._zero, self._zero_what):
-            return
-        self._zero, self._zero_what = zero_ms, what
+        if (zero_ms, what) != (self._zero, self._zero_what):
+            self._zero, self._zero_what = zero_ms, what
+            self._relabel()
+
+    def zero(self) -> float | None:
+        return self._zero
+
+    def _relabel(self) -> None:
+        """The clock changed: ticks, labels and the title are laid out anew."""
         self._ticks = None
         self.picture = None
         self._label_key = None
         self.update_label()
         self.update()
-
-    def zero(self) -> float | None:
-        return self._zero
 
     def update_label(self) -> None:
         lo, hi = self.range
