@@ -48,7 +48,8 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     jobs = session.jobs
     end = columns(p)["gpu_end"]
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
-    times = p[_TIMES].to_numpy()
+    cols = columns(p)
+    times = np.column_stack([cols[c].astype(np.float64, copy=False) for c in _TIMES])
     open_end = np.where(columns(p)["gpu_open"] | columns(p)["synth_open"], session.end_ms, -np.inf)
     g = Groups(columns(p)["job"], size=len(jobs))
     active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
@@ -62,7 +63,7 @@ def _all_jobs(session: Session) -> pd.DataFrame:
         {
             "job": np.arange(len(jobs), dtype="int32"),
             "job_id": jobs["job_id"].to_numpy(dtype=object),
-            "kind": pd.Series(kind, dtype=object),
+            "kind": kind,
             "partitions": columns(jobs)["partitions"],
             "first_gpu_start": g.min(columns(p)["gpu_start"]),
             "completed": completed,
