@@ -43,6 +43,18 @@ def per_session(fn: Callable[[Session], T]) -> Callable[[Session], T]:
     return cached
 
 
+def holds(session: Session) -> bool:
+    """Whether any whole-session table of ``session`` is memoized now."""
+    with _lock:
+        return bool(_memo.get(session))
+
+
+def forget(session: Session) -> None:
+    """Let go of ``session``'s memoized tables (they are computed again when asked for)."""
+    with _lock:
+        _memo.pop(session, None)
+
+
 class Columns:
     """Read-only numpy arrays of a frame's columns, each taken once.  ``frame[name]``
     costs ~8 µs in pandas (a Series is built each time); a session's figures read ~150

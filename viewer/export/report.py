@@ -9,11 +9,13 @@ transition | gap | overlap).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from itertools import repeat
 
 import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
+from viewer.analysis.cache import forget, holds
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
 from viewer.analysis.intervals import Range
 from viewer.export.format import (
@@ -36,9 +38,18 @@ SCHEMA = "cuzk-timeline-report/1"
 TEXT_TRANSITION_ROWS = 40  # a terminal shows the first ones; --json / --markdown have all
 
 
-def summaries(timeline: Timeline, session: int | None = None, rng: Range = None) -> list:
-    """One summary per session (or only session ``session``), all in ``rng``."""
-    return [summarize(s, rng) for s in select_sessions(timeline, session)]
+def summaries(
+    timeline: Timeline, session: int | None = None, rng: Range = None
+) -> Iterator[SessionSummary]:
+    """One summary per session (or only session ``session``), all in ``rng``, one at a time:
+    the whole-session tables a summary needed are let go once the next is asked for, unless
+    they were there before (the window keeps its own), so a log of thousands of daemon runs
+    is reported in the memory of one."""
+    for s in select_sessions(timeline, session):
+        kept = holds(s)
+        yield summarize(s, rng)
+        if not kept:
+            forget(s)
 
 
 # ---- JSON -----------------------------------------------------------------------------------
