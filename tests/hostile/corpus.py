@@ -283,7 +283,7 @@ INPUTS: tuple[Case, ...] = (
         limit_s=60,
         window=False,
         commands=("info --json", "report --json"),
-        xfail="issue 13 item 13: a report of 3000 sessions takes 35-45 s on 2 cores (aim: 5 s)",
+        xfail="issue 13 item 13: a report of 3000 sessions takes ~33 s on 2 cores (aim: 5 s)",
     ),
 )
 
