@@ -348,3 +348,14 @@ def test_an_arrow_drawn_into_another_lane_points_there(qtbot, window, log) -> No
         abs(c.red() - ink.red()) + abs(c.green() - ink.green()) + abs(c.blue() - ink.blue()) < 60
         for c in near
     )
+
+
+def test_an_arrow_ending_at_time_zero_is_drawn_where_it_ends(qtbot, window, log) -> None:
+    """``t1_ms or t0_ms`` took an end at 0 ms for a missing one: an arrow pointing back to
+    the session's start was left out of a view of its head."""
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    arrow = ctl.add("arrow", 60000.0, 0.0, lane=WORKER0, text="back to the start")
+    view.set_x_range(0.0, 2000.0)
+    ctl.overlay.prepare()
+    assert arrow.id in [s.ann.id for s in ctl.overlay._shapes]

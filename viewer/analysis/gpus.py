@@ -46,13 +46,13 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     blocks = busy_blocks(session)
     by_gpu = Groups(columns(blocks)["group"])
     bs, be = clip(columns(blocks)["start"], columns(blocks)["end"], rng)
-    busy = dict(zip(by_gpu.keys.tolist(), by_gpu.sum(be - bs).tolist(), strict=True))
-    first = dict(zip(by_gpu.keys.tolist(), by_gpu.min(blocks["start"]).tolist(), strict=True))
-    last = dict(zip(by_gpu.keys.tolist(), by_gpu.max(blocks["end"]).tolist(), strict=True))
+    busy = by_gpu.as_dict(by_gpu.sum(be - bs))
+    first = by_gpu.as_dict(by_gpu.min(columns(blocks)["start"]))
+    last = by_gpu.as_dict(by_gpu.max(columns(blocks)["end"]))
     cold = cold_start_regions(session)
     cs, ce = clip(columns(cold)["start"], columns(cold)["end"], rng)
     by_cold = Groups(columns(cold)["gpu"])
-    cold_ms = dict(zip(by_cold.keys.tolist(), by_cold.sum(ce - cs).tolist(), strict=True))
+    cold_ms = by_cold.as_dict(by_cold.sum(ce - cs))
     worker, gpu_of = columns(c)["worker"], columns(c)["gpu"]
     known = worker >= 0
     seen = Groups(gpu_of[known])

@@ -28,10 +28,6 @@ class Groups:
             self._starts = np.zeros(0, dtype=np.intp)
         self.keys = sorted_keys[self._starts]
         self.size = size
-        self.counts = np.diff(np.append(self._starts, len(sorted_keys)))
-
-    def __len__(self) -> int:
-        return len(self.keys)
 
     def _reduce(self, ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
         values = np.asarray(values)[self._order]
@@ -78,9 +74,10 @@ class Groups:
         out[self.keys] = flags
         return out
 
-    def first(self, values: np.ndarray) -> np.ndarray:
-        """The value of each group's first row in the original order."""
-        return np.asarray(values)[self._order][self._starts]
+    def as_dict(self, per_group: np.ndarray) -> dict[int, float]:
+        """A reduction of the present groups (``size`` None) as ``{key: value}``, in plain
+        Python numbers."""
+        return dict(zip(self.keys.tolist(), np.asarray(per_group).tolist(), strict=True))
 
     def split(self, values: np.ndarray) -> list[np.ndarray]:
         """The values of each group, in the original order within it."""

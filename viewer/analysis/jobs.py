@@ -46,15 +46,15 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
     p = session.partitions
     jobs = session.jobs
-    end = columns(p)["gpu_end"]
-    # A job is completed when every one of its calls has a GPU_END: completion = the last one.
     cols = columns(p)
+    end = cols["gpu_end"]
+    # A job is completed when every one of its calls has a GPU_END: completion = the last one.
     times = np.column_stack([cols[c].astype(np.float64, copy=False) for c in _TIMES])
-    open_end = np.where(columns(p)["gpu_open"] | columns(p)["synth_open"], session.end_ms, -np.inf)
-    g = Groups(columns(p)["job"], size=len(jobs))
+    open_end = np.where(cols["gpu_open"] | cols["synth_open"], session.end_ms, -np.inf)
+    g = Groups(cols["job"], size=len(jobs))
     active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
     active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
-    synth_start, synth_end = g.min(columns(p)["synth_start"]), g.max(columns(p)["synth_end"])
+    synth_start, synth_end = g.min(cols["synth_start"]), g.max(cols["synth_end"])
     completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
     kind = jobs["kind"].to_numpy(dtype=object).copy()
     mono = jobs["monolithic"].to_numpy(dtype=bool)
@@ -65,7 +65,7 @@ def _all_jobs(session: Session) -> pd.DataFrame:
             "job_id": jobs["job_id"].to_numpy(dtype=object),
             "kind": kind,
             "partitions": columns(jobs)["partitions"],
-            "first_gpu_start": g.min(columns(p)["gpu_start"]),
+            "first_gpu_start": g.min(cols["gpu_start"]),
             "completed": completed,
             "synth_start": synth_start,
             "synth_end": synth_end,

@@ -127,8 +127,9 @@ class SynthesisRows:
 
     Arrays are aligned with ``rows`` (rows of ``session.partitions`` with a SYNTH_START).
     A synthesis still open runs to the session's end; the wait runs from ``ready`` (never
-    before the synthesis ended) to ``wait_end`` (``stages``), and only when it is longer
-    than nothing and the synthesis ended (``has_wait``).
+    before the synthesis ended) to ``wait_end`` (``stages``: the session's end while still
+    queued, ``wait_open``), and only when it is longer than nothing and the synthesis ended
+    (``has_wait``).
     """
 
     rows: np.ndarray
@@ -138,6 +139,7 @@ class SynthesisRows:
     wait_from: np.ndarray
     wait_to: np.ndarray
     has_wait: np.ndarray
+    wait_open: np.ndarray
     row_of: np.ndarray
 
     @property
@@ -155,11 +157,12 @@ def synthesis_rows(session: Session) -> SynthesisRows:
     is_open = ~np.isfinite(end)
     end = np.where(is_open, np.maximum(session.end_ms, start), np.maximum(end, start))
     wait_from = np.fmax(st["ready"][rows], end)  # never before the synthesis ended
-    wait_to = st["wait_end"][rows]
-    waiting = ~np.isfinite(wait_to) & ~is_open
-    wait_to = np.where(waiting, np.maximum(session.end_ms, wait_from), wait_to)
+    wait_to = st["wait_end"][rows]  # stages runs a wait still open to the session's end
     has_wait = ~is_open & (wait_to > wait_from)
+    taken = np.isfinite(p["pickup"][rows]) | np.isfinite(p["gpu_start"][rows])
+    wait_open = has_wait & ~taken
     row_of = pack_rows(start, np.where(has_wait, wait_to, end))
-    for a in (rows, start, end, is_open, wait_from, wait_to, has_wait, row_of):
+    arrays = (rows, start, end, is_open, wait_from, wait_to, has_wait, wait_open, row_of)
+    for a in arrays:
         a.flags.writeable = False
-    return SynthesisRows(rows, start, end, is_open, wait_from, wait_to, has_wait, row_of)
+    return SynthesisRows(*arrays)

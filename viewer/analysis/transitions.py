@@ -53,7 +53,7 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     start, end = columns(c)["start"], columns(c)["end"]
     # First call of each job (calls are sorted by start, so the first row per job), in order.
     by_job = Groups(job, size=len(session.jobs))
-    firsts = np.sort(Groups(job).first_rows())
+    firsts = np.sort(by_job.first_rows())
     n = len(firsts) - 1
     if n < 1:
         return _empty()
@@ -134,13 +134,8 @@ def cold_start_regions(session: Session) -> pd.DataFrame:
     """Cold start per GPU: session start -> its first GPU_START, plus the cold transitions' gaps.
     Shared by the GPU figures, the verdict and the lanes (read-only)."""
     c = calls(session)
-    gpu = columns(c)["gpu"].astype(np.int64)
-    start = c["start"].to_numpy(dtype=np.float64)
-    head_gpu, first = np.unique(gpu), np.empty(0)
-    if len(gpu):
-        order = np.lexsort((start, gpu))  # by GPU, then start: the first row of each GPU
-        head_gpu, at = np.unique(gpu[order], return_index=True)
-        first = start[order][at]
+    by_gpu = Groups(columns(c)["gpu"].astype(np.int64))
+    head_gpu, first = by_gpu.keys, by_gpu.min(columns(c)["start"])  # each GPU's first start
     t = _all_transitions(session)
     cold = t["cold_start"].to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
     t_gpu = columns(t)["gpu"].astype(np.int64)[cold]

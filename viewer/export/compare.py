@@ -104,7 +104,7 @@ def value_text(r: FigureDiff, x: float | None) -> str:
     if x is None:
         return "-"
     if r.figure.unit == "fraction":
-        return f"{percent(x)}"
+        return percent(x)
     return f"{x:.{_DIGITS[r.figure.unit]}f}"
 
 
@@ -118,7 +118,7 @@ def delta_text(r: FigureDiff) -> str:
 
 
 def relative_text(r: FigureDiff) -> str:
-    return "-" if r.relative is None else f"{percent(r.relative, signed=True)}"
+    return "-" if r.relative is None else percent(r.relative, signed=True)
 
 
 def diff_rows(c: Comparison) -> list[tuple[str, str, str, str, str]]:

@@ -8,7 +8,6 @@ person scans a fleet for, not the per-gap and per-transition rows of ``report --
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -66,7 +65,9 @@ def log_records(
 
     name = display_path(path)
     if Path(path).is_dir():  # named, with no log in it (``expand``)
-        return [{"format": FORMAT, "log": name, "error": f"{name}: {_empty_folder(path)}"}]
+        from viewer.io.paths import folder_problem
+
+        return [{"format": FORMAT, "log": name, "error": f"{name}: {folder_problem(path)}"}]
     try:
         timeline = open_log(path, workers_per_gpu=workers_per_gpu)
         return [session_record(name, sm) for sm in summaries(timeline, session)]
@@ -98,16 +99,6 @@ def fleet_table(records: Sequence[dict]) -> str:
     """One row per session: s/proof, GPU efficiency, binding floor (and its lead over the
     runner-up), cold start, skipped lines."""
     return text_table(TABLE_HEAD, [table_row(r) for r in records])
-
-
-def _empty_folder(path: str) -> str:
-    from viewer.io.paths import suffix_list
-
-    try:
-        os.listdir(path)
-    except OSError as exc:
-        return f"cannot list the folder ({exc.strerror or exc})"
-    return f"a directory with no {suffix_list()} file in it"
 
 
 def expand(patterns: Sequence[str]) -> list[str]:

@@ -26,7 +26,6 @@ import pandas as pd
 
 from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
-from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import synthesis_rows
@@ -328,12 +327,7 @@ class _Builder:
         rows, row = sr.rows, sr.row_of
         p = s.partitions.iloc[rows]
         s0, s1, synth_open = sr.start, sr.end, sr.open
-        q0, q1, has_wait = sr.wait_from, sr.wait_to, sr.has_wait
-        wait_open = (
-            ~np.isfinite(columns(s.partitions)["pickup"][rows])
-            & ~np.isfinite(columns(s.partitions)["gpu_start"][rows])
-            & has_wait
-        )
+        q0, q1, has_wait, wait_open = sr.wait_from, sr.wait_to, sr.has_wait, sr.wait_open
         pid = self.process(prefix + "synthesis")
         table = {r: self.thread(pid, r + 1, f"synthesis · row {r}") for r in range(row.max() + 1)}
         tid = _tracks(row, table)

@@ -5,6 +5,7 @@ The window (open, drop, recent files, compare) and the CLI (report's fleet) all 
 from __future__ import annotations
 
 import glob
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -18,6 +19,24 @@ DIALOG_FILTER = "cuzk logs (" + " ".join(f"*{s}" for s in LOG_SUFFIXES) + ");;Al
 def suffix_list() -> str:
     """The suffixes for a sentence: ".log, .txt, .out, .err, .gz or .zst"."""
     return ", ".join(LOG_SUFFIXES[:-1]) + " or " + LOG_SUFFIXES[-1]
+
+
+#: Why a folder named as logs gives none, in the window's and the CLI's messages.
+NO_LOG_IN_FOLDER = f"a directory with no {suffix_list()} file in it"
+
+
+def unlistable(exc: OSError) -> str:
+    """Why a folder could not be read, for a message."""
+    return f"cannot list the folder ({exc.strerror or exc})"
+
+
+def folder_problem(folder: str | Path) -> str:
+    """Why ``folder``, named as logs, gives none: it cannot be listed, or holds no log."""
+    try:
+        os.listdir(folder)
+    except OSError as exc:
+        return unlistable(exc)
+    return NO_LOG_IN_FOLDER
 
 
 def is_log_name(name: str) -> bool:

@@ -44,6 +44,8 @@ CLUSTER_MIN = 4
 PREVIEW_ID = "__preview__"
 WAITS = ("pickup", "queue")  # wait layers: their ends sit a few ms off the calls
 TOOLS = ("note", "range", "arrow", "ruler")
+#: The tools a drag draws with (a note is a click).
+DRAWN_BY_DRAG = ("range", "arrow", "ruler")
 TOOL_NAMES = {"note": "Add note", "range": "Highlight range", "arrow": "Arrow", "ruler": "Ruler"}
 
 
@@ -106,20 +108,22 @@ def _to_segment(x: float, y: float, ax: float, ay: float, bx: float, by: float) 
     return math.hypot(x - (ax + t * dx), y - (ay + t * dy))
 
 
-def _clusters(shown: list[Annotation], x0: float, mpp: float) -> dict[str, int]:
+def _span(a: Annotation) -> tuple[float, float]:
+    """The times an annotation covers, in order (a note: one instant)."""
+    return tuple(sorted((a.t0_ms, a.t0_ms if a.t1_ms is None else a.t1_ms)))
+
+
+def _clusters(shown: list[Annotation], mpp: float) -> dict[str, int]:
     """Notes only (a range, ruler or arrow keeps its own label: it measures something):
     id -> how many more of its cluster it labels (first of a cluster), or -1 (labelled by
     the first); notes in no cluster of ``CLUSTER_MIN`` are left out."""
-    notes = [a for a in shown if a.kind == "note"]
-    order = sorted(notes, key=lambda a: (a.t0_ms, a.id))
+    order = sorted((a for a in shown if a.kind == "note"), key=lambda a: (a.t0_ms, a.id))
     out: dict[str, int] = {}
     i = 0
     while i < len(order):
-        start = (min(order[i].t0_ms, order[i].t1_ms or order[i].t0_ms) - x0) / mpp
         j = i + 1
         while j < len(order):
-            at = (min(order[j].t0_ms, order[j].t1_ms or order[j].t0_ms) - x0) / mpp
-            if at - start > CLUSTER_PX:
+            if (order[j].t0_ms - order[i].t0_ms) / mpp > CLUSTER_PX:
                 break
             j += 1
         if j - i >= CLUSTER_MIN:
@@ -177,10 +181,10 @@ class AnnotationOverlay(pg.GraphicsObject):
         shown = [
             a
             for a in self.ctl.drawn()
-            if max(a.t0_ms, a.t1_ms or a.t0_ms) >= x0 - 400 * mpp
-            and min(a.t0_ms, a.t1_ms or a.t0_ms) <= x1 + 400 * mpp
+            if _span(a)[1] >= x0 - 400 * mpp and _span(a)[0] <= x1 + 400 * mpp
         ]
-        more = _clusters(shown, x0, mpp)
+        more = _clusters(shown, mpp)
+        label_room = min(content_bottom, y1 - y0)
         for a in shown:
             px0 = (a.t0_ms - x0) / mpp
             px1 = px0 if a.t1_ms is None else (a.t1_ms - x0) / mpp
@@ -205,9 +209,8 @@ class AnnotationOverlay(pg.GraphicsObject):
                 text = f"{text} (+{n} more: zoom in)" if text else f"{n + 1} annotations"
             shape.text = text
             if text or a.kind == "range":
-                view_h = content_bottom if lanes is not None else y1 - y0
                 shape.label = self._place_label(
-                    shape, text, extent is None, strip, placed, min(view_h, y1 - y0)
+                    shape, text, extent is None, strip, placed, label_room
                 )
                 if shape.label is None:
                     self.hidden_labels += 1
@@ -399,7 +402,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         if hit is not None or self.ctl.tool:
             ev.acceptDrags(Qt.MouseButton.LeftButton)
             ev.acceptClicks(Qt.MouseButton.LeftButton)
-        if self.ctl.tool in ("range", "arrow", "ruler"):
+        if self.ctl.tool in DRAWN_BY_DRAG:
             self.setCursor(Qt.CursorShape.CrossCursor)  # the drag draws, whatever is under it
         elif hit is not None:
             shape = (
@@ -435,7 +438,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         if ev.isStart():
             start = ev.buttonDownPos()
             hit = self.hit(start)
-            if self.ctl.tool in ("range", "arrow", "ruler"):
+            if self.ctl.tool in DRAWN_BY_DRAG:
                 # An armed tool draws, even from another annotation's edge: edges sit on
                 # events, where a ruler or a highlight starts too.
                 self._drag = ("create", self.ctl.tool, self.ctl.snap(start.x(), start.y()))
@@ -752,7 +755,7 @@ class AnnotationController(QtCore.QObject):
         for kind, text in (("range", "Highlight selected range…"), ("ruler", "Measure selection")):
             act = menu.addAction(text, lambda k=kind: self._annotate_selection(k))
             act.setEnabled(has_log and selection is not None)
-        for kind in ("range", "arrow", "ruler"):
+        for kind in DRAWN_BY_DRAG:
             act = menu.addAction(f"{TOOL_NAMES[kind]} (drag)", lambda k=kind: self.set_tool(k))
             act.setEnabled(has_log)
         menu.addSeparator()

@@ -11,7 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import duration
 from viewer.export.format import display_path
-from viewer.io.paths import DIALOG_FILTER, expand_paths, suffix_list
+from viewer.io.paths import DIALOG_FILTER, NO_LOG_IN_FOLDER, expand_paths, unlistable
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
 from viewer.ui.compare_window import install as install_compare
@@ -373,13 +373,11 @@ class MainWindow(QtWidgets.QMainWindow):
             expanded = expand_paths(paths)
         except OSError as exc:  # a folder that cannot be listed
             where = display_path(exc.filename or ", ".join(map(str, paths)))
-            self._on_failed(f"{where}: cannot list the folder ({exc.strerror or exc})")
+            self._on_failed(f"{where}: {unlistable(exc)}")
             return
         if not expanded:
             names = ", ".join(display_path(p) for p in paths) or "nothing"
-            self._on_failed(
-                f"Nothing to open in {names}: a directory with no {suffix_list()} file in it."
-            )
+            self._on_failed(f"Nothing to open in {names}: {NO_LOG_IN_FOLDER}.")
             return
         if mode == "compare" and self._timeline is not None:
             open_compare(self, expanded[0])
