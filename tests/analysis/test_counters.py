@@ -35,7 +35,7 @@ def test_counters_follow_the_stages() -> None:
     c = counters(session)
     st = stages(session)
     p = session.partitions
-    t = float(p["gpu_start"].iloc[20]) + 10
+    t = float(p["gpu_start"][20]) + 10
     gpu = ((p["gpu_start"] <= t) & (p["gpu_end"] > t)).sum()
     queue = ((st["ready"] <= t) & (st["wait_end"] > t)).sum()
     synth = ((p["synth_start"] <= t) & (p["synth_end"] > t)).sum()

@@ -30,9 +30,9 @@ def test_gap_side_is_the_call_that_ends_last() -> None:
         call("b", 1, 600, 700, 1),
     )
     g = idle_gaps(s)
-    assert g[["start", "end"]].values.tolist() == [[500, 600]]
+    assert g[["start", "end"]].to_numpy().tolist() == [[500, 600]]
     assert g["before_job"].tolist() == [0] and g["after_job"].tolist() == [1]
-    assert bool(g["cross_sector"].iloc[0])
+    assert bool(g["cross_sector"][0])
 
 
 def test_gaps_clipped_to_range_and_per_gpu() -> None:
@@ -43,7 +43,7 @@ def test_gaps_clipped_to_range_and_per_gpu() -> None:
         call("a", 3, 360, 400, 2),
     )
     g = idle_gaps(s, (150, 1000))
-    assert g[["gpu", "start", "end", "ms"]].values.tolist() == [
+    assert g[["gpu", "start", "end", "ms"]].to_numpy().tolist() == [
         [0, 150, 300, 150],
         [1, 350, 360, 10],
     ]

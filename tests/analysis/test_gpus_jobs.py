@@ -60,7 +60,7 @@ def test_job_table() -> None:
     assert t["job_id"].tolist() == ["a", "b"]
     assert t["kind"].tolist() == ["partitioned", "snap-update"]
     assert t["first_gpu_start"].tolist() == [100, 400]
-    assert t["completed"].tolist()[0] == 300 and math.isnan(t["completed"].iloc[1])
+    assert t["completed"].tolist()[0] == 300 and math.isnan(t["completed"][1])
     assert t["synth_span_ms"].tolist() == [60, 50]
     assert t["queue_wait_ms"].tolist() == [65, 50]
     assert job_table(s, (310, 320))["job_id"].tolist() == ["b"]

@@ -54,21 +54,3 @@ def test_split_gives_each_groups_values_in_order() -> None:
     assert len(empty.keys) == 0 and np.isnan(empty.min(np.zeros(0))).tolist() == [True] * 3
     assert empty.any(np.zeros(0, dtype=bool)).tolist() == [False] * 3
     assert empty.split(np.zeros(0)) == []
-
-
-def test_columns_are_read_once_read_only_and_freed_with_the_frame() -> None:
-    import gc
-
-    from viewer.analysis import cache
-
-    frame = pd.DataFrame({"a": np.arange(3.0), "b": ["x", "y", "z"]})
-    cols = cache.columns(frame)
-    assert cache.columns(frame) is cols and cols["a"] is cols["a"]
-    np.testing.assert_array_equal(cols["a"], [0.0, 1.0, 2.0])
-    assert list(cols["b"]) == ["x", "y", "z"]
-    for name in ("a", "b"):
-        assert not cols[name].flags.writeable  # a shared table is never written
-    key = id(frame)
-    del frame, cols
-    gc.collect()
-    assert key not in cache._columns

@@ -18,18 +18,18 @@ def test_stages_follow_one_another_with_stages_figures() -> None:
         lf = life(s, row)
         assert [x.key for x in lf.stages] == [k for k in STAGES if k != "held"]
         by = {x.key: x for x in lf.stages}
-        assert by["synthesis"].ms == st["synth_ms"].iat[row]
-        assert by["queue"].ms == st["queue_wait_ms"].iat[row]
-        assert by["kernel"].ms == st["kernel_ms"].iat[row]
+        assert by["synthesis"].ms == st["synth_ms"][row]
+        assert by["queue"].ms == st["queue_wait_ms"][row]
+        assert by["kernel"].ms == st["kernel_ms"][row]
         # GPU_START -> prep -> mutex -> kernel -> post -> GPU_END, end to end.
         assert by["prep"].end == by["mutex"].start and by["mutex"].end == by["kernel"].start
         assert by["kernel"].end == by["post"].start
-        assert by["post"].end == s.partitions["gpu_end"].iat[row]
+        assert by["post"].end == s.partitions["gpu_end"][row]
         for x in lf.stages:
             if math.isfinite(x.ms):  # a worker's first call has no dispatch figure
                 assert x.end - x.start == pytest.approx(x.ms), x.key
         assert set(lf.kernels) == {"ntt_msm_h", "batch_add", "tail_msm"}
-        assert lf.start == s.partitions["synth_start"].iat[row]
+        assert lf.start == s.partitions["synth_start"][row]
 
 
 def test_a_full_queue_and_an_open_call() -> None:

@@ -48,7 +48,7 @@ def test_reference_figures() -> None:
     assert round(sm.throughput.theoretical_s_per_proof, 1) == 37.5
     assert sm.throughput.measured_s_per_proof == pytest.approx(37.4)
     assert sm.gpus[0].efficiency == pytest.approx(1.0)
-    assert sm.gaps.loc[sm.gaps["cross_sector"], "ms"].sum() == 0
+    assert sm.gaps["ms"][sm.gaps["cross_sector"]].sum() == 0
     assert sm.transitions["gap_ms"].tolist() == [4490, 21, 244, 45]
     assert sm.transitions["overlap_ms"].tolist() == [761, 4048, 4834, 3916]
     assert sm.transitions["cold_start"].tolist() == [True, False, False, False]

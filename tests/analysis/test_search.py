@@ -21,7 +21,7 @@ def s():
 
 
 def ids(s, matches) -> list[tuple[str, int]]:
-    p = s.partitions.iloc[matches.rows]
+    p = s.partitions.take(matches.rows)
     return list(zip(s.job_ids()[matches.rows].tolist(), p["partition"].tolist(), strict=True))
 
 

@@ -92,7 +92,7 @@ def test_starved_falls_back_to_synth_end() -> None:
 
 def test_cold_start_regions_per_gpu_and_cold_transition() -> None:
     r = cold_start_regions(warm_pipeline())
-    assert r[["gpu", "start", "end"]].values.tolist() == [[0, -1000, 0], [0, 100, 150]]
+    assert r[["gpu", "start", "end"]].to_numpy().tolist() == [[0, -1000, 0], [0, 100, 150]]
     assert r["label"].tolist()[0] == "cold start"
     assert "0->1" in r["label"].tolist()[1]
 
@@ -100,7 +100,7 @@ def test_cold_start_regions_per_gpu_and_cold_transition() -> None:
 def test_cold_start_regions_two_gpus() -> None:
     s = session(call("a", 0, 50, 100, 0), call("a", 1, 80, 200, 2), start_ms=0)
     r = cold_start_regions(s)
-    assert r[["gpu", "start", "end"]].values.tolist() == [[0, 0, 50], [1, 0, 80]]
+    assert r[["gpu", "start", "end"]].to_numpy().tolist() == [[0, 0, 50], [1, 0, 80]]
 
 
 def test_single_job_or_empty() -> None:

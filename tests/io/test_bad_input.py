@@ -25,7 +25,7 @@ def test_numbers_over_int32_are_bad_numbers(scanner):
     lines are skipped as bad numbers, as is a 17-digit offset; 2^31 - 1 still fits."""
     (s,) = open_log(DATA / "numbers_over_int32.log").sessions
     assert s.skipped == {"bad_number": 6} and s.events == 10
-    calls = s.partitions.assign(job_id=s.job_ids()).set_index(["job_id", "partition"])
+    calls = s.partitions.assign(job_id=s.job_ids()).to_pandas().set_index(["job_id", "partition"])
     assert sorted(calls.index) == [("job-a", 0), ("job-b", 1), ("job-c", 2**31 - 1)]
     assert calls.loc[("job-a", 0), "worker"] == 0
     assert (
@@ -40,9 +40,9 @@ def test_gpu_end_before_its_start_is_dropped():
     negative: it is dropped and counted, and the call stays open (as after a crash)."""
     (s,) = open_log(DATA / "gpu_end_before_start.log").sessions
     assert s.skipped == {"gpu_end_before_start": 1} and s.events == 11
-    row = s.partitions.set_index("partition").loc[1]
+    row = s.partitions.to_pandas().set_index("partition").loc[1]
     assert row.gpu_open and np.isnan(row.gpu_end) and np.isnan(row.gpu_ms)
-    ended = s.partitions.dropna(subset=["gpu_end"])
+    ended = s.partitions[np.isfinite(s.partitions["gpu_end"])]
     assert (ended["gpu_end"] >= ended["gpu_start"]).all() and len(ended) == 1
     assert s.end_ms == 605  # the dropped line's offset is no event of the session
 
@@ -52,7 +52,7 @@ def test_a_gz_cut_inside_a_number_does_not_read_the_cut_number():
     (s,) = open_log(DATA / "gz_cut_inside_a_number.log.gz").sessions
     assert s.skipped == {"cut_line": 1} and s.events == 11
     assert any("cut short" in n for n in s.notes)
-    row = s.partitions.set_index("partition").loc[1]
+    row = s.partitions.to_pandas().set_index("partition").loc[1]
     assert row.gpu_open and np.isnan(row.gpu_ms)
 
 
@@ -91,7 +91,7 @@ def test_a_line_over_max_line_is_skipped_whole(tmp_path, monkeypatch, scanner, c
         path = tmp_path / f"long.log{'.gz' if compression == 'gz' else ''}"
         path.write_bytes(gzip.compress(data) if compression == "gz" else data)
         (s,) = open_log(path).sessions
-        row = s.partitions.set_index("partition").loc[0]
+        row = s.partitions.to_pandas().set_index("partition").loc[0]
         if filler == 900:  # shorter than MAX_LINE: the record glued to the junk is read
             assert s.skipped == {} and s.events == 12 and row.gpu_ms == 1234
         else:

@@ -115,5 +115,5 @@ def test_copies_of_a_bad_line_are_each_skipped(tmp_path, monkeypatch, scanner):
     path.write_text("\n".join(lines) + "\n")
     (s,) = open_log(path).sessions
     assert s.skipped == {"malformed_timeline": 5, "duplicate_event": 3}
-    assert s.jobs.set_index("job_id").loc["w", "kind"] == "winning-post"
+    assert s.jobs.to_pandas().set_index("job_id").loc["w", "kind"] == "winning-post"
     assert_like_unfolded(path, monkeypatch)

@@ -28,9 +28,9 @@ SAMPLE = SAMPLES / "phase8_pw10_5sectors.log"
 
 
 def assert_same_session(a: Session, b: Session) -> None:
-    pd.testing.assert_frame_equal(a.partitions, b.partitions)
-    pd.testing.assert_frame_equal(a.jobs, b.jobs)
-    pd.testing.assert_frame_equal(a.workers, b.workers)
+    pd.testing.assert_frame_equal(a.partitions.to_pandas(), b.partitions.to_pandas())
+    pd.testing.assert_frame_equal(a.jobs.to_pandas(), b.jobs.to_pandas())
+    pd.testing.assert_frame_equal(a.workers.to_pandas(), b.workers.to_pandas())
     for name in ("events", "skipped", "start_ms", "end_ms", "kernel_source", "notes"):
         assert getattr(a, name) == getattr(b, name), name
 

@@ -22,7 +22,7 @@ def test_rows_sorted_by_gpu_start_with_unstarted_last() -> None:
         ]
     )
     assert s.partitions["gpu_start"].tolist()[:2] == [10, 30]
-    assert np.isnan(s.partitions["gpu_start"].iloc[2])
+    assert np.isnan(s.partitions["gpu_start"][2])
     assert s.jobs["job_id"].tolist() == ["a", "b"]
     assert s.jobs["partitions"].tolist() == [2, 1]
     assert s.gpus == {0: [0, 1]}
@@ -34,7 +34,7 @@ def test_open_interval_and_kind() -> None:
     )
     assert s.open_intervals == 1
     assert s.jobs["kind"].tolist() == ["window-post"]
-    assert bool(s.jobs["monolithic"].iloc[0])
+    assert bool(s.jobs["monolithic"][0])
     assert s.kernel_source == KERNEL_SOURCE_GPU_MS
 
 
@@ -107,12 +107,12 @@ def test_tables_of_many_sessions_are_those_of_each_alone(drawn):
         frame = pd.DataFrame({k: v[mine] for k, v in calls.items() if k not in ("session", "job")})
         frame["job_id"] = np.array(job_ids, dtype=object)[calls["job"][mine]]
         alone = build_session(frame, kinds=kinds, workers=workers[s])
-        pd.testing.assert_frame_equal(t.partitions, alone.partitions)
+        pd.testing.assert_frame_equal(t.partitions.to_pandas(), alone.partitions.to_pandas())
         # the order pandas' stable sort gives, jobs numbered by first appearance
         want = frame.assign(job=pd.factorize(frame["job_id"])[0]).sort_values(
             ["gpu_start", "synth_start", "job", "partition"], kind="stable", na_position="last"
         )
         for col in ("job", "partition", "gpu_start", "synth_start", "worker"):
             np.testing.assert_array_equal(t.partitions[col], want[col], err_msg=col)
-        pd.testing.assert_frame_equal(t.jobs, alone.jobs)
-        pd.testing.assert_frame_equal(t.workers, alone.workers)
+        pd.testing.assert_frame_equal(t.jobs.to_pandas(), alone.jobs.to_pandas())
+        pd.testing.assert_frame_equal(t.workers.to_pandas(), alone.workers.to_pandas())

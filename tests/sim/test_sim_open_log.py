@@ -17,7 +17,7 @@ def test_phase8_calls_read_back_exactly() -> None:
     s = phase8()[0]
     (session,) = open_log(SAMPLES_DIR / "phase8_pw10_5sectors.log").sessions
     p = session.partitions
-    ids = np.array(session.jobs["job_id"].tolist())[p["job"].to_numpy()]
+    ids = np.array(session.jobs["job_id"].tolist())[p["job"]]
     job = np.array([s.draws.job_ids.index(j) for j in ids])
     task = np.array(
         [
@@ -25,11 +25,11 @@ def test_phase8_calls_read_back_exactly() -> None:
             for j, k in zip(job, p["partition"], strict=True)
         ]
     )
-    assert (p["gpu_start"].to_numpy() == s.start[task]).all()
-    assert (p["gpu_end"].to_numpy() == s.end[task]).all()
-    assert (p["worker"].to_numpy() == s.worker[task]).all()
-    assert (p["kernel_ms"].to_numpy() == s.kernel[task]).all()
-    assert (p["kernel_start"].to_numpy() == s.acquire[task]).all()
+    assert (p["gpu_start"] == s.start[task]).all()
+    assert (p["gpu_end"] == s.end[task]).all()
+    assert (p["worker"] == s.worker[task]).all()
+    assert (p["kernel_ms"] == s.kernel[task]).all()
+    assert (p["kernel_start"] == s.acquire[task]).all()
     assert session.kernel_source == "cuzk_timing"
 
 

@@ -47,7 +47,7 @@ def test_counter_lanes_sit_under_the_gpu_lanes(view: TimelineView) -> None:  # n
 def test_a_count_is_drawn_to_its_height(qtbot, view: TimelineView) -> None:  # noqa: F811
     p = view.session().partitions
     # Both workers busy: GPU calls in flight = 2, the peak, so the track is full there.
-    both = float(p["gpu_start"].iat[30]) + 50
+    both = float(p["gpu_start"][30]) + 50
     assert counters(view.session())["gpu"].at(both) == 2
     view.set_x_range(both - 2000, both + 2000)
     qtbot.wait(20)
@@ -90,14 +90,14 @@ def test_kernels_show_inside_the_cuda_region_when_zoomed_in(qtbot, view) -> None
     row = 20
     view.frame_partition(row)
     assert worker.part_count() >= 3
-    k0 = float(p["kernel_start"].iat[row])
-    k1 = k0 + float(p["kernel_ms"].iat[row])
+    k0 = float(p["kernel_start"][row])
+    k1 = k0 + float(p["kernel_ms"][row])
     parts = worker._parts.buffer
     mine = parts[(parts[:, 0] >= k0 - 1e-6) & (parts[:, 0] < k1)]
     assert len(mine) == len(KERNEL_PARTS)
     assert (mine[:, 0] + mine[:, 2] <= k1 + 1e-6).all()  # inside the region
     ntt = mine[0]
-    assert ntt[2] == pytest.approx(float(p["ntt_msm_h_ms"].iat[row]), rel=1e-6)
+    assert ntt[2] == pytest.approx(float(p["ntt_msm_h_ms"][row]), rel=1e-6)
     lane = next(lane for lane in view.lanes().lanes() if lane.kind == "worker")
     assert np.allclose(mine[:, 3], (KERNEL_BAND[1] - KERNEL_BAND[0]) * lane.height)
     texts = [text.text() for _, text, _ in worker._part_labels]

@@ -24,7 +24,7 @@ def click_partition(win, row: int) -> None:
         for ln in view.lanes().lanes()
         if ln.kind == "worker" and (ln.layers["bar"].row == row).any()
     )
-    x = (float(p["gpu_start"].iat[row]) + float(p["gpu_end"].iat[row])) / 2
+    x = (float(p["gpu_start"][row]) + float(p["gpu_end"][row])) / 2
     at = scene_point(view, x, lane.top + 3)
     send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, at)
     send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, at)
@@ -39,13 +39,13 @@ def test_clicking_a_bar_shows_its_life_and_flow(qtbot, window) -> None:  # noqa:
     assert clicked.args == [row]
     pane = window.details_pane
     assert window.docks["details"].isVisible() and pane.header.isVisible()
-    p = session.partitions.iloc[row]
-    job_id = session.jobs["job_id"].iat[int(p["job"])]
+    p = session.partitions.row(row)
+    job_id = session.jobs["job_id"][int(p["job"])]
     assert (
         pane.header.text()
         == f"job {job_id} · partition {int(p['partition'])} · worker {int(p['worker'])} · GPU 0"
     )
-    st = stages(session).iloc[row]
+    st = stages(session).row(row)
     listed = dict(pane.stage_texts())
     for name, col in (
         ("synthesis", "synth_ms"),

@@ -53,7 +53,7 @@ def test_window_fills_panels_from_the_loaders_summary(qtbot, tmp_path):
         assert win.is_loading()
     assert computed == []
     assert ready.args[0] is win.current_summary()
-    assert win.transitions_panel.frame().equals(ready.args[0].transitions.reset_index(drop=True))
+    assert win.transitions_panel.frame().equals(ready.args[0].transitions)
     assert "whole session" in win.range_label.text()
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
@@ -68,8 +69,8 @@ def test_drop_opens_log_and_fills_panels(qtbot, window):
 def test_range_selection_updates_every_panel(qtbot, window):
     timeline = open_and_wait(qtbot, window, PHASE8)
     session = timeline.sessions[0]
-    a = session.partitions["gpu_start"].iloc[12] + 500
-    b = session.partitions["gpu_end"].iloc[30] - 250
+    a = session.partitions["gpu_start"][12] + 500
+    b = session.partitions["gpu_end"][30] - 250
     with qtbot.waitSignal(window.summary_ready, timeout=15000) as ready:
         window.view.set_selection(a, b)
     summary = ready.args[0]
@@ -110,7 +111,7 @@ def test_missing_file_and_empty_folder_are_reported(qtbot, window, tmp_path):
 def test_transition_row_click_frames_it(qtbot, window):
     open_and_wait(qtbot, window, PHASE8)
     frame = window.transitions_panel.frame()
-    row = frame.iloc[2]
+    row = frame.row(2)
     table = window.transitions_panel.table
     table.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)
     index = table.model().index(2, 0)
@@ -192,7 +193,8 @@ def test_sorted_table_copies_and_frames_what_it_shows(qtbot, window):
     rect = table.visualRect(table.model().index(1, 0))
     qtbot.mouseClick(table.viewport(), QtCore.Qt.MouseButton.LeftButton, pos=rect.center())
     lo, hi = window.view.x_range()
-    row = window.transitions_panel.frame().sort_values("gap_ms", ascending=False).iloc[1]
+    frame = window.transitions_panel.frame()
+    row = frame.take(np.argsort(-frame["gap_ms"], kind="stable")).row(1)
     assert lo < row["time"] < hi
 
 

@@ -30,23 +30,23 @@ def test_ctrl_k_opens_the_bar_and_a_job_prefix_highlights_its_bars(qtbot, window
     assert QtGui.QKeySequence("/") in window.find_action.shortcuts()
     window.find_action.trigger()
     assert bar.isVisible() and bar.field.hasFocus()
-    job = session.jobs["job_id"].iat[2]
+    job = session.jobs["job_id"][2]
     type_query(qtbot, window, job[:6].upper())
     assert bar.count.text() == "10 matches"
     item = window.view.match_item()
     assert item is not None and item.rect_count() > 0
     # Every bar of that job (10 GPU calls and 10 syntheses) is washed in the match colour.
-    rows = np.flatnonzero(session.partitions["job"].to_numpy() == 2)
+    rows = np.flatnonzero(session.partitions["job"] == 2)
     assert sorted(find(session, job[:6]).rows.tolist()) == rows.tolist()
     qtbot.keyClick(bar.field, Qt.Key.Key_Return)  # first match after the left edge
     assert bar.current() == 0
     row = int(bar.matches().rows[0])
     lo, hi = window.view.x_range()
-    start = float(session.partitions["gpu_start"].iat[row])
+    start = float(session.partitions["gpu_start"][row])
     assert lo < start < hi
     qtbot.wait(20)
     image = window.view.plot.grab().toImage()
-    worker = int(session.partitions["worker"].iat[row])
+    worker = int(session.partitions["worker"][row])
     lane = window.view.lanes().lanes()[worker]
     colour = image.pixelColor(scene_point(window.view, start + 400, lane.top + 3))
     assert colour.name() != window.view.theme.job(2).name()  # tinted by the match wash
@@ -61,7 +61,7 @@ def test_next_previous_wrap_and_events_go_to_their_time(qtbot, window) -> None: 
     bar = window.search_bar
     m = bar.matches()
     assert len(m) == 5 and m.event == "GPU_PICKUP"
-    assert (session.partitions["partition"].to_numpy()[m.rows] == 3).all()
+    assert (session.partitions["partition"][m.rows] == 3).all()
     window.view.set_x_range(0, 20_000)  # zoomed in before the first pickup
     window.find_next_action.trigger()  # F3
     assert bar.current() == 0
@@ -106,20 +106,20 @@ def test_dim_the_rest_filters_to_the_matches(qtbot, window) -> None:  # noqa: F8
     assert item.dimmed()
     p = session.partitions
     hit = int(bar.matches().rows[2])
-    miss = hit + 1 if int(p["partition"].iat[hit + 1]) != 3 else hit - 1
+    miss = hit + 1 if int(p["partition"][hit + 1]) != 3 else hit - 1
     qtbot.wait(20)
     image = view.plot.grab().toImage()
     lanes = view.lanes().lanes()
 
     def colour_at(row: int):
-        lane = lanes[int(p["worker"].iat[row])]
-        x = float(p["gpu_start"].iat[row]) + 300
+        lane = lanes[int(p["worker"][row])]
+        x = float(p["gpu_start"][row]) + 300
         return image.pixelColor(scene_point(view, x, lane.top + 2))
 
-    job = int(p["job"].iat[hit])
+    job = int(p["job"][hit])
     assert colour_at(hit).name() == view.theme.job(job).name()  # a match keeps its colour
     faded = colour_at(miss)
-    other = view.theme.job(int(p["job"].iat[miss]))
+    other = view.theme.job(int(p["job"][miss]))
     assert faded.name() != other.name()  # the rest fades towards the background
     assert abs(faded.lightness() - view.theme.background.lightness()) < abs(
         other.lightness() - view.theme.background.lightness()

@@ -80,7 +80,7 @@ def test_view_wall_clock_option(qtbot, window) -> None:  # noqa: F811
     assert window.throughput_panel.scope.text() == (
         "Whole session 1: 01:00:00.040 → 01:03:46.103 UTC (3 min 46 s)"
     )
-    first = window.transitions_panel.frame()["time"].iat[0]
+    first = window.transitions_panel.frame()["time"][0]
     assert window.transitions_panel.table.model().index(0, 2).data() == wall_time(wall + first, 1)
     assert window.settings.value("view/wall_clock") == "true"
     clock.action.setChecked(False)

@@ -160,7 +160,7 @@ def test_drag_pans_and_right_drag_zooms_to_span(view: TimelineView) -> None:
 
 
 def test_next_and_previous_transition_frame_it(qtbot, view: TimelineView) -> None:
-    times = view.lanes().transitions["time"].to_numpy()
+    times = view.lanes().transitions["time"]
     assert len(times) == 4
     view.fit()
     view.set_x_range(0, times[0] / 2)
@@ -222,7 +222,7 @@ def test_select_visible(qtbot, view: TimelineView) -> None:
 def test_hover_tooltip_is_plain_text_with_the_job_id(qtbot, view: TimelineView) -> None:
     view.set_session(1)  # job ids there look like HTML: "<b>crash-0"
     row = 0
-    p = view.session().partitions.iloc[row]
+    p = view.session().partitions.row(row)
     lane = f"GPU {p['gpu']} · worker {p['worker']}"
     view.set_x_range(p["gpu_start"] - 2000, p["gpu_end"] + 2000)
     at = scene_point(view, (p["gpu_start"] + p["gpu_end"]) / 2, lane_y(view, lane))
@@ -233,7 +233,7 @@ def test_hover_tooltip_is_plain_text_with_the_job_id(qtbot, view: TimelineView) 
     tip = view.tooltip_label()
     assert tip.isVisible()
     assert tip.textFormat() == Qt.TextFormat.PlainText
-    job_id = view.session().jobs["job_id"].iloc[p["job"]]
+    job_id = view.session().jobs["job_id"][p["job"]]
     assert job_id.startswith("<b>")
     assert f"job {job_id}" in tip.text()
     assert f"partition {p['partition']}" in tip.text()
@@ -253,19 +253,19 @@ def test_open_call_is_drawn_and_described(view: TimelineView) -> None:
 def test_click_selects_job_and_double_click_frames_partition(qtbot, view: TimelineView) -> None:
     p = view.session().partitions
     row = 12
-    y = lane_y(view, f"GPU 0 · worker {p['worker'].iat[row]}")
-    at = scene_point(view, (p["gpu_start"].iat[row] + p["gpu_end"].iat[row]) / 2, y)
+    y = lane_y(view, f"GPU 0 · worker {p['worker'][row]}")
+    at = scene_point(view, (p["gpu_start"][row] + p["gpu_end"][row]) / 2, y)
     with qtbot.waitSignal(view.partition_clicked) as blocker:
         send_mouse(view, QtCore.QEvent.Type.MouseButtonPress, at)
         send_mouse(view, QtCore.QEvent.Type.MouseButtonRelease, at)
     assert blocker.args == [row]
-    assert view.selected_job() == p["job"].iat[row]
+    assert view.selected_job() == p["job"][row]
     outlined = sum(len(item._outline) for item in view.group_items())
-    assert outlined == 2 * (p["job"] == p["job"].iat[row]).sum()  # GPU bars and synthesis bars
+    assert outlined == 2 * (p["job"] == p["job"][row]).sum()  # GPU bars and synthesis bars
     view.frame_partition(row)
     a, b = view.x_range()
-    assert a < p["gpu_start"].iat[row] < p["gpu_end"].iat[row] < b
-    assert b - a == pytest.approx(3 * (p["gpu_end"].iat[row] - p["gpu_start"].iat[row]), rel=0.01)
+    assert a < p["gpu_start"][row] < p["gpu_end"][row] < b
+    assert b - a == pytest.approx(3 * (p["gpu_end"][row] - p["gpu_start"][row]), rel=0.01)
     view.fit()
     empty = scene_point(view, view.lanes().x_min + 10, lane_y(view, "GPU 0 · worker 0"))
     with qtbot.waitSignal(view.partition_clicked) as blocker:
@@ -298,10 +298,10 @@ def test_bars_are_painted_in_their_job_colour(qtbot, view: TimelineView) -> None
     image = view.plot.grab().toImage()
     at = scene_point(
         view,
-        (p["gpu_start"].iat[row] + p["kernel_start"].iat[row]) / 2,
-        lane_y(view, f"GPU 0 · worker {p['worker'].iat[row]}") - 8,
+        (p["gpu_start"][row] + p["kernel_start"][row]) / 2,
+        lane_y(view, f"GPU 0 · worker {p['worker'][row]}") - 8,
     )
-    assert image.pixelColor(at) == job_color(int(p["job"].iat[row]))
+    assert image.pixelColor(at) == job_color(int(p["job"][row]))
 
 
 def test_dark_palette_gives_a_dark_theme(qtbot, view: TimelineView) -> None:
@@ -328,7 +328,7 @@ def test_idle_gap_tooltip_names_its_cause(view: TimelineView, gw1_timeline) -> N
     view.set_timeline(gw1_timeline)
     gaps = view.lanes().gaps
     assert len(gaps)
-    g = gaps.iloc[0]
+    g = gaps.row(0)
     view.set_x_range(g["start"] - 500, g["end"] + 500)
     text = view.tooltip_text_at((g["start"] + g["end"]) / 2, lane_y(view, "GPU 0 · busy"))
     assert text.startswith("idle gap")
@@ -353,7 +353,7 @@ def test_time_axis_units_follow_the_zoom(ms, spacing, span, expected) -> None:
 def test_next_transition_from_fit_all_starts_at_the_first_and_says_last(
     qtbot, view: TimelineView
 ) -> None:
-    times = view.lanes().transitions["time"].to_numpy()
+    times = view.lanes().transitions["time"]
     messages: list[str] = []
     view.message_ready.connect(messages.append)
     view.fit()

@@ -61,7 +61,7 @@ def test_the_replay_of_a_simulated_run_is_that_run() -> None:
 
 def _calls(session: Session):
     p = session.partitions
-    return p.assign(job_id=session.job_ids())
+    return p.assign(job_id=session.job_ids()).to_pandas()
 
 
 def _read(schedule, tmp: Path | None = None, **options) -> Session:

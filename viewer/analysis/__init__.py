@@ -1,4 +1,4 @@
-"""Analysis of a Session (no Qt): pure functions returning small dataclasses / DataFrames.
+"""Analysis of a Session (no Qt): pure functions returning small dataclasses and ``Frame`` tables.
 
 See ``viewer.analysis.intervals`` for the range rules every function follows and
 ``viewer.analysis.verdict`` for how the verdict reasons.

@@ -11,13 +11,9 @@ from __future__ import annotations
 
 import functools
 import threading
-import weakref
 from collections.abc import Callable
 from typing import TypeVar
 from weakref import WeakKeyDictionary
-
-import numpy as np
-import pandas as pd
 
 from viewer.model import Session
 
@@ -53,43 +49,3 @@ def forget(session: Session) -> None:
     """Let go of ``session``'s memoized tables (they are computed again when asked for)."""
     with _lock:
         _memo.pop(session, None)
-
-
-class Columns:
-    """Read-only numpy arrays of a frame's columns, each taken once.  ``frame[name]``
-    costs ~8 µs in pandas (a Series is built each time); a session's figures read ~150
-    columns, which was a third of a report on a log of many short daemon runs."""
-
-    __slots__ = ("_arrays", "_frame")
-
-    def __init__(self, frame: pd.DataFrame) -> None:
-        self._frame = weakref.ref(frame)
-        self._arrays: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        try:
-            return self._arrays[name]
-        except KeyError:
-            pass
-        frame = self._frame()
-        if frame is None:  # pragma: no cover - the frame owns this object
-            raise KeyError(name)
-        array = frame[name].to_numpy().view()
-        array.flags.writeable = False  # a shared table is never written
-        self._arrays[name] = array
-        return array
-
-
-_columns: dict[int, Columns] = {}
-
-
-def columns(frame: pd.DataFrame) -> Columns:
-    """The ``Columns`` of ``frame`` (kept while the frame lives).  For the tables shared by a
-    session's figures (``session.partitions``, ``stages``, ``calls`` ...), which are never
-    written after they are built."""
-    key = id(frame)
-    got = _columns.get(key)
-    if got is None:
-        got = _columns[key] = Columns(frame)
-        weakref.finalize(frame, _columns.pop, key, None)
-    return got

@@ -14,7 +14,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
@@ -69,12 +68,12 @@ def alignment_offset(session: Session, alignment: Alignment) -> float:
     if alignment.mode == "session":
         return float(session.start_ms)
     if alignment.mode == "first-gpu":
-        starts = columns(session.partitions)["gpu_start"]
+        starts = session.partitions["gpu_start"]
         starts = starts[np.isfinite(starts)]
         if not len(starts):
             raise ValueError(f"session {session.number} has no GPU_START to align on")
         return float(starts.min())
-    done = np.sort(job_table(session)["completed"].to_numpy(dtype=float))
+    done = np.sort(job_table(session)["completed"].astype(float, copy=False))
     done = done[np.isfinite(done)]
     if len(done) < alignment.n:
         raise ValueError(
@@ -148,14 +147,14 @@ def figure_values(sm: SessionSummary) -> dict[str, float | None]:
     busy = sum(g.busy_ms for g in sm.gpus)
     span = busy + sum(g.idle_ms for g in sm.gpus)
     gaps = sm.gaps
-    cross = gaps.loc[gaps["cross_sector"], "ms"].to_numpy() if len(gaps) else np.zeros(0)
+    cross = gaps["ms"][gaps["cross_sector"]]
     used = span > 0
     parts = {}
     for name, v in k.breakdown_ms.items():
         share = v / k.total_ms * k.mean_ms if k.total_ms else math.nan
         parts[f"{name}_ms"] = _finite(share)
     f = sm.floors
-    waits = sm.jobs["queue_wait_ms"].to_numpy(dtype=float)
+    waits = sm.jobs["queue_wait_ms"].astype(float, copy=False)
     waits = waits[np.isfinite(waits)]
     return {
         "measured_s_per_proof": _finite(tp.measured_s_per_proof),

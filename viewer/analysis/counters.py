@@ -16,7 +16,7 @@ from functools import cached_property
 
 import numpy as np
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
 
@@ -74,12 +74,12 @@ def counters(session: Session) -> dict[str, Steps]:
     end = session.end_ms
 
     def col(name: str) -> np.ndarray:
-        return p[name].to_numpy(dtype=np.float64)
+        return p[name].astype(np.float64, copy=False)
 
     def open_to_end(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return np.where(np.isfinite(a) & ~np.isfinite(b), max(end, np.nanmax(a, initial=end)), b)
 
-    ready, wait_end = columns(st)["ready"], columns(st)["wait_end"]
+    ready, wait_end = st["ready"], st["wait_end"]
     s0, s1 = col("synth_start"), col("synth_end")
     g0, g1 = col("gpu_start"), col("gpu_end")
     queued = np.isfinite(ready) & np.isfinite(wait_end)

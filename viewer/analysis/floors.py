@@ -20,14 +20,14 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, check_range, clip
 from viewer.analysis.jobs import Throughput, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 FLOORS = ("kernel", "worker", "synthesis", "arrival")
 #: A job whose first SYNTH_START follows another job's event this closely was waiting for
@@ -95,7 +95,7 @@ class Floors:
 
 
 @per_session
-def arrivals(session: Session) -> pd.DataFrame:
+def arrivals(session: Session) -> Frame:
     """Per job (rows = jobs): ``first_synth`` (its first SYNTH_START), ``arrival`` and
     ``inferred`` (True when the arrival was taken from the job before).
 
@@ -107,12 +107,12 @@ def arrivals(session: Session) -> pd.DataFrame:
     """
     p = session.partitions
     n = len(session.jobs)
-    job = columns(p)["job"]
+    job = p["job"]
     first = np.full(n, np.inf)
-    np.fmin.at(first, job, p["synth_start"].to_numpy(dtype=np.float64))
+    np.fmin.at(first, job, p["synth_start"].astype(np.float64, copy=False))
     first[np.isinf(first)] = np.nan
     cols = ("synth_end", "queued", "pickup", "gpu_start", "gpu_end")
-    times = p[list(cols)].to_numpy(dtype=np.float64).ravel()
+    times = p[list(cols)].to_numpy(np.float64).ravel()
     owner = np.repeat(job, len(cols))
     keep = np.isfinite(times)
     times, owner = times[keep], owner[keep]
@@ -131,7 +131,7 @@ def arrivals(session: Session) -> pd.DataFrame:
     arrival[seen] = first[seen][anchor]
     inferred = np.zeros(n, dtype=bool)
     inferred[seen] = waited
-    return pd.DataFrame({"first_synth": first, "arrival": arrival, "inferred": inferred})
+    return Frame({"first_synth": first, "arrival": arrival, "inferred": inferred})
 
 
 def _own_events_between(
@@ -151,8 +151,8 @@ def _own_events_between(
 def slots_seen(session: Session, rng: Range = None) -> int:
     """The most synthesis slots held at once, in ``rng``: SYNTH_START until SYNTH_END, or
     until the queue event when a full queue held the finished partition in its slot."""
-    start = session.partitions["synth_start"].to_numpy(dtype=np.float64)
-    end = columns(stages(session))["slot_end"]
+    start = session.partitions["synth_start"].astype(np.float64, copy=False)
+    end = stages(session)["slot_end"]
     end = np.where(np.isfinite(end), end, session.end_ms)  # still synthesizing
     ok = np.isfinite(start)
     a, b = clip(start[ok], end[ok], check_range(rng))
@@ -187,28 +187,25 @@ def floors(
     s = stages(session)
     per_proof, gpus = tp.partitions_per_proof, tp.gpus
 
-    start, end = columns(p)["gpu_start"], columns(p)["gpu_end"]
+    start, end = p["gpu_start"], p["gpu_end"]
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = int(np.unique(columns(p)["worker"][calls & (columns(p)["worker"] >= 0)]).size)
+    workers = int(np.unique(p["worker"][calls & (p["worker"] >= 0)]).size)
     timing = not kernel.upper_bound
-    if timing:
-        per_call = columns(s)["prep_ms"] + columns(s)["kernel_ms"] + columns(s)["post_ms"]
-    else:
-        per_call = columns(s)["call_ms"]
+    per_call = s["prep_ms"] + s["kernel_ms"] + s["post_ms"] if timing else s["call_ms"]
     per_call = per_call[calls & np.isfinite(per_call)]
     worker_s = _per_proof(per_call, per_proof, workers)
 
-    s0, s1 = columns(p)["synth_start"], columns(p)["synth_end"]
-    synth = columns(s)["synth_ms"]
+    s0, s1 = p["synth_start"], p["synth_end"]
+    synth = s["synth_ms"]
     synth = synth[np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)]
     pw = slots_seen(session, rng) if pw is None else pw
     synthesis_s = _per_proof(synth, per_proof, pw)
 
     arr = arrivals(session)
-    a = columns(arr)["arrival"]
+    a = arr["arrival"]
     inside = np.isfinite(a)
     if rng is not None:
-        first = columns(arr)["first_synth"]
+        first = arr["first_synth"]
         inside &= (first >= rng[0]) & (first <= rng[1])
     known = np.sort(a[inside])
     arrival_s = (
@@ -217,10 +214,10 @@ def floors(
     kernel_s = tp.theoretical_s_per_proof
     means = {
         "synth": _mean(synth),
-        "prep": _mean(columns(s)["prep_ms"][calls]) if timing else math.nan,
+        "prep": _mean(s["prep_ms"][calls]) if timing else math.nan,
         "kernel": float(kernel.mean_ms),
-        "post": _mean(columns(s)["post_ms"][calls]) if timing else math.nan,
-        "call": _mean(columns(s)["call_ms"][calls]),
+        "post": _mean(s["post_ms"][calls]) if timing else math.nan,
+        "call": _mean(s["call_ms"][calls]),
     }
     return Floors(
         kernel_s=float(kernel_s),
@@ -232,7 +229,7 @@ def floors(
         workers=workers,
         pw=pw,
         jobs=int(len(known)),
-        inferred_arrivals=int(columns(arr)["inferred"][inside].sum()),
+        inferred_arrivals=int(arr["inferred"][inside].sum()),
         means_ms=means,
         upper_bound=not timing,
     )

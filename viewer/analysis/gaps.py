@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 GAP_COLUMNS = ["gpu", "start", "end", "ms", "cross_sector", "starved", "before_job", "after_job"]
 
 
-def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
+def idle_gaps(session: Session, rng: Range = None) -> Frame:
     """Holes in each GPU's busy union between its first GPU_START and last GPU_END.
 
     ``before_job`` / ``after_job`` are job indexes (rows of ``session.jobs``) of
@@ -25,17 +24,17 @@ def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
-    group = columns(blocks)["group"]
+    group = blocks["group"]
     i = np.flatnonzero(group[1:] == group[:-1])
-    start = columns(blocks)["end"][i]
-    end = columns(blocks)["start"][i + 1]
-    before = columns(c)["job"][columns(blocks)["last"][i]]
-    after_row = columns(blocks)["first"][i + 1]
-    after = columns(c)["job"][after_row]
-    starved = columns(c)["ready"][after_row] > start
+    start = blocks["end"][i]
+    end = blocks["start"][i + 1]
+    before = c["job"][blocks["last"][i]]
+    after_row = blocks["first"][i + 1]
+    after = c["job"][after_row]
+    starved = c["ready"][after_row] > start
     start, end = clip(start, end, rng)
     keep = end > start
-    return pd.DataFrame(
+    return Frame(
         {
             "gpu": group[i][keep].astype("int32"),
             "start": start[keep],
@@ -45,6 +44,5 @@ def idle_gaps(session: Session, rng: Range = None) -> pd.DataFrame:
             "starved": starved[keep],
             "before_job": before[keep].astype("int32"),
             "after_job": after[keep].astype("int32"),
-        },
-        columns=GAP_COLUMNS,
+        }
     )

@@ -6,7 +6,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viewer.analysis.cache import columns
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.analysis.transitions import cold_start_regions
@@ -44,16 +43,16 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
-    by_gpu = Groups(columns(blocks)["group"])
-    bs, be = clip(columns(blocks)["start"], columns(blocks)["end"], rng)
+    by_gpu = Groups(blocks["group"])
+    bs, be = clip(blocks["start"], blocks["end"], rng)
     busy = by_gpu.as_dict(by_gpu.sum(be - bs))
-    first = by_gpu.as_dict(by_gpu.min(columns(blocks)["start"]))
-    last = by_gpu.as_dict(by_gpu.max(columns(blocks)["end"]))
+    first = by_gpu.as_dict(by_gpu.min(blocks["start"]))
+    last = by_gpu.as_dict(by_gpu.max(blocks["end"]))
     cold = cold_start_regions(session)
-    cs, ce = clip(columns(cold)["start"], columns(cold)["end"], rng)
-    by_cold = Groups(columns(cold)["gpu"])
+    cs, ce = clip(cold["start"], cold["end"], rng)
+    by_cold = Groups(cold["gpu"])
     cold_ms = by_cold.as_dict(by_cold.sum(ce - cs))
-    worker, gpu_of = columns(c)["worker"], columns(c)["gpu"]
+    worker, gpu_of = c["worker"], c["gpu"]
     known = worker >= 0
     seen = Groups(gpu_of[known])
     seen_workers = {

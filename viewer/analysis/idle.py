@@ -6,9 +6,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import pandas as pd
+import numpy as np
 
 from viewer.analysis.verdict import warm_idle
+from viewer.model.frame import Frame
 
 
 @dataclass(frozen=True)
@@ -26,15 +27,14 @@ class IdleSplit:
     warm_dispatch_ms: float
 
 
-def _sum(gaps: pd.DataFrame, starved: bool | None = None) -> float:
-    if not len(gaps):
-        return 0.0
-    if starved is None:
-        return float(gaps["ms"].sum())
-    return float(gaps.loc[gaps["starved"].astype(bool) == starved, "ms"].sum())
+def _sum(gaps: Frame, starved: bool | None = None) -> float:
+    ms = gaps["ms"]
+    if starved is not None:
+        ms = ms[gaps["starved"] == starved]
+    return float(np.nansum(ms))
 
 
-def idle_split(gaps: pd.DataFrame, cold: pd.DataFrame) -> IdleSplit:
+def idle_split(gaps: Frame, cold: Frame) -> IdleSplit:
     """``gaps`` (``idle_gaps`` of a range) split by cause and by the ``cold`` regions
     (``cold_start_regions``), as the verdict splits them."""
     warm = warm_idle(gaps, cold)

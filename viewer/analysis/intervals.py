@@ -15,11 +15,11 @@ session offsets, or None for the whole session):
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 Range = tuple[float, float] | None
 
@@ -35,7 +35,7 @@ def check_range(rng: Range) -> Range:
 
 
 @per_session
-def calls(session: Session) -> pd.DataFrame:
+def calls(session: Session) -> Frame:
     """The started GPU calls: ``job, worker, gpu, start, end, closed, ready, free, row`` plus
     the raw columns.
 
@@ -44,18 +44,19 @@ def calls(session: Session) -> pd.DataFrame:
     worker's previous call) are ``stages``'; ``row`` is the call's row in
     ``session.partitions``.
     """
-    st, parts = columns(stages(session)), columns(session.partitions)
+    st, parts = stages(session), session.partitions
     gpu_start = parts["gpu_start"]
     started = np.flatnonzero(~np.isnan(gpu_start))
     row = started[np.argsort(gpu_start[started], kind="stable")]  # by start, ties in row order
     gpu = parts["gpu"][row].copy()
     unknown = gpu < 0
     if unknown.any() and len(session.workers):
-        table = dict(zip(session.workers["worker"], session.workers["gpu"], strict=True))
+        w = session.workers
+        table = dict(zip(w["worker"].tolist(), w["gpu"].tolist(), strict=True))
         gpu[unknown] = [table.get(int(w), -1) for w in parts["worker"][row][unknown]]
     start, end = gpu_start[row], parts["gpu_end"][row]
     closed = np.isfinite(end)
-    out = session.partitions.take(row).assign(
+    return session.partitions.take(row).assign(
         row=row,
         ready=st["ready"][row],
         free=st["worker_free"][row],
@@ -64,11 +65,9 @@ def calls(session: Session) -> pd.DataFrame:
         end=np.where(closed, end, np.maximum(session.end_ms, start)),
         closed=closed,
     )
-    out.index = pd.RangeIndex(len(out))
-    return out
 
 
-def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFrame:
+def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     """Union of intervals per group: ``group, start, end, first, last`` (touching ones merge).
 
     ``first`` / ``last`` are the input positions of the interval that opens /
@@ -77,7 +76,7 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFr
     order = np.lexsort((starts, groups))
     g, s, e = groups[order], starts[order], ends[order]
     if len(g) == 0:
-        return pd.DataFrame(
+        return Frame(
             {
                 "group": g,
                 "start": s,
@@ -96,7 +95,7 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> pd.DataFr
     is_closer = e == block_end[block]
     closer = np.full(len(heads), -1, dtype=np.int64)
     np.maximum.at(closer, block[is_closer], np.flatnonzero(is_closer))
-    return pd.DataFrame(
+    return Frame(
         {
             "group": g[heads],
             "start": s[heads],
@@ -118,10 +117,10 @@ def _group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 @per_session
-def busy_blocks(session: Session) -> pd.DataFrame:
+def busy_blocks(session: Session) -> Frame:
     """``merge`` of the started calls per GPU: the blocks of each GPU's busy union."""
     c = calls(session)
-    return merge(columns(c)["gpu"], columns(c)["start"], columns(c)["end"])
+    return merge(c["gpu"], c["start"], c["end"])
 
 
 def clip(starts: np.ndarray, ends: np.ndarray, rng: Range) -> tuple[np.ndarray, np.ndarray]:
@@ -143,8 +142,8 @@ def busy_union(session: Session, gpu: int, rng: Range = None) -> np.ndarray:
     """Merged GPU_START -> GPU_END intervals of ``gpu``'s workers, clipped to ``rng``: (n, 2)."""
     rng = check_range(rng)
     c = calls(session)
-    c = c[columns(c)["gpu"] == gpu]
-    blocks = merge(columns(c)["gpu"], columns(c)["start"], columns(c)["end"])
-    s, e = clip(columns(blocks)["start"], columns(blocks)["end"], rng)
+    c = c[c["gpu"] == gpu]
+    blocks = merge(c["gpu"], c["start"], c["end"])
+    s, e = clip(blocks["start"], blocks["end"], rng)
     keep = e > s
     return np.column_stack([s[keep], e[keep]]).astype(np.float64).reshape(-1, 2)

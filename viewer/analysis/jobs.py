@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 JOB_TABLE_COLUMNS = [
     "job",
@@ -42,11 +42,11 @@ class Throughput:
 
 
 @per_session
-def _all_jobs(session: Session) -> pd.DataFrame:
+def _all_jobs(session: Session) -> Frame:
     """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
     p = session.partitions
     jobs = session.jobs
-    cols = columns(p)
+    cols = p
     end = cols["gpu_end"]
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
     times = np.column_stack([cols[c].astype(np.float64, copy=False) for c in _TIMES])
@@ -56,41 +56,41 @@ def _all_jobs(session: Session) -> pd.DataFrame:
     active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
     synth_start, synth_end = g.min(cols["synth_start"]), g.max(cols["synth_end"])
     completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
-    kind = jobs["kind"].to_numpy(dtype=object).copy()
-    mono = jobs["monolithic"].to_numpy(dtype=bool)
+    kind = jobs["kind"].copy()
+    mono = jobs["monolithic"]
     kind[np.equal(kind, None) & ~mono] = "partitioned"
-    return pd.DataFrame(
+    return Frame(
         {
             "job": np.arange(len(jobs), dtype="int32"),
-            "job_id": jobs["job_id"].to_numpy(dtype=object),
+            "job_id": jobs["job_id"],
             "kind": kind,
-            "partitions": columns(jobs)["partitions"],
+            "partitions": jobs["partitions"],
             "first_gpu_start": g.min(cols["gpu_start"]),
             "completed": completed,
             "synth_start": synth_start,
             "synth_end": synth_end,
             "synth_span_ms": synth_end - synth_start,
-            "queue_wait_ms": g.mean(columns(stages(session))["queue_wait_ms"]),
+            "queue_wait_ms": g.mean(stages(session)["queue_wait_ms"]),
             "active_start": active_start,
             "active_end": active_end,
         }
     )
 
 
-def job_table(session: Session, rng: Range = None) -> pd.DataFrame:
+def job_table(session: Session, rng: Range = None) -> Frame:
     """One row per job active in ``rng``: first GPU_START, completion (NaN while a call is
     unfinished), synthesis span and mean queue wait (``stages``' ``queue_wait_ms``)."""
     rng = check_range(rng)
     t = _all_jobs(session)
     if rng is not None:
         t = t[(t["active_end"] >= rng[0]) & (t["active_start"] <= rng[1])]
-    return t[JOB_TABLE_COLUMNS].reset_index(drop=True)
+    return t[JOB_TABLE_COLUMNS]
 
 
 def completions(session: Session) -> np.ndarray:
     """Per job (rows of ``session.jobs``): its completion, the last GPU_END of its calls;
     NaN while one of them is unfinished."""
-    return columns(_all_jobs(session))["completed"]
+    return _all_jobs(session)["completed"]
 
 
 def seconds_per_proof(done: np.ndarray) -> float | None:
@@ -122,13 +122,13 @@ def throughput(
     """
     rng = check_range(rng)
     t = _all_jobs(session)
-    done = columns(t)["completed"]
+    done = t["completed"]
     inside = np.isfinite(done)
     if rng is not None:
         inside &= (done >= rng[0]) & (done <= rng[1])
     n = int(inside.sum())
-    started = np.isfinite(columns(t)["first_gpu_start"])
-    sizes = columns(t)["partitions"][inside if n else started]
+    started = np.isfinite(t["first_gpu_start"])
+    sizes = t["partitions"][inside if n else started]
     per_proof = _mode(sizes)
     k = kernel_stats(session, rng) if kernel is None else kernel
     gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)

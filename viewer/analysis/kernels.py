@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
 from viewer.model import KERNEL_SOURCE_TIMING, Session
+from viewer.model.frame import Frame
 
 BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
 
@@ -53,7 +53,7 @@ def _touching(starts: np.ndarray, ends: np.ndarray, inside: np.ndarray, rng: Ran
 
 
 @per_session
-def kernel_intervals(session: Session) -> pd.DataFrame:
+def kernel_intervals(session: Session) -> Frame:
     """One row per call with a kernel time: ``job, worker, gpu, kstart, kend, kms`` + breakdown.
 
     With CUZK_TIMING the kernel starts at ``kernel_start`` (the call's GPU_START
@@ -61,14 +61,14 @@ def kernel_intervals(session: Session) -> pd.DataFrame:
     """
     c = calls(session)
     if session.kernel_source == KERNEL_SOURCE_TIMING:
-        c = c[np.isfinite(columns(c)["kernel_ms"])]
-        start = columns(c)["kernel_start"]
-        start = np.where(np.isfinite(start), start, columns(c)["start"])
-        ms = columns(c)["kernel_ms"]
+        c = c[np.isfinite(c["kernel_ms"])]
+        start = c["kernel_start"]
+        start = np.where(np.isfinite(start), start, c["start"])
+        ms = c["kernel_ms"]
     else:
-        c = c[columns(c)["closed"]]
-        start = columns(c)["start"]
-        ms = columns(c)["end"] - start
+        c = c[c["closed"]]
+        start = c["start"]
+        ms = c["end"] - start
     return c.assign(kstart=start, kend=start + ms, kms=ms)
 
 
@@ -76,31 +76,31 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     """Kernel totals, mean and breakdown in ``rng``, plus GPU-call and synthesis time there."""
     rng = check_range(rng)
     k = kernel_intervals(session)
-    ks, ke, kms = columns(k)["kstart"], columns(k)["kend"], columns(k)["kms"]
+    ks, ke, kms = k["kstart"], k["kend"], k["kms"]
     inside = overlap_ms(ks, ke, rng)
     touching = _touching(ks, ke, inside, rng)
     frac = np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
-    u = session.unattributed if timing else session.unattributed.iloc[:0]
-    us, ums = columns(u)["kernel_start"], columns(u)["kernel_ms"]
+    u = session.unattributed if timing else session.unattributed[:0]
+    us, ums = u["kernel_start"], u["kernel_ms"]
     u_inside = overlap_ms(us, us + np.nan_to_num(ums), rng)
     u_frac = np.where(ums > 0, u_inside / np.where(ums > 0, ums, 1.0), 0.0)
     breakdown = {}
     for name, col in BREAKDOWN.items():
-        part, u_part = k[col].to_numpy(), u[col].to_numpy()
+        part, u_part = k[col], u[col]
         known = timing and bool(np.isfinite(part).any() or np.isfinite(u_part).any())
         both = np.nansum(part * frac) + np.nansum(u_part * u_frac)
         breakdown[name] = float(both) if known else float("nan")
-    by_worker, by_gpu = Groups(columns(k)["worker"]), Groups(columns(k)["gpu"])
+    by_worker, by_gpu = Groups(k["worker"]), Groups(k["gpu"])
 
     c = calls(session)
-    closed = columns(c)["closed"]
-    call_ms = overlap_ms(columns(c)["start"][closed], columns(c)["end"][closed], rng)
+    closed = c["closed"]
+    call_ms = overlap_ms(c["start"][closed], c["end"][closed], rng)
 
     p = session.partitions
-    s_end = columns(p)["synth_end"]
-    s_start = columns(p)["synth_start"]
-    s_start = np.where(np.isfinite(s_start), s_start, s_end - columns(p)["synth_ms"])
+    s_end = p["synth_end"]
+    s_start = p["synth_start"]
+    s_start = np.where(np.isfinite(s_start), s_start, s_end - p["synth_ms"])
     ok = np.isfinite(s_start) & np.isfinite(s_end)
     synth = overlap_ms(s_start[ok], s_end[ok], rng)
 

@@ -86,9 +86,9 @@ def _f(value: object) -> float:
 def life(session: Session, row: int) -> Life:
     """The life of partition ``row`` (of ``session.partitions``), stage by stage: every
     duration is ``stages``' own, every time its interval on the session's clock."""
-    p = session.partitions.iloc[row]
-    st = stages(session).iloc[row]
-    job = session.jobs.iloc[int(p["job"])]
+    p = session.partitions.row(row)
+    st = stages(session).row(row)
+    job = session.jobs.row(int(p["job"]))
     g0, g1 = _f(p["gpu_start"]), _f(p["gpu_end"])
     k0, k1 = _f(p["kernel_start"]), _f(st["kernel_end"])
     prep, mutex = _f(st["prep_ms"]), _f(st["mutex_wait_ms"])

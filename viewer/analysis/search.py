@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from viewer.analysis.cache import columns
 from viewer.model import Session
 
 #: Event name -> the partitions column holding its time.
@@ -138,25 +137,25 @@ def find(session: Session, query: Query | str) -> Matches:
     p = session.partitions
     keep = np.ones(len(p), dtype=bool)
     if query.jobs:
-        ids = np.char.lower(columns(session.jobs)["job_id"].astype(str))
+        ids = np.char.lower(session.jobs["job_id"].astype(str))
         hit = np.zeros(len(ids), dtype=bool)
         for prefix in query.jobs:
             hit |= np.char.startswith(ids, prefix)
-        keep &= hit[columns(p)["job"]]
+        keep &= hit[p["job"]]
     for values, column in (
         (query.partitions, "partition"),
         (query.workers, "worker"),
         (query.gpus, "gpu"),
     ):
         if values:
-            keep &= np.isin(p[column].to_numpy(), values)
+            keep &= np.isin(p[column], values)
     if query.open:
-        keep &= p["gpu_open"].to_numpy(dtype=bool) | p["synth_open"].to_numpy(dtype=bool)
+        keep &= p["gpu_open"].astype(bool, copy=False) | p["synth_open"].astype(bool, copy=False)
     if query.event:
-        times = p[EVENTS[query.event]].to_numpy(dtype=np.float64)
+        times = p[EVENTS[query.event]].astype(np.float64, copy=False)
     else:
-        times = p["gpu_start"].to_numpy(dtype=np.float64)
-        times = np.where(np.isfinite(times), times, p["synth_start"].to_numpy(dtype=np.float64))
+        times = p["gpu_start"].astype(np.float64, copy=False)
+        times = np.where(np.isfinite(times), times, p["synth_start"].astype(np.float64, copy=False))
     keep &= np.isfinite(times)
     rows = np.flatnonzero(keep)
     order = np.argsort(times[rows], kind="stable")

@@ -13,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.packing import pack_rows
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 #: A SYNTH_END -> queue delay longer than this is backpressure: the queue was full and the
 #: finished partition held its synthesis slot (shorter ones are two log lines' jitter).
@@ -48,23 +48,23 @@ STAGE_COLUMNS: dict[str, str] = {
 
 
 @per_session
-def stages(session: Session) -> pd.DataFrame:
-    """``STAGE_COLUMNS`` for every row of ``session.partitions`` (same order and index)."""
+def stages(session: Session) -> Frame:
+    """``STAGE_COLUMNS`` for every row of ``session.partitions`` (same order)."""
     p = session.partitions
-    col = {c: p[c].to_numpy(dtype=np.float64) for c in _NEEDED}
+    col = {c: p[c].astype(np.float64, copy=False) for c in _NEEDED}
     synth = col["synth_end"] - col["synth_start"]
     synth = np.where(np.isfinite(synth), synth, col["synth_ms"])
     ready = np.where(np.isfinite(col["queued"]), col["queued"], col["synth_end"])
     wait_end = np.where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
     waiting = ~np.isfinite(wait_end) & np.isfinite(ready)
     wait_end = np.where(waiting, np.maximum(session.end_ms, ready), wait_end)
-    free, first = _worker_free(columns(p)["worker"], col["gpu_start"], col["gpu_end"])
+    free, first = _worker_free(p["worker"], col["gpu_start"], col["gpu_end"])
     delay = col["queued"] - col["synth_end"]
     slot_end = np.where(delay > BLOCKED_MS, col["queued"], col["synth_end"])
     taken = np.fmax(ready, free)
     taken = np.where(np.isfinite(free), taken, np.nan)
     kernel_end = col["kernel_start"] + col["kernel_ms"]
-    return pd.DataFrame(
+    return Frame(
         {
             "synth_ms": synth,
             "queue_delay_ms": delay,
@@ -84,7 +84,7 @@ def stages(session: Session) -> pd.DataFrame:
             "post_ms": col["gpu_end"] - kernel_end,
             "call_ms": col["gpu_end"] - col["gpu_start"],
         },
-        index=p.index,
+        len(p),
     )
 
 
@@ -151,7 +151,7 @@ class SynthesisRows:
 @per_session
 def synthesis_rows(session: Session) -> SynthesisRows:
     """The ``SynthesisRows`` of ``session`` (computed once, read-only)."""
-    p, st = columns(session.partitions), columns(stages(session))
+    p, st = session.partitions, stages(session)
     rows = np.flatnonzero(np.isfinite(p["synth_start"]))
     start, end = p["synth_start"][rows], p["synth_end"][rows]
     is_open = ~np.isfinite(end)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import pandas as pd
-
 from viewer.analysis.floors import Floors, floors
 from viewer.analysis.gaps import idle_gaps
 from viewer.analysis.gpus import GpuStats, gpu_stats
@@ -15,6 +13,7 @@ from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.transitions import cold_start_regions, transitions
 from viewer.analysis.verdict import Verdict, decide, skipped_warning
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 
 @dataclass(frozen=True, eq=False)
@@ -24,12 +23,12 @@ class SessionSummary:
     session: Session
     rng: Range
     gpus: list[GpuStats]
-    gaps: pd.DataFrame
-    transitions: pd.DataFrame
-    cold_start: pd.DataFrame
+    gaps: Frame
+    transitions: Frame
+    cold_start: Frame
     kernel: KernelStats
     throughput: Throughput
-    jobs: pd.DataFrame
+    jobs: Frame
     floors: Floors
     verdict: Verdict
 

@@ -9,13 +9,13 @@ says which GPU worker (hence which GPU) moved on to the next job.
 from __future__ import annotations
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns, per_session
+from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.stages import stages
 from viewer.model import Session
+from viewer.model.frame import Frame, empty_like
 
 TRANSITION_COLUMNS = [
     "from_job",
@@ -32,25 +32,23 @@ TRANSITION_COLUMNS = [
 COLD_COLUMNS = ["gpu", "start", "end", "label"]
 
 
-def _empty() -> pd.DataFrame:
+def _empty() -> Frame:
     dtypes = {"from_job": "int32", "to_job": "int32", "from_id": object, "to_id": object}
     dtypes |= {"starved": bool, "cold_start": bool, "worker": "int32", "gpu": "int32"}
-    return pd.DataFrame(
-        {k: pd.Series([], dtype=dtypes.get(k, "float64")) for k in [*TRANSITION_COLUMNS, "gpu"]}
-    )
+    return empty_like({k: dtypes.get(k, "float64") for k in [*TRANSITION_COLUMNS, "gpu"]})
 
 
 @per_session
-def _all_transitions(session: Session) -> pd.DataFrame:
+def _all_transitions(session: Session) -> Frame:
     """Every transition of the session, with ``cold_start`` decided on the whole run."""
     c = calls(session)
     if len(c) == 0:
         return _empty()
     # A worker's first call: it was free since the session started.
-    first = columns(stages(session))["worker_first"][columns(c)["row"]]
-    free = np.where(first, session.start_ms, columns(c)["free"])
-    job = columns(c)["job"]
-    start, end = columns(c)["start"], columns(c)["end"]
+    first = stages(session)["worker_first"][c["row"]]
+    free = np.where(first, session.start_ms, c["free"])
+    job = c["job"]
+    start, end = c["start"], c["end"]
     # First call of each job (calls are sorted by start, so the first row per job), in order.
     by_job = Groups(job, size=len(session.jobs))
     firsts = np.sort(by_job.first_rows())
@@ -60,14 +58,14 @@ def _all_transitions(session: Session) -> pd.DataFrame:
     from_job = job[firsts[:-1]]
     nxt = firsts[1:]
     time = start[nxt]
-    latest = _latest_end_before(job, end, c["closed"].to_numpy(dtype=bool), from_job, time)
+    latest = _latest_end_before(job, end, c["closed"], from_job, time)
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
     overlap = np.maximum(0.0, by_job.max(end)[from_job] - time)
-    starved = columns(c)["ready"][nxt] > free[nxt]
+    starved = c["ready"][nxt] > free[nxt]
     to_job = job[nxt]
     cold = starved & _synthesized_while_filling(session, to_job)
-    ids = columns(session.jobs)["job_id"]
-    return pd.DataFrame(
+    ids = session.jobs["job_id"]
+    return Frame(
         {
             "from_job": from_job.astype("int32"),
             "to_job": to_job.astype("int32"),
@@ -78,8 +76,8 @@ def _all_transitions(session: Session) -> pd.DataFrame:
             "overlap_ms": overlap,
             "starved": starved,
             "cold_start": cold,
-            "worker": columns(c)["worker"][nxt].astype("int32"),
-            "gpu": columns(c)["gpu"][nxt].astype("int32"),
+            "worker": c["worker"][nxt].astype("int32"),
+            "gpu": c["gpu"][nxt].astype("int32"),
         }
     )
 
@@ -106,13 +104,13 @@ def _synthesized_while_filling(session: Session, jobs: np.ndarray) -> np.ndarray
     """True for the jobs whose first SYNTH_START came before the session's first GPU_END:
     synthesized while the pipeline was still filling, with no finished work to overlap."""
     p = session.partitions
-    first_end = np.fmin.reduce(p["gpu_end"].to_numpy(dtype=np.float64), initial=np.inf)
+    first_end = np.fmin.reduce(p["gpu_end"], initial=np.inf)
     first_synth = np.full(len(session.jobs), np.inf)
-    np.fmin.at(first_synth, columns(p)["job"], p["synth_start"].to_numpy(dtype=np.float64))
+    np.fmin.at(first_synth, p["job"], p["synth_start"])
     return first_synth[jobs] < first_end
 
 
-def transitions(session: Session, rng: Range = None) -> pd.DataFrame:
+def transitions(session: Session, rng: Range = None) -> Frame:
     """Job N -> N+1 transitions whose next job's first GPU_START lies in ``rng``.
 
     ``gap_ms`` = first GPU_START of N+1 minus the latest GPU_END of N at or
@@ -126,31 +124,31 @@ def transitions(session: Session, rng: Range = None) -> pd.DataFrame:
     t = _all_transitions(session)
     if rng is not None and len(t):
         t = t[(t["time"] >= rng[0]) & (t["time"] <= rng[1])]
-    return t[TRANSITION_COLUMNS].reset_index(drop=True)
+    return t[TRANSITION_COLUMNS]
 
 
 @per_session
-def cold_start_regions(session: Session) -> pd.DataFrame:
+def cold_start_regions(session: Session) -> Frame:
     """Cold start per GPU: session start -> its first GPU_START, plus the cold transitions' gaps.
     Shared by the GPU figures, the verdict and the lanes (read-only)."""
     c = calls(session)
-    by_gpu = Groups(columns(c)["gpu"].astype(np.int64))
-    head_gpu, first = by_gpu.keys, by_gpu.min(columns(c)["start"])  # each GPU's first start
+    by_gpu = Groups(c["gpu"].astype(np.int64))
+    head_gpu, first = by_gpu.keys, by_gpu.min(c["start"])  # each GPU's first start
     t = _all_transitions(session)
-    cold = t["cold_start"].to_numpy(dtype=bool) if len(t) else np.zeros(0, dtype=bool)
-    t_gpu = columns(t)["gpu"].astype(np.int64)[cold]
-    t_end = t["time"].to_numpy(dtype=np.float64)[cold]
-    t_start = t_end - t["gap_ms"].to_numpy(dtype=np.float64)[cold]
+    cold = t["cold_start"]
+    t_gpu = t["gpu"].astype(np.int64)[cold]
+    t_end = t["time"][cold]
+    t_start = t_end - t["gap_ms"][cold]
     labels = [
         f"cold start (job {a}->{b})"
-        for a, b in zip(columns(t)["from_job"][cold], columns(t)["to_job"][cold], strict=True)
+        for a, b in zip(t["from_job"][cold].tolist(), t["to_job"][cold].tolist(), strict=True)
     ]
     g = np.concatenate([head_gpu, t_gpu])
     starts = np.concatenate([np.full(len(head_gpu), session.start_ms, dtype=np.float64), t_start])
     ends = np.concatenate([first, t_end])
     label = np.array(["cold start"] * len(head_gpu) + labels, dtype=object)
     order = np.lexsort((starts, g))  # by GPU, then start (stable for equal keys)
-    return pd.DataFrame(
+    return Frame(
         {
             "gpu": g[order].astype(np.int32),
             "start": starts[order],

@@ -14,15 +14,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns
 from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput
 from viewer.analysis.kernels import KernelStats
 from viewer.analysis.units import duration, fixed, percent
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 EXPLAINED = 0.9  # the binding floor is at least this share of the measured s/proof
 BUSY_EFFICIENCY = 0.95  # GPU calls cover at least this much: no real idle between calls
@@ -69,25 +68,25 @@ def _n(count: int, noun: str) -> str:
     return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
-def warm_idle(gaps: pd.DataFrame, cold: pd.DataFrame) -> pd.DataFrame:
+def warm_idle(gaps: Frame, cold: Frame) -> Frame:
     """Idle gaps minus their part inside a cold start (that says nothing about steady state)."""
     if len(gaps) == 0 or len(cold) == 0:
         return gaps
-    start, end, gpu = columns(gaps)["start"], columns(gaps)["end"], columns(gaps)["gpu"]
+    start, end, gpu = gaps["start"], gaps["end"], gaps["gpu"]
     cut = np.zeros(len(gaps))
-    regions = zip(columns(cold)["gpu"], columns(cold)["start"], columns(cold)["end"], strict=True)
+    regions = zip(cold["gpu"].tolist(), cold["start"].tolist(), cold["end"].tolist(), strict=True)
     for g, a, b in regions:  # a few regions
         inside = np.minimum(end, b) - np.maximum(start, a)
         cut += np.where(gpu == g, np.maximum(inside, 0.0), 0.0)
-    ms = columns(gaps)["ms"] - cut
+    ms = gaps["ms"] - cut
     keep = np.flatnonzero(ms > 0)
-    return gaps.iloc[keep].assign(ms=ms[keep]).reset_index(drop=True)
+    return gaps.take(keep).assign(ms=ms[keep])
 
 
 def _evidence(
     gpus: list[GpuStats],
-    gaps: pd.DataFrame,
-    transitions: pd.DataFrame,
+    gaps: Frame,
+    transitions: Frame,
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
@@ -99,30 +98,30 @@ def _evidence(
     elif active:
         each = ", ".join(f"GPU {g.gpu} {percent(g.efficiency)}" for g in active)
         out.append(f"GPU efficiency {each} (merged intervals)")
-    gap_ms = gaps["ms"].to_numpy(dtype=np.float64)
-    cross = gap_ms[gaps["cross_sector"].to_numpy(dtype=bool)]
+    gap_ms = gaps["ms"].astype(np.float64, copy=False)
+    cross = gap_ms[gaps["cross_sector"].astype(bool, copy=False)]
     out.append(f"cross-sector GPU idle {duration(cross.sum())} in {_n(len(cross), 'gap')}")
-    is_cold = transitions["cold_start"].to_numpy(dtype=bool)
+    is_cold = transitions["cold_start"].astype(bool, copy=False)
     cold = f"cold start {duration(sum(g.cold_start_ms for g in gpus))}"
     if is_cold.any():
         steps = ", ".join(
             f"sector {a}->{b} {duration(gap)}"
             for a, b, gap in zip(
-                columns(transitions)["from_job"][is_cold],
-                columns(transitions)["to_job"][is_cold],
-                columns(transitions)["gap_ms"][is_cold],
+                transitions["from_job"][is_cold],
+                transitions["to_job"][is_cold],
+                transitions["gap_ms"][is_cold],
                 strict=True,
             )
         )
         cold += f" (incl. starved {steps})"
     out.append(cold)
     if _never_warm(transitions):
-        starved = int(transitions["starved"].to_numpy(dtype=bool).sum())
+        starved = int(transitions["starved"].astype(bool, copy=False).sum())
         out.append(
             f"{starved} of {len(transitions)} transitions starved: the pipeline never warmed up"
         )
     if len(gaps):
-        starved = gap_ms[gaps["starved"].to_numpy(dtype=bool)].sum()
+        starved = gap_ms[gaps["starved"].astype(bool, copy=False)].sum()
         out.append(
             f"idle gaps {duration(gap_ms.sum())}: {duration(starved)} starved, "
             f"{duration(gap_ms.sum() - starved)} dispatch"
@@ -152,9 +151,9 @@ def floors_line(f: Floors) -> str:
 
 def decide(
     gpus: list[GpuStats],
-    gaps: pd.DataFrame,
-    transitions: pd.DataFrame,
-    cold: pd.DataFrame,
+    gaps: Frame,
+    transitions: Frame,
+    cold: Frame,
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
@@ -204,8 +203,8 @@ def decide(
         head += f", {percent(share, 0)} of the highest floor "
         head += f"({LABEL[bound]}, {values[bound]:.1f} s)"
     warm = warm_idle(gaps, cold)
-    warm_ms = warm["ms"].to_numpy(dtype=np.float64)
-    starved_ms = float(warm_ms[warm["starved"].to_numpy(dtype=bool)].sum())
+    warm_ms = warm["ms"].astype(np.float64, copy=False)
+    starved_ms = float(warm_ms[warm["starved"].astype(bool, copy=False)].sum())
     dispatch_ms = float(warm_ms.sum()) - starved_ms
     idle = eff < BUSY_EFFICIENCY
     if never_warm or (idle and starved_ms >= dispatch_ms):
@@ -303,9 +302,9 @@ def _runner_up(f: Floors) -> str:
     )
 
 
-def _never_warm(transitions: pd.DataFrame) -> bool:
+def _never_warm(transitions: Frame) -> bool:
     """Most transitions starved outside the cold start: the pipeline never warms up (a range
     holding only cold transitions of a run that warms up later is not this)."""
-    starved = transitions["starved"].to_numpy(dtype=bool)
-    warm_starved = starved & ~transitions["cold_start"].to_numpy(dtype=bool)
+    starved = transitions["starved"].astype(bool, copy=False)
+    warm_starved = starved & ~transitions["cold_start"].astype(bool, copy=False)
     return len(transitions) > 0 and int(warm_starved.sum()) * 2 > len(transitions)

@@ -17,6 +17,7 @@ import numpy as np
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.cache import forget, holds
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range
 from viewer.export.format import (
     FRACTION_DIGITS,
@@ -59,15 +60,18 @@ def summary_dict(sm: SessionSummary) -> dict:
     """The JSON object of one session (see ``report_dict``)."""
     s = sm.session
     gaps = sm.gaps
+    by_gpu = Groups(gaps["gpu"])
     gap_rows = {
-        int(g): records(
+        g: records(
             start_ms=nums(part["start"]),
             end_ms=nums(part["end"]),
             ms=nums(part["ms"]),
             cross_sector=part["cross_sector"].astype(bool).tolist(),
             starved=part["starved"].astype(bool).tolist(),
         )
-        for g, part in gaps.groupby("gpu")
+        for g, part in zip(
+            by_gpu.keys.tolist(), map(gaps.take, by_gpu.split(np.arange(len(gaps)))), strict=True
+        )
     }
     jobs = sm.jobs
     t = sm.transitions
@@ -212,8 +216,8 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
         )
     else:
         rows += [(f"GPU {g.gpu} efficiency (merged intervals)", pct(g.efficiency)) for g in sm.gpus]
-    cross = sm.gaps.loc[sm.gaps["cross_sector"], "ms"].sum() if len(sm.gaps) else 0.0
-    rows.append(("cross-sector GPU idle gaps", ms(float(cross))))
+    cross = float(np.nansum(sm.gaps["ms"][sm.gaps["cross_sector"]]))
+    rows.append(("cross-sector GPU idle gaps", ms(cross)))
     rows.append(("theoretical / measured", "-" if tp.ratio is None else f"{tp.ratio:.2f}"))
     if not k.upper_bound and k.partitions:
         share = {
@@ -226,8 +230,8 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
                 " / ".join(f"{n} {ms(v)}" for n, v in share.items()),
             )
         )
-    idle = sm.gaps["ms"].sum() if len(sm.gaps) else 0.0
-    starved = sm.gaps.loc[sm.gaps["starved"], "ms"].sum() if len(sm.gaps) else 0.0
+    idle = float(np.nansum(sm.gaps["ms"]))
+    starved = float(np.nansum(sm.gaps["ms"][sm.gaps["starved"]]))
     rows += [
         (
             "GPU idle gaps (starved / dispatch)",

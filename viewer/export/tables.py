@@ -1,4 +1,4 @@
-"""The analysis tables (transitions, gaps, jobs, kernel) as one DataFrame, CSV or Markdown.
+"""The analysis tables (transitions, gaps, jobs, kernel) as one ``Frame``, CSV or Markdown.
 
 For write-ups and spreadsheets: the rows come straight from ``viewer.analysis``
 with a ``session`` column in front and times in ms; the Markdown uses the
@@ -7,16 +7,18 @@ report's table layout.
 
 from __future__ import annotations
 
+import csv
+import io
 import math
 
 import numpy as np
-import pandas as pd
 
 from viewer.analysis import idle_gaps, job_table, transitions
 from viewer.analysis.intervals import Range, check_range, overlap_ms
 from viewer.analysis.kernels import kernel_intervals
 from viewer.export.format import csv_cell, markdown_table, markdown_text
 from viewer.model import Session, Timeline
+from viewer.model.frame import Frame
 
 TABLES = ("transitions", "gaps", "jobs", "kernel")
 
@@ -30,48 +32,46 @@ def select_sessions(timeline: Timeline, session: int | None = None) -> list[Sess
 
 
 def _ids(s: Session, jobs: np.ndarray) -> np.ndarray:
-    return s.jobs["job_id"].to_numpy(dtype=object)[jobs.astype(np.int64)]
+    return s.jobs["job_id"][jobs.astype(np.int64)]
 
 
-def _transitions(s: Session, rng: Range) -> pd.DataFrame:
-    return transitions(s, rng).rename(columns={"time": "time_ms"})
+def _transitions(s: Session, rng: Range) -> Frame:
+    return transitions(s, rng).rename({"time": "time_ms"})
 
 
-def _gaps(s: Session, rng: Range) -> pd.DataFrame:
+def _gaps(s: Session, rng: Range) -> Frame:
     g = idle_gaps(s, rng)
-    g = g.assign(
-        before_id=_ids(s, g["before_job"].to_numpy()), after_id=_ids(s, g["after_job"].to_numpy())
-    )
-    return g.rename(columns={"start": "start_ms", "end": "end_ms", "ms": "gap_ms"})
+    g = g.assign(before_id=_ids(s, g["before_job"]), after_id=_ids(s, g["after_job"]))
+    return g.rename({"start": "start_ms", "end": "end_ms", "ms": "gap_ms"})
 
 
-def _jobs(s: Session, rng: Range) -> pd.DataFrame:
+def _jobs(s: Session, rng: Range) -> Frame:
     times = ["first_gpu_start", "completed", "synth_start", "synth_end"]
-    return job_table(s, rng).rename(columns={c: f"{c}_ms" for c in times})
+    return job_table(s, rng).rename({c: f"{c}_ms" for c in times})
 
 
-def _kernel(s: Session, rng: Range) -> pd.DataFrame:
+def _kernel(s: Session, rng: Range) -> Frame:
     """One row per GPU call with a kernel time touching ``rng``; ``in_range_ms`` is the
     part of the kernel inside it (the whole kernel without a range)."""
     k = kernel_intervals(s)
-    ks, ke = k["kstart"].to_numpy(), k["kend"].to_numpy()
+    ks, ke = k["kstart"], k["kend"]
     inside = overlap_ms(ks, ke, rng)
     keep = np.ones(len(k), dtype=bool) if rng is None else (ke >= rng[0]) & (ks <= rng[1])
     k = k[keep]
-    return pd.DataFrame(
+    return Frame(
         {
-            "job": k["job"].to_numpy(),
-            "job_id": _ids(s, k["job"].to_numpy()),
-            "partition": k["partition"].to_numpy(),
-            "worker": k["worker"].to_numpy(),
-            "gpu": k["gpu"].to_numpy(),
+            "job": k["job"],
+            "job_id": _ids(s, k["job"]),
+            "partition": k["partition"],
+            "worker": k["worker"],
+            "gpu": k["gpu"],
             "kernel_start_ms": ks[keep],
-            "kernel_ms": k["kms"].to_numpy(),
+            "kernel_ms": k["kms"],
             "in_range_ms": inside[keep],
-            "ntt_msm_h_ms": k["ntt_msm_h_ms"].to_numpy(),
-            "batch_add_ms": k["batch_add_ms"].to_numpy(),
-            "tail_msm_ms": k["tail_msm_ms"].to_numpy(),
-            "gpu_ms": k["gpu_ms"].to_numpy(),
+            "ntt_msm_h_ms": k["ntt_msm_h_ms"],
+            "batch_add_ms": k["batch_add_ms"],
+            "tail_msm_ms": k["tail_msm_ms"],
+            "gpu_ms": k["gpu_ms"],
             "source": s.kernel_source,
         }
     )
@@ -82,7 +82,7 @@ _BUILDERS = {"transitions": _transitions, "gaps": _gaps, "jobs": _jobs, "kernel"
 
 def table_frame(
     timeline: Timeline, name: str, session: int | None = None, rng: Range = None
-) -> pd.DataFrame:
+) -> Frame:
     """Table ``name`` (one of ``TABLES``) of every chosen session, with a ``session`` column."""
     if name not in _BUILDERS:
         raise ValueError(f"unknown table {name!r} (tables: {', '.join(TABLES)})")
@@ -92,18 +92,30 @@ def table_frame(
         f = _BUILDERS[name](s, rng)
         frames.append(f.assign(session=s.number)[["session", *f.columns]])
     if not frames:
-        return pd.DataFrame({"session": pd.Series([], dtype="int64")})
+        return Frame({"session": np.zeros(0, dtype=np.int64)})
     frames = [f for f in frames if len(f)] or frames[:1]
-    return pd.concat(frames, ignore_index=True)
+    return Frame.concat(frames)
 
 
-def table_csv(frame: pd.DataFrame) -> str:
+def table_csv(frame: Frame) -> str:
     """RFC 4180 CSV text (times in ms, NaN as an empty cell).  Text cells (job ids come
     from the log) go through ``csv_cell``, so a spreadsheet never runs one as a formula;
     rows end in CRLF, so a cell holding a CR or LF is quoted and never splits its row."""
-    text = frame.select_dtypes(include=["object", "string"]).columns
-    safe = {c: [csv_cell(v) if isinstance(v, str) else v for v in frame[c]] for c in text}
-    return frame.assign(**safe).to_csv(index=False, lineterminator="\r\n")
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(frame.columns)
+    writer.writerows(zip(*(_csv_cells(v) for _, v in frame.items()), strict=True))
+    return out.getvalue()
+
+
+def _csv_cells(values: np.ndarray) -> list:
+    """A column's cells as the csv module writes them: NaN and None empty, text escaped."""
+    cells = values.tolist()
+    if values.dtype.kind == "f":
+        return ["" if x != x else x for x in cells]
+    if values.dtype == object:
+        return [csv_cell(x) if isinstance(x, str) else "" if x != x else x for x in cells]
+    return cells
 
 
 def _cell(x: object) -> str:
@@ -116,7 +128,7 @@ def _cell(x: object) -> str:
     return markdown_text(x)
 
 
-def table_markdown(frame: pd.DataFrame) -> str:
+def table_markdown(frame: Frame) -> str:
     """A Markdown table in the report's layout."""
-    rows = [tuple(_cell(x) for x in row) for row in frame.itertuples(index=False)]
+    rows = [tuple(map(_cell, row)) for row in frame.rows()]
     return markdown_table(tuple(frame.columns), rows) + "\n"

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
 from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import synthesis_rows
@@ -33,6 +33,7 @@ from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, to_json
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
+from viewer.model.frame import Frame
 
 SCHEMA = "cuzk-timeline-trace/1"
 BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
@@ -108,13 +109,24 @@ def _tracks(keys: np.ndarray | tuple[np.ndarray, ...], table: dict) -> np.ndarra
     n = len(keys[0]) if multi else len(keys)
     if not table:
         return np.full(n, -1, dtype=np.int64)
-    if multi:
-        known = pd.MultiIndex.from_tuples(list(table))
-        pos = known.get_indexer(pd.MultiIndex.from_arrays([np.asarray(k) for k in keys]))
-    else:
-        pos = pd.Index(list(table)).get_indexer(np.asarray(keys))
-    tids = np.array(list(table.values()), dtype=np.int64)
-    return np.where(pos >= 0, tids[pos], -1)
+    known = np.array(list(table), dtype=np.int64).reshape(len(table), -1)
+    cols = keys if multi else (keys,)
+    rows = np.column_stack([np.asarray(k, dtype=np.int64) for k in cols])
+    _, code = np.unique(np.concatenate([known, rows]), axis=0, return_inverse=True)
+    code = code.reshape(-1)
+    tid_of = np.full(int(code.max()) + 1, -1, dtype=np.int64)
+    tid_of[code[: len(known)]] = np.array(list(table.values()), dtype=np.int64)
+    return tid_of[code[len(known) :]]
+
+
+def _rows_by_pair(a: np.ndarray, b: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
+    """Rows of each (a, b) pair present, ascending within a pair."""
+    if not len(a):
+        return {}
+    pairs, code = np.unique(np.column_stack([a, b]).astype(np.int64), axis=0, return_inverse=True)
+    g = Groups(code.reshape(-1))
+    keys = map(tuple, pairs[g.keys].tolist())
+    return dict(zip(keys, g.split(np.arange(len(a))), strict=True))
 
 
 # ---- one session ----------------------------------------------------------------------------
@@ -171,8 +183,8 @@ class _Builder:
         """Add the events of ``s``; returns its entry for the trace metadata."""
         c = calls(s)
         # calls() keeps the started rows in gpu_start order: map partition rows to calls.
-        started = np.flatnonzero(s.partitions["gpu_start"].notna().to_numpy())
-        order = np.argsort(s.partitions["gpu_start"].to_numpy()[started], kind="stable")
+        started = np.flatnonzero(~np.isnan(s.partitions["gpu_start"]))
+        order = np.argsort(s.partitions["gpu_start"][started], kind="stable")
         call_of = np.full(len(s.partitions), -1, dtype=np.int64)
         call_of[started[order]] = np.arange(len(started))
         pids, call_tid, worker_tid, busy_tid = self._gpu_tracks(s, c, prefix)
@@ -192,16 +204,16 @@ class _Builder:
             "pids": pids,
         }
 
-    def _gpu_tracks(self, s: Session, c: pd.DataFrame, prefix: str) -> tuple:
+    def _gpu_tracks(self, s: Session, c: Frame, prefix: str) -> tuple:
         """A process per GPU with a track per worker, overflow tracks for calls that overlap
         on one worker (a lost GPU_END), and a busy track.
 
         Returns (pid by name, tid of each call, main tid per (gpu, worker), busy tid per gpu).
         """
-        gpu, worker = c["gpu"].to_numpy(), c["worker"].to_numpy()
-        t0, t1 = _us(c["start"].to_numpy()), _us(c["end"].to_numpy())
+        gpu, worker = c["gpu"], c["worker"]
+        t0, t1 = _us(c["start"]), _us(c["end"])
         row = np.zeros(len(c), dtype=np.int64)
-        groups = c.groupby(["gpu", "worker"], sort=True).indices if len(c) else {}
+        groups = _rows_by_pair(gpu, worker)
         for idx in groups.values():
             row[idx] = pack_rows(t0[idx], t1[idx])
         tracks: dict[tuple[int, int, int], int] = {}
@@ -222,34 +234,34 @@ class _Builder:
         worker_tid = {(g, w): tid for (g, w, r), tid in tracks.items() if r == 0}
         return pids, _tracks((gpu, worker, row), tracks), worker_tid, busy_tid
 
-    def _calls(self, s: Session, c: pd.DataFrame, tid: np.ndarray, rng: Range) -> None:
+    def _calls(self, s: Session, c: Frame, tid: np.ndarray, rng: Range) -> None:
         """GPU calls on their worker's track, each with its kernel region nested inside."""
-        keep, start, end, clipped = _window(c["start"].to_numpy(), c["end"].to_numpy(), rng)
+        keep, start, end, clipped = _window(c["start"], c["end"], rng)
         c, tid = c[keep], tid[keep]
         t0, t1 = _us(start[keep]), _us(end[keep])
-        job, part = c["job"].to_numpy(), c["partition"].to_numpy()
-        is_open = ~c["closed"].to_numpy()
-        ids = s.jobs["job_id"].to_numpy()[job].tolist()
-        kms = c["kernel_ms"].to_numpy()
-        breakdown = _records(**{k: _vals(c[col].to_numpy()) for k, col in BREAKDOWN.items()})
+        job, part = c["job"], c["partition"]
+        is_open = ~c["closed"]
+        ids = s.jobs["job_id"][job].tolist()
+        kms = c["kernel_ms"]
+        breakdown = _records(**{k: _vals(c[col]) for k, col in BREAKDOWN.items()})
         args = _records(
             job=ids,
             partition=part,
-            worker=c["worker"].to_numpy(),
-            gpu=c["gpu"].to_numpy(),
-            gpu_ms=_vals(c["gpu_ms"].to_numpy()),
+            worker=c["worker"],
+            gpu=c["gpu"],
+            gpu_ms=_vals(c["gpu_ms"]),
             kernel_ms=_vals(kms),
             breakdown=breakdown,
-            queued_ms=_vals(c["queued"].to_numpy()),
-            pickup_ms=_vals(c["pickup"].to_numpy()),
+            queued_ms=_vals(c["queued"]),
+            pickup_ms=_vals(c["pickup"]),
             open=is_open,
             clipped=clipped[keep],
         )
         self._slices(_labels(s, job, part, is_open), "gpu_call", t0, t1, tid, args)
         if s.kernel_source != KERNEL_SOURCE_TIMING:
             return  # no CUDA region known: the call is all there is
-        k0 = c["kernel_start"].to_numpy()
-        k0 = np.where(np.isfinite(k0), k0, c["start"].to_numpy())
+        k0 = c["kernel_start"]
+        k0 = np.where(np.isfinite(k0), k0, c["start"])
         has = np.isfinite(kms)
         # Clip to the call in integer microseconds, so the kernel always nests inside it.
         ks = np.clip(_us(np.where(has, k0, 0.0)), t0, t1)
@@ -258,38 +270,38 @@ class _Builder:
         kargs = _records(job=np.asarray(ids, dtype=object)[has], kernel_ms=_vals(kms[has]))
         self._slices("CUDA kernel", "kernel", ks[has], ke[has], tid[has], kargs)
 
-    def _busy(self, s: Session, c: pd.DataFrame, tid: dict[int, int], rng: Range) -> None:
+    def _busy(self, s: Session, c: Frame, tid: dict[int, int], rng: Range) -> None:
         """Busy-union blocks, the leading cold start and the idle gaps on each busy track."""
-        blocks = merge(c["gpu"].to_numpy(), c["start"].to_numpy(), c["end"].to_numpy())
-        keep, bs, be, _ = _window(blocks["start"].to_numpy(), blocks["end"].to_numpy(), rng)
+        blocks = merge(c["gpu"], c["start"], c["end"])
+        keep, bs, be, _ = _window(blocks["start"], blocks["end"], rng)
         bs, be = _us(bs[keep]), _us(be[keep])
-        bt = _tracks(blocks["group"].to_numpy()[keep], tid)
+        bt = _tracks(blocks["group"][keep], tid)
         self._slices("busy", "busy", bs, be, bt, _records(busy_ms=_vals((be - bs) / 1e3)))
 
         cold = cold_start_regions(s)
-        head = cold[(cold["label"] == "cold start").to_numpy() & cold["gpu"].isin(tid).to_numpy()]
-        keep, cs, ce, _ = _window(head["start"].to_numpy(), head["end"].to_numpy(), rng)
+        head = cold[(cold["label"] == "cold start") & np.isin(cold["gpu"], list(tid))]
+        keep, cs, ce, _ = _window(head["start"], head["end"], rng)
         keep &= ce > cs
         cs, ce = _us(cs[keep]), _us(ce[keep])
-        ct = _tracks(head["gpu"].to_numpy()[keep], tid)
+        ct = _tracks(head["gpu"][keep], tid)
         cargs = _records(cold_start_ms=_vals((ce - cs) / 1e3))
         self._slices("cold start", "cold_start", cs, ce, ct, cargs)
 
         gaps = idle_gaps(s, rng)
-        gaps = gaps[gaps["gpu"].isin(tid).to_numpy()]
-        gpu, start, end = gaps["gpu"].to_numpy(), gaps["start"].to_numpy(), gaps["end"].to_numpy()
+        gaps = gaps[np.isin(gaps["gpu"], list(tid))]
+        gpu, start, end = gaps["gpu"], gaps["start"], gaps["end"]
         is_cold = np.zeros(len(gaps), dtype=bool)
-        for r in cold.itertuples():
-            is_cold |= (gpu == r.gpu) & (start < r.end) & (end > r.start)
-        ids = s.jobs["job_id"].to_numpy()
-        starved = gaps["starved"].to_numpy()
+        for g, a, b in zip(*(cold[k].tolist() for k in ("gpu", "start", "end")), strict=True):
+            is_cold |= (gpu == g) & (start < b) & (end > a)
+        ids = s.jobs["job_id"]
+        starved = gaps["starved"]
         args = _records(
-            gap_ms=_vals(gaps["ms"].to_numpy()),
+            gap_ms=_vals(gaps["ms"]),
             starved=starved,
-            cross_sector=gaps["cross_sector"].to_numpy(),
+            cross_sector=gaps["cross_sector"],
             cold_start=is_cold,
-            before_job=ids[gaps["before_job"].to_numpy()],
-            after_job=ids[gaps["after_job"].to_numpy()],
+            before_job=ids[gaps["before_job"]],
+            after_job=ids[gaps["after_job"]],
         )
         names = np.where(starved, "idle gap (starved)", "idle gap (dispatch)")
         self._instants(names, "idle_gap", "t", _us(start), _tracks(gpu, tid), args)
@@ -297,24 +309,24 @@ class _Builder:
     def _transitions(self, s: Session, worker_tid: dict, rng: Range) -> None:
         """Sector transitions: process-scoped instants on the GPU whose worker moved on."""
         t = transitions(s, rng)
-        tid = _tracks(t["worker"].to_numpy(), {w: tid for (_, w), tid in worker_tid.items()})
+        tid = _tracks(t["worker"], {w: tid for (_, w), tid in worker_tid.items()})
         t, tid = t[tid >= 0], tid[tid >= 0]
         args = _records(
-            from_job=t["from_id"].to_numpy(),
-            to_job=t["to_id"].to_numpy(),
-            gap_ms=_vals(t["gap_ms"].to_numpy()),
-            overlap_ms=_vals(t["overlap_ms"].to_numpy()),
-            starved=t["starved"].to_numpy(),
-            cold_start=t["cold_start"].to_numpy(),
-            worker=t["worker"].to_numpy(),
+            from_job=t["from_id"],
+            to_job=t["to_id"],
+            gap_ms=_vals(t["gap_ms"]),
+            overlap_ms=_vals(t["overlap_ms"]),
+            starved=t["starved"],
+            cold_start=t["cold_start"],
+            worker=t["worker"],
         )
         names = [f"sector {a}->{b}" for a, b in zip(t["from_job"], t["to_job"], strict=True)]
-        self._instants(names, "transition", "p", _us(t["time"].to_numpy()), tid, args)
+        self._instants(names, "transition", "p", _us(t["time"]), tid, args)
 
     def _synthesis(
         self,
         s: Session,
-        c: pd.DataFrame,
+        c: Frame,
         call_of: np.ndarray,
         call_tid: np.ndarray,
         rng: Range,
@@ -325,20 +337,20 @@ class _Builder:
         if len(sr.rows) == 0:
             return None
         rows, row = sr.rows, sr.row_of
-        p = s.partitions.iloc[rows]
+        p = s.partitions.take(rows)
         s0, s1, synth_open = sr.start, sr.end, sr.open
         q0, q1, has_wait, wait_open = sr.wait_from, sr.wait_to, sr.has_wait, sr.wait_open
         pid = self.process(prefix + "synthesis")
         table = {r: self.thread(pid, r + 1, f"synthesis · row {r}") for r in range(row.max() + 1)}
         tid = _tracks(row, table)
-        job, part = p["job"].to_numpy(), p["partition"].to_numpy()
-        ids = s.jobs["job_id"].to_numpy()[job]
+        job, part = p["job"], p["partition"]
+        ids = s.jobs["job_id"][job]
 
         keep, a, b, clipped = _window(s0, s1, rng)
         args = _records(
             job=ids[keep],
             partition=part[keep],
-            synth_ms=_vals(p["synth_ms"].to_numpy()[keep]),
+            synth_ms=_vals(p["synth_ms"][keep]),
             open=synth_open[keep],
             clipped=clipped[keep],
         )
@@ -366,7 +378,7 @@ class _Builder:
         ts: np.ndarray,
         te: np.ndarray,
         tid: np.ndarray,
-        c: pd.DataFrame,
+        c: Frame,
         call_tid: np.ndarray,
         rng: Range,
     ) -> None:
@@ -376,7 +388,7 @@ class _Builder:
         Both ends sit 1 µs inside their slice, so "enclosing slice" binding never
         depends on how a viewer orders events with equal timestamps.
         """
-        start, end = c["start"].to_numpy(), c["end"].to_numpy()
+        start, end = c["start"], c["end"]
         ok = target >= 0
         if rng is not None and len(start):
             at = start[np.maximum(target, 0)]

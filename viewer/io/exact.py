@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 
 import numpy as np
-import pandas as pd
 
 from viewer.io.batch import CuzkLines, EventBatch, empty_batch, no_cuzk
 from viewer.io.grammar import (
@@ -27,6 +26,7 @@ from viewer.io.grammar import (
     SYNTH_END,
     SYNTH_START,
 )
+from viewer.model.keys import factorize
 
 EVENT_CODES = dict(EVENTS)
 ANSI_RE = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -117,7 +117,7 @@ def parse_exact(payloads: list[bytes], positions: list[int], jobs: dict[bytes, i
         (int(seq[i]), _line_reason(rest[i])) for i in np.flatnonzero(~good)
     ]
 
-    ev_codes, ev_uniques = pd.factorize(pd.Series(evs, dtype=object))
+    ev_codes, ev_uniques = factorize(np.array(evs, dtype=object))
     lut = np.array([EVENT_CODES.get(u, -1) for u in ev_uniques] + [-1], dtype=np.int8)
     event = lut[ev_codes]
     unknown = good & (event < 0)
@@ -242,7 +242,7 @@ def _to_float(col: tuple[bytes, ...]) -> np.ndarray:
 
 def _job_codes(jids: tuple[bytes, ...], jobs: dict[bytes, int]) -> np.ndarray:
     """Global job codes, numbering new job ids in order of appearance."""
-    codes, uniques = pd.factorize(pd.Series(jids, dtype=object))
+    codes, uniques = factorize(np.array(jids, dtype=object))
     lut = np.empty(len(uniques) + 1, dtype=np.int32)
     for k, u in enumerate(uniques):
         lut[k] = jobs.setdefault(u, len(jobs))

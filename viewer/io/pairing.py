@@ -13,7 +13,6 @@ from collections import Counter
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from viewer.io.grammar import (
     GPU_END,
@@ -23,6 +22,7 @@ from viewer.io.grammar import (
     SYNTH_END,
     SYNTH_START,
 )
+from viewer.model.keys import factorize, first_seen
 
 TIME_COLUMNS = {
     SYNTH_START: "synth_start",
@@ -80,7 +80,7 @@ def pair_events(
         return col if idx is None else col[idx]
 
     if dense is None:
-        codes, uniques = pd.factorize(rows(call_key))
+        codes, uniques = factorize(rows(call_key))
         sj_call, call_part = uniques >> 32, (uniques & 0xFFFFFFFF) - 1
     else:
         codes, cells = _first_codes(rows(dense))
@@ -182,7 +182,7 @@ def _session_jobs(
     if sessions * width <= len(job) + DENSE_SLACK:  # a table, not a hash
         cells = np.arange(sessions * width)
         return key, (cells // width).astype(np.int32), (cells % width).astype(np.int32)
-    codes, uniques = pd.factorize(key)
+    codes, uniques = factorize(key)
     return codes, (uniques // width).astype(np.int32), (uniques % width).astype(np.int32)
 
 
@@ -218,7 +218,7 @@ def _dense(job: np.ndarray, part: np.ndarray) -> tuple[np.ndarray | None, int]:
 def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np.ndarray:
     """True for every (call, event type) seen before in file order."""
     if dense is None:
-        return pd.Series(key * 8 + event).duplicated(keep="first").to_numpy()
+        return ~first_seen(key * 8 + event)
     cell = dense * 8 + event
     first = np.full(int(cell.max()) + 1, len(cell), dtype=np.int64)
     np.minimum.at(first, cell, np.arange(len(cell)))
@@ -226,7 +226,7 @@ def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np
 
 
 def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Codes of the dense values in order of first appearance (``pd.factorize`` through a
+    """Codes of the dense values in order of first appearance (``factorize`` through a
     table lookup instead of a hash), and the value of each code."""
     n = len(dense)
     first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=np.int64)

@@ -16,7 +16,6 @@ from collections.abc import Callable, Iterator
 from os import PathLike
 
 import numpy as np
-import pandas as pd
 
 from viewer.io import source
 from viewer.io.batch import EVENT_COLUMNS, CuzkLines, EventBatch, empty_batch, merge_batches
@@ -30,6 +29,7 @@ from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
 from viewer.io.timing import VALUES, Attribution, attribute, build_blocks
 from viewer.model import Session, Timeline, session_tables
+from viewer.model.keys import factorize
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
@@ -264,7 +264,7 @@ def _skipped_lines(
     out = [Counter() for _ in range(n)]
     if batch.skipped_reason:
         where = session_of(batch.skipped_seq, batch.seq, sid, daemon_starts)
-        codes, reasons = pd.factorize(np.array(batch.skipped_reason, dtype=object))
+        codes, reasons = factorize(np.array(batch.skipped_reason, dtype=object))
         counts = np.bincount(where * len(reasons) + codes, minlength=n * len(reasons))
         for cell in np.flatnonzero(counts).tolist():
             out[cell // len(reasons)][reasons[cell % len(reasons)]] += int(counts[cell])

@@ -16,7 +16,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from viewer.io.grammar import (
     CUZK_FORMS,
@@ -29,6 +28,7 @@ from viewer.io.grammar import (
     MAX_MS_DIGITS,
     MAX_OFFSET_DIGITS,
 )
+from viewer.model.keys import factorize
 
 COMMA, SPACE = 44, 32
 PAD = 64  # zero bytes around the rows: every gather of up to PAD bytes stays inside
@@ -225,12 +225,12 @@ def _job_codes(
     win = _gather(u, a, w).copy()
     win[np.arange(w)[None, :] >= size[:, None]] = 0  # ids hold no NUL: zeros end them
     words = win.view(np.uint64)
-    codes, _ = pd.factorize((words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64))
+    codes, _ = factorize((words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64))
     first = np.empty(codes.max() + 1, np.int64)
     first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
     if not (words == words[first[codes]]).all():
         ids = [win[i].tobytes().rstrip(b"\0") for i in range(len(sel))]
-        codes, uniques = pd.factorize(pd.Series(ids, dtype=object))
+        codes, uniques = factorize(np.array(ids, dtype=object))
         job[sel] = codes
         return job, list(uniques)
     job[sel] = codes

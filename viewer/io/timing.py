@@ -17,7 +17,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
 from viewer.io import scanner
 from viewer.io.batch import CuzkLines
@@ -33,6 +32,7 @@ from viewer.io.grammar import (
     CUZK_PREP,
     CUZK_TAIL,
 )
+from viewer.model.frame import Frame
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
 AMBIGUOUS_MS = 50.0
@@ -154,7 +154,7 @@ class Attribution:
     notes: list[str]
     blocks: int  # blocks read
     ambiguous: int  # blocks matched with several plausible calls
-    unattributed: pd.DataFrame | None  # the blocks no call took (model.BLOCK_COLUMNS)
+    unattributed: Frame | None  # the blocks no call took (model.BLOCK_COLUMNS)
 
 
 def attribute(
@@ -181,7 +181,7 @@ def attribute(
     lost = np.flatnonzero(owner < 0)
     unattributed = None
     if len(lost):
-        unattributed = pd.DataFrame(
+        unattributed = Frame(
             {
                 "kernel_start": placed[lost],
                 **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
@@ -194,7 +194,7 @@ def attribute(
             "kernel times may be swapped between GPUs; their total is exact."
         )
     if unattributed is not None:
-        kernel = float(np.nansum(unattributed["kernel_ms"].to_numpy()))
+        kernel = float(np.nansum(unattributed["kernel_ms"]))
         notes.append(
             f"{len(lost)} of {len(blocks.seq)} CUZK_TIMING blocks matched no GPU call (a lost "
             f"GPU_START line?): their {kernel:.0f} ms of kernel time count in the session's "

@@ -12,7 +12,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
-import pandas as pd
 
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.counters import COUNTERS, Envelope, counters
@@ -20,6 +19,7 @@ from viewer.analysis.intervals import busy_union
 from viewer.analysis.stages import synthesis_rows
 from viewer.lanes.lod import Intervals, Stack
 from viewer.model import Session
+from viewer.model.frame import Frame
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
@@ -86,9 +86,9 @@ class SessionLanes:
 
     session: Session
     groups: list[LaneGroup]
-    gaps: pd.DataFrame
-    transitions: pd.DataFrame
-    cold: pd.DataFrame
+    gaps: Frame
+    transitions: Frame
+    cold: Frame
     x_min: float = 0.0
     x_max: float = 1.0
     height: float = field(default=0.0)
@@ -144,10 +144,10 @@ class KernelParts:
 
     def __init__(self, session: Session) -> None:
         p = session.partitions
-        self._k0 = p["kernel_start"].to_numpy(dtype=np.float64)
-        self._kms = p["kernel_ms"].to_numpy(dtype=np.float64)
+        self._k0 = p["kernel_start"].astype(np.float64, copy=False)
+        self._kms = p["kernel_ms"].astype(np.float64, copy=False)
         self._parts = [
-            p[c].to_numpy(dtype=np.float64)
+            p[c].astype(np.float64, copy=False)
             for c in ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
         ]
 
@@ -164,16 +164,16 @@ class KernelParts:
         return np.where(known, start, np.nan), np.where(known, end, np.nan)
 
 
-def _col(frame: pd.DataFrame, name: str) -> np.ndarray:
-    # pandas 3 may hand out read-only views: copy, callers are free to write.
-    return frame[name].to_numpy(dtype=np.float64, copy=True)
+def _col(frame: Frame, name: str) -> np.ndarray:
+    # a frame's columns are read-only: copy, callers are free to write.
+    return frame[name].astype(np.float64)
 
 
 def _worker_lane(session: Session, rows: np.ndarray, gpu: int, worker: int) -> Lane:
     p = session.partitions
-    job = p["job"].to_numpy()[rows]
+    job = p["job"][rows]
     start, end = _col(p, "gpu_start")[rows], _col(p, "gpu_end")[rows]
-    is_open = p["gpu_open"].to_numpy()[rows].astype(bool)
+    is_open = p["gpu_open"][rows].astype(bool)
     closed = ~is_open & np.isfinite(end)
     k0 = _col(p, "kernel_start")[rows]
     pickup = _col(p, "pickup")[rows]
@@ -192,13 +192,12 @@ def _gpu_name(gpu: int) -> str:
     return f"GPU {gpu}" if gpu >= 0 else "GPU ?"
 
 
-def _busy_lane(session: Session, gpu: int, gaps: pd.DataFrame) -> Lane:
+def _busy_lane(session: Session, gpu: int, gaps: Frame) -> Lane:
     union = busy_union(session, gpu)
-    g = gaps[gaps["gpu"].to_numpy() == gpu]
-    kind = g["starved"].to_numpy().astype(np.int32) + 2 * g["cross_sector"].to_numpy().astype(
-        np.int32
-    )
-    start, end, rows = _col(g, "start"), _col(g, "end"), g.index.to_numpy()
+    rows = np.flatnonzero(gaps["gpu"] == gpu)
+    g = gaps.take(rows)
+    kind = g["starved"].astype(np.int32) + 2 * g["cross_sector"].astype(np.int32)
+    start, end = _col(g, "start"), _col(g, "end")
     cross = kind >= GAP_DISPATCH_CROSS
     layers = {
         "busy": Intervals.make(union[:, 0], union[:, 1], np.zeros(len(union), np.int32)),
@@ -211,7 +210,7 @@ def _busy_lane(session: Session, gpu: int, gaps: pd.DataFrame) -> Lane:
 
 def _synth_lanes(session: Session) -> list[Lane]:
     sr = synthesis_rows(session)
-    job = session.partitions["job"].to_numpy()[sr.rows]
+    job = session.partitions["job"][sr.rows]
 
     def layer(mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
         return Intervals.make(start[mask], end[mask], job[mask], sr.rows[mask])
@@ -232,9 +231,9 @@ def build_lanes(session: Session) -> SessionLanes:
     """The lanes of ``session``: per GPU its workers and busy lane, then the synthesis rows."""
     p = session.partitions
     gaps = idle_gaps(session)
-    started = np.flatnonzero(p["gpu_start"].notna().to_numpy())
-    worker = p["worker"].to_numpy()[started]
-    gpu = p["gpu"].to_numpy()[started].copy()
+    started = np.flatnonzero(~np.isnan(p["gpu_start"]))
+    worker = p["worker"][started]
+    gpu = p["gpu"][started].copy()
     table = session.gpus
     by_worker = {w: g for g, ws in table.items() for w in ws}
     unknown = gpu < 0
@@ -260,13 +259,11 @@ def build_lanes(session: Session) -> SessionLanes:
     synth = _synth_lanes(session)
     if synth:
         groups.append(LaneGroup("synthesis", synth))
-    times = p[["synth_start", "queued", "pickup", "gpu_start", "gpu_end"]].to_numpy(
-        dtype=np.float64
-    )
+    times = p[["synth_start", "queued", "pickup", "gpu_start", "gpu_end"]].to_numpy(np.float64)
     finite = times[np.isfinite(times)]
     x_min = float(min(session.start_ms, finite.min())) if finite.size else session.start_ms
     x_max = float(max(session.end_ms, finite.max())) if finite.size else session.end_ms
-    trans = transitions(session).sort_values("time", kind="stable").reset_index(drop=True)
+    trans = transitions(session).sort_by("time")
     out = SessionLanes(
         session=session,
         groups=groups,

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 import math
 
-import pandas as pd
-
 from viewer.analysis.counters import COUNTERS
 from viewer.analysis.life import life
 from viewer.analysis.units import duration, position
 from viewer.model import KERNEL_SOURCE_TIMING, Session
+from viewer.model.frame import Frame
 
 
 def describe_partition(session: Session, row: int) -> str:
@@ -46,9 +45,9 @@ def describe_partition(session: Session, row: int) -> str:
     return "\n".join(lines)
 
 
-def describe_gap(session: Session, gaps: pd.DataFrame, index: int) -> str:
+def describe_gap(session: Session, gaps: Frame, index: int) -> str:
     """One idle gap of a GPU: length, cause and the jobs on its sides."""
-    g = gaps.loc[index]
+    g = gaps.row(index)
     cause = "starved (waiting for synthesis)" if bool(g["starved"]) else "dispatch overhead"
     ids = session.jobs["job_id"]
     lines = [
@@ -56,8 +55,8 @@ def describe_gap(session: Session, gaps: pd.DataFrame, index: int) -> str:
         f"{position(float(g['start']))} → {position(float(g['end']))}",
     ]
     if bool(g["cross_sector"]):
-        lines.append(f"cross-sector: job {ids.iloc[int(g['before_job'])]}")
-        lines.append(f"           → job {ids.iloc[int(g['after_job'])]}")
+        lines.append(f"cross-sector: job {ids[int(g['before_job'])]}")
+        lines.append(f"           → job {ids[int(g['after_job'])]}")
     return "\n".join(lines)
 
 

@@ -9,8 +9,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pandas as pd
 
+from viewer.model.frame import Frame
+from viewer.model.keys import factorize
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
     JOB_COLUMNS,
@@ -23,6 +24,8 @@ from viewer.model.timeline import (
     frame_of,
 )
 
+_TIMES = ("synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end")
+
 #: The columns rows are sorted by (NaN last): GPU_START, then SYNTH_START, job, partition.
 SORT_KEYS = ("gpu_start", "synth_start", "job", "partition")
 
@@ -31,9 +34,9 @@ SORT_KEYS = ("gpu_start", "synth_start", "job", "partition")
 class Tables:
     """The three tables of one session (``Session.partitions``, ``.jobs``, ``.workers``)."""
 
-    partitions: pd.DataFrame
-    jobs: pd.DataFrame
-    workers: pd.DataFrame
+    partitions: Frame
+    jobs: Frame
+    workers: Frame
 
 
 def session_tables(
@@ -54,7 +57,7 @@ def session_tables(
     n = len(calls["job"])
     session = np.zeros(n, np.int64) if session is None else session.astype(np.int64)
     key = session * max(len(job_ids), 1) + calls["job"].astype(np.int64)
-    codes, uniques = pd.factorize(key)  # sessions are contiguous: so are their job codes
+    codes, uniques = factorize(key)  # sessions are contiguous: so are their job codes
     job_session = uniques // max(len(job_ids), 1)
     first_job = np.searchsorted(job_session, np.arange(sessions + 1))
     cols = {name: np.asarray(calls[name]) for name in PARTITION_COLUMNS if name in calls}
@@ -95,12 +98,9 @@ def session_tables(
     ]
 
 
-def _rows(frame: pd.DataFrame, a: int, b: int) -> pd.DataFrame:
-    """Rows ``[a, b)`` of ``frame``, indexed from 0 (one slice: the tables are shared,
-    never written)."""
-    part = frame.iloc[a:b]
-    part.index = pd.RangeIndex(b - a)  # this slice's own index, not the shared frame's
-    return part
+def _rows(frame: Frame, a: int, b: int) -> Frame:
+    """Rows ``[a, b)`` of ``frame`` (views of its columns: the tables are never written)."""
+    return frame[int(a) : int(b)]
 
 
 def _conform_arrays(cols: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -126,7 +126,7 @@ def _conform_arrays(cols: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray
 
 
 def build_session(
-    calls: pd.DataFrame | Iterable[Mapping],
+    calls: object,
     *,
     index: int = 0,
     kinds: Mapping[str, str | None] | None = None,
@@ -139,11 +139,13 @@ def build_session(
     notes: Iterable[str] = (),
     kernel_blocks: int = 0,
     ambiguous_blocks: int = 0,
-    unattributed: pd.DataFrame | None = None,
+    unattributed: object = None,
 ) -> Session:
     """A Session from one row per GPU call.
 
-    ``calls`` carries a ``job_id`` column (str) plus any of ``PARTITION_COLUMNS``
+    ``calls`` (a frame, a mapping of columns, anything indexable by column name such as a
+    pandas DataFrame, or an iterable of row mappings) carries a ``job_id`` column (str)
+    plus any of ``PARTITION_COLUMNS``
     except ``job``; missing columns default to NaN / -1 / False.  ``gpu_open``
     defaults to "has a GPU_START but no GPU_END".  Jobs are numbered in order
     of first appearance; ``kinds`` maps job id -> proof kind; ``workers`` maps
@@ -151,32 +153,24 @@ def build_session(
     ``kernel_blocks``, ``ambiguous_blocks``, ``unattributed``: how the CUZK_TIMING blocks
     were matched to calls (``unattributed``: the blocks no call took, ``BLOCK_COLUMNS``).
     """
-    frame = calls if isinstance(calls, pd.DataFrame) else pd.DataFrame(list(calls))
-    ids = frame["job_id"].astype(object) if "job_id" in frame else pd.Series([], dtype=object)
-    codes, uniques = pd.factorize(ids, sort=False)
-    cols = {}
-    for name, dtype in PARTITION_COLUMNS.items():
-        if name in frame and name != "job":
-            col = frame[name]
-            if dtype.startswith("int"):
-                col = col.fillna(-1)
-            elif dtype == "bool":
-                col = col.fillna(False)
-            cols[name] = col.to_numpy().astype(dtype, copy=False)
+    frame = _columns_of(calls)
+    ids = np.asarray(frame["job_id"] if "job_id" in frame else [], dtype=object)  # noqa: SIM401
+    codes, uniques = factorize(ids)
+    cols = conform(frame, PARTITION_COLUMNS).to_dict()
+    cols = {k: v for k, v in cols.items() if k in frame and k != "job"}
     cols["job"] = codes.astype(np.int32)
     if workers is None:
         worker = cols.get("worker", np.full(len(codes), -1, np.int32))
         gpu = cols.get("gpu", np.full(len(codes), -1, np.int32))
-        seen = pd.Series(gpu[worker >= 0]).groupby(worker[worker >= 0]).max()
-        workers = {int(w): int(g) for w, g in seen.items()}
+        workers = {}
+        for w, g in zip(worker[worker >= 0].tolist(), gpu[worker >= 0].tolist(), strict=True):
+            workers[w] = max(g, workers.get(w, g))
     (tables,) = session_tables(cols, [str(u) for u in uniques], kinds or {}, [workers])
     parts = tables.partitions
-    times = parts[
-        ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
-    ].to_numpy()
+    times = parts[list(_TIMES)].to_numpy()
     finite = times[np.isfinite(times)]
     if kernel_source is None:
-        has_kernel = parts["kernel_ms"].notna().any() if len(parts) else False
+        has_kernel = bool(np.isfinite(parts["kernel_ms"]).any())
         kernel_source = KERNEL_SOURCE_TIMING if has_kernel else KERNEL_SOURCE_GPU_MS
     return Session(
         index=index,
@@ -192,6 +186,22 @@ def build_session(
         kernel_blocks=int(kernel_blocks),
         ambiguous_blocks=int(ambiguous_blocks),
         unattributed=conform(
-            unattributed if unattributed is not None else pd.DataFrame(), BLOCK_COLUMNS
+            None if unattributed is None else _columns_of(unattributed), BLOCK_COLUMNS
         ),
     )
+
+
+def _columns_of(rows: object) -> object:
+    """A frame-like (indexable by column name, with a length) from ``rows``: a frame or a
+    mapping of columns as it is, an iterable of row mappings as a ``Frame``."""
+    if isinstance(rows, Mapping) or hasattr(rows, "columns"):
+        return rows
+    rows = list(rows)  # type: ignore[call-overload]
+    names = list(dict.fromkeys(k for r in rows for k in r))
+    return Frame({k: _array([r.get(k, np.nan) for r in rows]) for k in names}, len(rows))
+
+
+def _array(values: list) -> np.ndarray:
+    """``values`` as numbers where numpy can, else as objects (text stays ``str``)."""
+    array = np.array(values)
+    return array if array.dtype.kind in "biuf" else np.array(values, dtype=object)

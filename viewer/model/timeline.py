@@ -1,4 +1,4 @@
-"""The Timeline model: what one cuzk log says, as sorted numpy/pandas tables.
+"""The Timeline model: what one cuzk log says, as sorted numpy tables (``Frame``).
 
 One ``Timeline`` per loaded file, holding one ``Session`` per daemon run.
 Times are float64 milliseconds in the session's own epoch (the ``offset_ms``
@@ -13,11 +13,13 @@ that never reached the GPU last), with the columns in ``PARTITION_COLUMNS``.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
+
+from viewer.model.frame import Frame, empty_like
 
 KERNEL_SOURCE_TIMING = "cuzk_timing"
 KERNEL_SOURCE_GPU_MS = "gpu_ms"
@@ -83,23 +85,28 @@ WORKER_COLUMNS: dict[str, str] = {
 }
 
 
-def empty_frame(columns: dict[str, str]) -> pd.DataFrame:
+def empty_frame(columns: dict[str, str]) -> Frame:
     """A zero-row frame with the given columns and dtypes."""
-    return conform(pd.DataFrame(), columns)
+    return empty_like(columns)
 
 
-def conform(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
-    """``frame`` with exactly ``columns`` in order and their dtypes (missing -> default)."""
+def conform(frame: object, columns: dict[str, str]) -> Frame:
+    """``frame`` (a ``Frame``, a mapping of equally long columns, or anything indexable by
+    column name with a length, such as a pandas DataFrame) with exactly ``columns`` in
+    order and their dtypes: a missing column is NaN / -1 / False / None, a NaN in an
+    integer column -1, in a bool column False."""
+    n = _rows(frame)
     out: dict[str, np.ndarray] = {}
-    n = len(frame)
     for name, dtype in columns.items():
-        if name in frame:
-            col = frame[name]
-            if dtype.startswith("int"):
-                col = col.fillna(-1)
-            elif dtype == "bool":
-                col = col.fillna(False)
-            out[name] = col.to_numpy().astype(dtype, copy=False)
+        if frame is not None and name in frame:
+            col = np.asarray(frame[name])
+            if dtype.startswith("int") or dtype == "bool":
+                fill = -1 if dtype != "bool" else False
+                if col.dtype.kind == "f":
+                    col = np.where(np.isnan(col), fill, col)
+                elif col.dtype == object:
+                    col = np.array([fill if _missing(v) else v for v in col.tolist()])
+            out[name] = col.astype(dtype, copy=False)
         elif dtype == "float64":
             out[name] = np.full(n, np.nan)
         elif dtype == "bool":
@@ -111,18 +118,26 @@ def conform(frame: pd.DataFrame, columns: dict[str, str]) -> pd.DataFrame:
     return frame_of(out, columns)
 
 
-def frame_of(arrays: dict[str, np.ndarray], columns: dict[str, str]) -> pd.DataFrame:
-    """A frame of ``arrays`` in ``columns``' order and dtypes, one block per dtype (slices
-    of it are cheap); object columns stay object (pandas >= 3 would infer a string dtype;
-    keep None as None)."""
-    return pd.DataFrame(
-        {
-            k: pd.Series(arrays[k], dtype=object)
-            if dtype == "object"
-            else np.asarray(arrays[k]).astype(dtype, copy=False)
-            for k, dtype in columns.items()
-        }
-    )
+def _rows(frame: object) -> int:
+    """Rows of a frame-like: a mapping's first column length, else ``len``."""
+    if frame is None:
+        return 0
+    if isinstance(frame, Mapping):
+        return len(np.asarray(next(iter(frame.values())))) if len(frame) else 0
+    return len(frame)  # type: ignore[arg-type]
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and value != value)
+
+
+def frame_of(arrays: Mapping[str, object], columns: dict[str, str]) -> Frame:
+    """A frame of ``arrays`` in ``columns``' order and dtypes."""
+    out = {}
+    for k, dtype in columns.items():
+        a = np.asarray(arrays[k], dtype=object if dtype == "object" else None)
+        out[k] = a if dtype == "object" else a.astype(dtype, copy=False)
+    return Frame(out)
 
 
 #: No unattributed block: one shared empty table (tables are never written).
@@ -134,9 +149,9 @@ class Session:
     """One daemon run: its GPU calls, jobs and workers, plus what the reader saw."""
 
     index: int
-    partitions: pd.DataFrame
-    jobs: pd.DataFrame
-    workers: pd.DataFrame
+    partitions: Frame
+    jobs: Frame
+    workers: Frame
     events: int = 0  # TIMELINE events accepted
     skipped: dict[str, int] = field(default_factory=dict)  # reason -> lines
     start_ms: float = 0.0  # first event of the session
@@ -145,7 +160,7 @@ class Session:
     notes: list[str] = field(default_factory=list)  # e.g. ambiguous kernel attribution
     kernel_blocks: int = 0  # CUZK_TIMING blocks read (one per mutex-acquired line)
     ambiguous_blocks: int = 0  # blocks matched with several plausible calls (several GPUs)
-    unattributed: pd.DataFrame = field(default_factory=lambda: NO_BLOCKS)
+    unattributed: Frame = field(default_factory=lambda: NO_BLOCKS)
 
     @property
     def number(self) -> int:
@@ -168,7 +183,7 @@ class Session:
 
     def job_ids(self) -> np.ndarray:
         """Job id of every partition row, as an object array."""
-        return self.jobs["job_id"].to_numpy()[self.partitions["job"].to_numpy()]
+        return self.jobs["job_id"][self.partitions["job"]]
 
     @property
     def unattributed_blocks(self) -> int:
@@ -178,7 +193,7 @@ class Session:
     @property
     def unattributed_kernel_ms(self) -> float:
         """Kernel time of the blocks no GPU call took."""
-        return float(np.nansum(self.unattributed["kernel_ms"].to_numpy()))
+        return float(np.nansum(self.unattributed["kernel_ms"]))
 
     @property
     def skipped_timeline_lines(self) -> int:

@@ -169,11 +169,11 @@ class DetailsPane(QtWidgets.QScrollArea):
         state = " · GPU call never ended" if lf.gpu_open else ""
         state += " · synthesis never ended" if lf.synth_open else ""
         self.header.setText(f"job {lf.job_id} · {what} · worker {worker} · GPU {gpu}{state}")
-        jobs = session.partitions["job"].to_numpy() == lf.job
-        ends = session.partitions["gpu_end"].to_numpy()[jobs]
+        jobs = session.partitions["job"] == lf.job
+        ends = session.partitions["gpu_end"][jobs]
         done = (
             f"completed at {position(float(ends.max()))}"
-            if len(ends) and not session.partitions["gpu_open"].to_numpy()[jobs].any()
+            if len(ends) and not session.partitions["gpu_open"][jobs].any()
             and math.isfinite(float(ends.max()))
             else "not completed"
         )  # fmt: skip

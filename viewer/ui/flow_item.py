@@ -36,8 +36,8 @@ class FlowItem(pg.GraphicsObject):
         self.theme = theme
         self.row = row
         self.setZValue(20)
-        p = lanes.session.partitions.iloc[row]
-        st = stages(lanes.session).iloc[row]
+        p = lanes.session.partitions.row(row)
+        st = stages(lanes.session).row(row)
         self.synth_lane = _lane_of(lanes, row, ("synth", "open"))
         self.gpu_lane = _lane_of(lanes, row, ("bar", "open"))
         s0, s1 = float(p["synth_start"]), float(p["synth_end"])

@@ -53,15 +53,15 @@ class OverlayItem(pg.GraphicsObject):
         self.lanes = lanes
         self.theme = theme
         trans = lanes.transitions
-        self._times = trans["time"].to_numpy(dtype=np.float64, copy=True)
-        self._gap_ms = trans["gap_ms"].to_numpy(dtype=np.float64, copy=True)
-        self._overlap_ms = trans["overlap_ms"].to_numpy(dtype=np.float64, copy=True)
+        self._times = trans["time"].astype(np.float64)
+        self._gap_ms = trans["gap_ms"].astype(np.float64)
+        self._overlap_ms = trans["overlap_ms"].astype(np.float64)
         cold = lanes.cold
         self._cold = list(
             zip(
                 cold["gpu"].astype(int).tolist(),
-                cold["start"].to_numpy(dtype=np.float64).tolist(),
-                cold["end"].to_numpy(dtype=np.float64).tolist(),
+                cold["start"].tolist(),
+                cold["end"].tolist(),
                 [str(label) for label in cold["label"]],
                 strict=True,
             )

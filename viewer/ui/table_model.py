@@ -1,4 +1,4 @@
-"""A read-only Qt table model over a pandas DataFrame, and a table view that copies TSV."""
+"""A read-only Qt table model over a ``Frame``, and a table view that copies TSV."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
-import pandas as pd
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import ungroup
+from viewer.model.frame import Frame
 
 Formatter = Callable[[object], str]
 DISPLAY = int(QtCore.Qt.ItemDataRole.DisplayRole)
@@ -53,7 +53,7 @@ class DataFrameModel(QtCore.QAbstractTableModel):
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
-        self._frame = pd.DataFrame()
+        self._frame = Frame()
         self._headers: list[str] = []
         self._columns: list[str] = []
         self._arrays: list[np.ndarray] = []
@@ -64,23 +64,23 @@ class DataFrameModel(QtCore.QAbstractTableModel):
 
     def set_frame(
         self,
-        frame: pd.DataFrame,
+        frame: Frame,
         columns: Sequence[tuple[str, str]],
         formatters: dict[str, Formatter] | None = None,
     ) -> None:
         """Show ``frame``'s ``columns`` (name, header) with optional per-column formatters."""
         self.beginResetModel()
-        self._frame = frame.reset_index(drop=True)
+        self._frame = frame
         self._columns = [c for c, _ in columns]
         self._headers = [h for _, h in columns]
-        self._arrays = [self._frame[c].to_numpy() for c in self._columns]
+        self._arrays = [self._frame[c] for c in self._columns]
         formatters = formatters or {}
         self._formatters = [formatters.get(c, format_cell) for c in self._columns]
         self._right_aligned = [_numeric_column(a) for a in self._arrays]
         self._order = self._sorted_order()
         self.endResetModel()
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self) -> Frame:
         return self._frame
 
     def frame_row(self, row: int) -> int:
@@ -134,11 +134,30 @@ class DataFrameModel(QtCore.QAbstractTableModel):
         if self._sort is None or not n:
             return np.arange(n)
         column, order = self._sort
-        keys = pd.Series(self._arrays[column])
-        descending = order == QtCore.Qt.SortOrder.DescendingOrder
-        # Stable, missing values last in both directions.
-        ranked = keys.sort_values(ascending=not descending, kind="stable", na_position="last")
-        return ranked.index.to_numpy()
+        return sort_order(self._arrays[column], order == QtCore.Qt.SortOrder.DescendingOrder)
+
+
+def _missing(value: object) -> bool:
+    return value is None or (isinstance(value, float) and math.isnan(value))
+
+
+def sort_order(values: np.ndarray, descending: bool = False) -> np.ndarray:
+    """Rows in the order of ``values``: stable (equal values keep their order), missing
+    values (NaN, None) last in both directions."""
+    if values.dtype.kind in "biuf":
+        v = values.astype(np.float64)
+        missing = np.isnan(v)
+        present = np.flatnonzero(~missing)
+        ranked = present[np.argsort(-v[present] if descending else v[present], kind="stable")]
+        return np.concatenate([ranked, np.flatnonzero(missing)]).astype(np.int64)
+    items = values.tolist()
+    present = [i for i, x in enumerate(items) if not _missing(x)]
+    missing = [i for i, x in enumerate(items) if _missing(x)]
+    try:
+        present.sort(key=items.__getitem__, reverse=descending)
+    except TypeError:  # mixed kinds of value: as text
+        present.sort(key=lambda i: str(items[i]), reverse=descending)
+    return np.array(present + missing, dtype=np.int64)
 
 
 class CopyableTableView(QtWidgets.QTableView):

@@ -301,7 +301,7 @@ class TimelineView(QtWidgets.QWidget):
         if not n:
             self.message_ready.emit("no sector transitions in this session")
             return
-        times = t["time"].to_numpy(dtype=np.float64)
+        times = t["time"]
         x0, x1 = self.x_range()
         framed = self._framed_transition
         if framed is not None and np.allclose(framed[1], (x0, x1), rtol=0, atol=1e-6 * (x1 - x0)):
@@ -313,10 +313,10 @@ class TimelineView(QtWidgets.QWidget):
         if not 0 <= i < n:
             self.message_ready.emit("last transition" if i >= n else "first transition")
             return
-        half = max(1.5 * max(float(t["gap_ms"].iloc[i]), float(t["overlap_ms"].iloc[i])), 2000.0)
+        half = max(1.5 * max(float(t["gap_ms"][i]), float(t["overlap_ms"][i])), 2000.0)
         self.set_x_range(times[i] - half, times[i] + half)
         self._framed_transition = (i, self.x_range())
-        row = t.iloc[i]
+        row = t.row(i)
         where = " (last transition)" if i == n - 1 else " (first transition)" if i == 0 else ""
         self.message_ready.emit(
             f"transition {i + 1} of {n}: sector {int(row['from_job'])}->{int(row['to_job'])}, "
@@ -329,7 +329,7 @@ class TimelineView(QtWidgets.QWidget):
         session = self.session()
         if session is None or not 0 <= row < len(session.partitions):
             return
-        p = session.partitions.iloc[row]
+        p = session.partitions.row(row)
         start = float(p["gpu_start"]) if np.isfinite(p["gpu_start"]) else float(p["synth_start"])
         end = float(p["gpu_end"]) if np.isfinite(p["gpu_end"]) else session.end_ms
         if not np.isfinite(start):
@@ -386,7 +386,7 @@ class TimelineView(QtWidgets.QWidget):
             return
         if self._matches is not None:
             self._matches.set_current(row)
-        p = session.partitions.iloc[row]
+        p = session.partitions.row(row)
         call = float(p["gpu_end"]) - float(p["gpu_start"])
         x0, x1 = self.x_range()
         span = x1 - x0
@@ -609,7 +609,7 @@ class TimelineView(QtWidgets.QWidget):
             self.show_flow(-1)
             self.partition_clicked.emit(-1)
             return
-        self.select_job(int(self._lanes.session.partitions["job"].iat[index]))
+        self.select_job(int(self._lanes.session.partitions["job"][index]))
         self.show_flow(index)
         self.partition_clicked.emit(index)
         if double:

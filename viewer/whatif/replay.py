@@ -15,13 +15,12 @@ import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
-import pandas as pd
 
-from viewer.analysis.cache import columns
 from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
+from viewer.model.frame import Frame
 from viewer.sim.model import Draws, Schedule, SimConfig, run
 from viewer.whatif.knobs import Knobs
 
@@ -51,10 +50,10 @@ def plan(session: Session) -> Plan:
     p = session.partitions
     st = stages(session)
     arr = arrivals(session)
-    started = np.isfinite(columns(p)["synth_start"]) | np.isfinite(columns(p)["gpu_start"])
+    started = np.isfinite(p["synth_start"]) | np.isfinite(p["gpu_start"])
     if not started.any():
         raise ValueError("the session has no synthesis or GPU call to replay")
-    job = columns(p)["job"]
+    job = p["job"]
     first_seen = _first_event(p, len(session.jobs))
     order_key = np.where(np.isfinite(arr["first_synth"]), arr["first_synth"], first_seen)
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
@@ -62,50 +61,50 @@ def plan(session: Session) -> Plan:
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
-    rows = rows[np.lexsort((columns(p)["partition"][rows], rank[job[rows]]))]
+    rows = rows[np.lexsort((p["partition"][rows], rank[job[rows]]))]
     # What the reader had to assume (e.g. every worker on GPU 0 without "GPU worker started"
     # lines) shapes the replay as much as the log: say it with the replay.
     notes: list[str] = [f"the log: {n}" for n in session.notes]
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
-    synth = _filled(columns(st)["synth_ms"][rows], "synthesis", notes)
-    delay = columns(st)["queue_delay_ms"][rows]
+    synth = _filled(st["synth_ms"][rows], "synthesis", notes)
+    delay = st["queue_delay_ms"][rows]
     blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
     qdelay = np.where(blocked, np.nan, delay)
     qdelay = _filled(qdelay, "", notes, default=0.0)
-    dispatch = _filled(columns(st)["dispatch_ms"][rows], "", notes, default=0.0)
-    pickup = np.minimum(_filled(columns(st)["pickup_ms"][rows], "", notes), dispatch)
+    dispatch = _filled(st["dispatch_ms"][rows], "", notes, default=0.0)
+    pickup = np.minimum(_filled(st["pickup_ms"][rows], "", notes), dispatch)
     if timing:
-        prelock = _filled(columns(st)["prep_ms"][rows], "CPU prep", notes)
-        kernel = _filled(columns(st)["kernel_ms"][rows], "kernel", notes)
-        post = _filled(columns(st)["post_ms"][rows], "post-processing", notes)
-        held = columns(p)["mutex_held_ms"][rows] - columns(st)["kernel_ms"][rows]
+        prelock = _filled(st["prep_ms"][rows], "CPU prep", notes)
+        kernel = _filled(st["kernel_ms"][rows], "kernel", notes)
+        post = _filled(st["post_ms"][rows], "post-processing", notes)
+        held = p["mutex_held_ms"][rows] - st["kernel_ms"][rows]
         hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
     else:
         notes.append(
             "no CUZK_TIMING lines: each GPU call is replayed as kernel time under the "
             "GPU's mutex, so the replay is an upper bound on s/proof"
         )
-        kernel = _filled(columns(st)["call_ms"][rows], "GPU call", notes)
+        kernel = _filled(st["call_ms"][rows], "GPU call", notes)
         prelock = post = hold = np.zeros(len(rows))
 
-    first = columns(arr)["arrival"]
+    first = arr["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
     arrival = np.maximum(arrival[jobs], 0.0)
     counted = np.isfinite(completions(session))[jobs]
-    kinds = session.jobs["kind"].to_numpy(dtype=object)[jobs]
-    mono = session.jobs["monolithic"].to_numpy(dtype=bool)[jobs]
-    prep_msm = columns(p)["prep_msm_ms"][rows]
+    kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
+    mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
+    prep_msm = p["prep_msm_ms"][rows]
     prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
     # post = hold + b_g2 + epilogue, in whole ms, none negative.
     post_ms = _ms(post)
     hold_ms = np.minimum(_ms(hold), post_ms)
-    b_g2_ms = np.clip(_ms(np.nan_to_num(columns(p)["b_g2_msm_ms"][rows], nan=0.0)), 0, None)
+    b_g2_ms = np.clip(_ms(np.nan_to_num(p["b_g2_msm_ms"][rows], nan=0.0)), 0, None)
     b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
-    circuits = np.nan_to_num(columns(p)["num_circuits"][rows], nan=1.0)
+    circuits = np.nan_to_num(p["num_circuits"][rows], nan=1.0)
     ntt, barrier, batch, tail = _kernel_parts(p, rows, kernel)
     d = Draws(
-        job_ids=[str(x) for x in session.jobs["job_id"].to_numpy(dtype=object)[jobs]],
+        job_ids=[str(x) for x in session.jobs["job_id"].astype(object, copy=False)[jobs]],
         job_kind=[
             str(k) if k is not None else ("monolithic" if m else "porep-c2")
             for k, m in zip(kinds, mono, strict=True)
@@ -113,7 +112,7 @@ def plan(session: Session) -> Plan:
         arrival=_ms(arrival),
         assemble=np.zeros(len(jobs), np.int64),
         job=rank[job[rows]].astype(np.int64),
-        part=columns(p)["partition"][rows].astype(np.int64),
+        part=p["partition"][rows].astype(np.int64),
         synth=_ms(synth),
         qdelay=_ms(qdelay),
         pickup=_ms(pickup),
@@ -131,7 +130,7 @@ def plan(session: Session) -> Plan:
     )
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
-    gpu_start = columns(p)["gpu_start"][rows]
+    gpu_start = p["gpu_start"][rows]
     queue_cap = _queue_cap(st, rows, gpu_start - dispatch) if blocked.any() else None
     if queue_cap is not None:
         notes.append(
@@ -189,7 +188,7 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
     d = s.draws
     n = len(d.job)
     kernel = s.kernel.astype(np.float64)
-    calls = pd.DataFrame(
+    calls = Frame(
         {
             "job_id": np.array(d.job_ids, dtype=object)[d.job],
             "partition": d.part,
@@ -219,7 +218,7 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
             "gpu_open": np.zeros(n, dtype=bool),
             "synth_open": np.zeros(n, dtype=bool),
         }
-    ).astype({c: np.float64 for c in ("synth_start", "synth_end", "queued", "pickup")})
+    )
     kinds = {
         j: (None if k == "porep-c2" else k) for j, k in zip(d.job_ids, d.job_kind, strict=True)
     }
@@ -238,12 +237,12 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
     )
 
 
-def _first_event(p: pd.DataFrame, jobs: int) -> np.ndarray:
+def _first_event(p: Frame, jobs: int) -> np.ndarray:
     """Each job's earliest TIMELINE event (NaN for none)."""
     cols = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
-    earliest = np.fmin.reduce(p[cols].to_numpy(dtype=np.float64), axis=1, initial=np.inf)
+    earliest = np.fmin.reduce(p[cols].to_numpy(np.float64), axis=1, initial=np.inf)
     out = np.full(jobs, np.inf)
-    np.minimum.at(out, columns(p)["job"], earliest)
+    np.minimum.at(out, p["job"], earliest)
     return np.where(np.isinf(out), np.nan, out)
 
 
@@ -264,12 +263,12 @@ def _ms(values: np.ndarray) -> np.ndarray:
 
 
 def _kernel_parts(
-    p: pd.DataFrame, rows: np.ndarray, kernel: np.ndarray
+    p: Frame, rows: np.ndarray, kernel: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """ntt, barrier, batch, tail of every task summing to its kernel (all in ntt when the
     log has no breakdown)."""
     total = _ms(kernel)
-    parts = np.nan_to_num(p[list(PARTS)].to_numpy(dtype=np.float64)[rows], nan=0.0)
+    parts = np.nan_to_num(p[list(PARTS)].to_numpy(np.float64)[rows], nan=0.0)
     whole = parts.sum(axis=1)
     share = np.where(whole[:, None] > 0, parts / np.where(whole > 0, whole, 1.0)[:, None], 0.0)
     share[whole <= 0, 0] = 1.0
@@ -279,11 +278,11 @@ def _kernel_parts(
     return ntt, barrier, batch, total - ntt - barrier - batch
 
 
-def _queue_cap(st: pd.DataFrame, rows: np.ndarray, took: np.ndarray) -> int:
+def _queue_cap(st: Frame, rows: np.ndarray, took: np.ndarray) -> int:
     """The most partitions seen queued at once: from the queue event until a worker took
     it (``taken``; for a worker's first call, ``took``: GPU_START minus its dispatch)."""
-    ready = columns(st)["ready"][rows]
-    taken = columns(st)["taken"][rows]
+    ready = st["ready"][rows]
+    taken = st["taken"][rows]
     taken = np.where(np.isfinite(taken), taken, took)
     ok = np.isfinite(ready) & np.isfinite(taken) & (taken > ready)
     return max(1, max_overlap(ready[ok], taken[ok]))

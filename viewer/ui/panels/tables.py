@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 from PySide6 import QtCore, QtWidgets
 
 from viewer.analysis.units import SECONDS_BELOW, duration, group, position, wall_time
+from viewer.model.frame import Frame
 from viewer.ui.table_model import CopyableTableView
 
 
@@ -55,7 +55,7 @@ class TablePanel(QtWidgets.QWidget):
         layout.addWidget(self.table)
         layout.addWidget(self.count)
         self.table.row_activated.connect(self._on_row_activated)
-        self._frame = pd.DataFrame()
+        self._frame = Frame()
         self._wall: float | None = None
 
     def set_wall_start(self, wall: float | None) -> None:
@@ -66,28 +66,28 @@ class TablePanel(QtWidgets.QWidget):
             self.set_frame(self._frame)
 
     def clear(self) -> None:
-        self.set_frame(pd.DataFrame({c: [] for c, _ in self.COLUMNS}))
+        self.set_frame(Frame({c: np.zeros(0) for c, _ in self.COLUMNS}))
 
-    def set_frame(self, frame: pd.DataFrame) -> None:
-        self._frame = frame.reset_index(drop=True)
-        times = self._frame[list(self.TIMES)].to_numpy(dtype=np.float64)
+    def set_frame(self, frame: Frame) -> None:
+        self._frame = frame
+        times = frame[list(self.TIMES)].to_numpy(np.float64)
         clock = bool(times.size) and bool(np.nanmax(np.abs(times), initial=0.0) >= SECONDS_BELOW)
         formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock, self._wall))}
         self.table.set_frame(self._frame, self.COLUMNS, formatters)
         self.count.setText(self.count_text(self._frame))
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self) -> Frame:
         return self._frame
 
-    def count_text(self, frame: pd.DataFrame) -> str:
+    def count_text(self, frame: Frame) -> str:
         return f"{len(frame)} rows"
 
-    def span_of(self, row: pd.Series) -> tuple[float, float]:
+    def span_of(self, row: dict) -> tuple[float, float]:
         raise NotImplementedError
 
     def _on_row_activated(self, row: int) -> None:
         if 0 <= row < len(self._frame):
-            start, end = self.span_of(self._frame.iloc[row])
+            start, end = self.span_of(self._frame.row(row))
             if np.isfinite(start) and np.isfinite(end):
                 self.frame_requested.emit(float(start), float(end))
 
@@ -116,14 +116,14 @@ class TransitionsPanel(TablePanel):
     def set_summary(self, summary) -> None:
         self.set_frame(summary.transitions)
 
-    def count_text(self, frame: pd.DataFrame) -> str:
+    def count_text(self, frame: Frame) -> str:
         if frame.empty:
             return "no sector transitions in range"
         warm = frame[~frame["cold_start"].astype(bool)]
-        tail = f"; warm gap mean {duration(float(warm['gap_ms'].mean()))}" if len(warm) else ""
+        tail = f"; warm gap mean {duration(float(np.nanmean(warm['gap_ms'])))}" if len(warm) else ""
         return f"{len(frame)} transitions{tail}"
 
-    def span_of(self, row: pd.Series) -> tuple[float, float]:
+    def span_of(self, row: dict) -> tuple[float, float]:
         t = float(row["time"])
         context = max(float(row["gap_ms"]), float(row["overlap_ms"]), 1000.0)
         return t - 2 * context, t + 2 * context
@@ -148,14 +148,14 @@ class GapsPanel(TablePanel):
     def set_summary(self, summary) -> None:
         self.set_frame(summary.gaps)
 
-    def count_text(self, frame: pd.DataFrame) -> str:
+    def count_text(self, frame: Frame) -> str:
         if frame.empty:
             return "no GPU idle gaps in range"
         cross = int(frame["cross_sector"].sum())
-        idle = duration(float(frame["ms"].sum()))
+        idle = duration(float(np.nansum(frame["ms"])))
         return f"{len(frame)} gaps, {idle} idle; {cross} cross-sector"
 
-    def span_of(self, row: pd.Series) -> tuple[float, float]:
+    def span_of(self, row: dict) -> tuple[float, float]:
         start, end = float(row["start"]), float(row["end"])
         context = max(end - start, 200.0) * 3
         return start - context, end + context
@@ -181,10 +181,10 @@ class JobsPanel(TablePanel):
     def set_summary(self, summary) -> None:
         self.set_frame(summary.jobs)
 
-    def count_text(self, frame: pd.DataFrame) -> str:
+    def count_text(self, frame: Frame) -> str:
         return f"{len(frame)} jobs"
 
-    def span_of(self, row: pd.Series) -> tuple[float, float]:
+    def span_of(self, row: dict) -> tuple[float, float]:
         start = row["synth_start"] if np.isfinite(row["synth_start"]) else row["first_gpu_start"]
         end = row["completed"] if np.isfinite(row["completed"]) else row["first_gpu_start"]
         pad = max(float(end) - float(start), 1000.0) * 0.05

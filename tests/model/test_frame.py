@@ -1,0 +1,78 @@
+"""Frame: the model's tables; factorize: codes in order of first appearance."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from viewer.model.frame import Frame, empty_like
+from viewer.model.keys import factorize, first_seen
+
+
+def frame() -> Frame:
+    return Frame({"a": np.arange(4.0), "b": np.array(["w", "x", "y", None], dtype=object)})
+
+
+def test_columns_are_the_arrays_read_only_and_never_copied() -> None:
+    f = frame()
+    assert f["a"] is f["a"] and len(f) == 4 and f.columns == ["a", "b"]
+    for name in f:
+        assert not f[name].flags.writeable  # a shared table is never written
+    with pytest.raises(ValueError):
+        f["a"][0] = 9.0
+    src = np.arange(3)
+    Frame({"x": src})
+    assert src.flags.writeable  # the caller's array is not made read-only, a view is
+
+
+def test_rows_by_mask_positions_and_slice_keep_every_column() -> None:
+    f = frame()
+    assert f[f["a"] > 1]["b"].tolist() == ["y", None]
+    assert f.take([3, 0])["a"].tolist() == [3.0, 0.0]
+    assert f[1:3]["b"].tolist() == ["x", "y"] and len(f[1:3]) == 2
+    assert f.row(-1) == {"a": 3.0, "b": None}
+    assert list(f.rows())[1] == (1.0, "x")
+    with pytest.raises(IndexError):
+        f.row(4)
+    with pytest.raises(ValueError, match="mask of 2 rows"):
+        f[np.array([True, False])]
+
+
+def test_new_frames_share_unchanged_columns() -> None:
+    f = frame()
+    g = f.assign(c=7, a=np.zeros(4))
+    assert g.columns == ["a", "b", "c"] and g["c"].tolist() == [7] * 4
+    assert g["b"] is f["b"] and f["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert f.rename({"a": "z"}).columns == ["z", "b"]
+    assert f[["b"]].columns == ["b"] and len(f[["b"]]) == 4
+    with pytest.raises(ValueError, match="has 2 rows, not 4"):
+        f.assign(d=np.zeros(2))
+
+
+def test_sort_concat_equals_and_pandas() -> None:
+    f = Frame({"t": np.array([3.0, np.nan, 1.0, 3.0]), "i": np.arange(4)})
+    assert f.sort_by("t")["i"].tolist() == [2, 0, 3, 1]  # stable, NaN last
+    both = Frame.concat([f, f[:1]])
+    assert len(both) == 5 and both["i"].tolist() == [0, 1, 2, 3, 0]
+    assert f.equals(Frame({"t": np.array([3.0, np.nan, 1.0, 3.0]), "i": np.arange(4)}))
+    assert not f.equals(f.assign(i=np.arange(4.0)))  # dtypes differ
+    assert not f.equals(f[["i", "t"]])  # column order differs
+    empty = empty_like({"x": "int32", "y": "object"})
+    assert len(empty) == 0 and empty["x"].dtype == np.int32 and empty["y"].dtype == object
+    pdf = frame().to_pandas()
+    assert isinstance(pdf, pd.DataFrame) and pdf["b"].tolist() == ["w", "x", "y", None]
+    assert frame().to_numpy(object).shape == (4, 2)
+
+
+@given(st.lists(st.one_of(st.integers(-5, 5), st.text(max_size=2)), max_size=40))
+def test_factorize_is_pandas_factorize(values: list) -> None:
+    for kind in ([v for v in values if isinstance(v, int)], [str(v) for v in values]):
+        array = np.array(kind, dtype=object if kind and isinstance(kind[0], str) else np.int64)
+        codes, uniques = factorize(array)
+        want_codes, want_uniques = pd.factorize(pd.Series(array, dtype=array.dtype))
+        assert codes.tolist() == want_codes.tolist()
+        assert list(uniques) == list(want_uniques)
+        assert first_seen(array).tolist() == (~pd.Series(array).duplicated()).tolist()

@@ -1,0 +1,179 @@
+"""``Frame``: the model's tables, named numpy columns of one length, and nothing more.
+
+The figures of a session read its tables' columns a few hundred times; a pandas DataFrame
+builds a Series for each read (8-60 µs) and each new frame costs 50-300 µs, which made a
+log of thousands of short daemon runs take 10 ms a session, and pandas' import alone took
+a third of a report's time on a big log (issue 15).  A ``Frame`` hands out its numpy
+arrays as they are (read-only: tables are shared, never written), so a column read is a
+dict lookup and a frame is a dict.  Reductions follow pandas' rules where the code needs
+them (``viewer.analysis.groups``: NaN skipped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+
+import numpy as np
+
+
+def _column(values: object, n: int | None = None) -> np.ndarray:
+    """``values`` as a read-only 1-d array (a scalar is repeated ``n`` times)."""
+    if n is not None and np.ndim(values) == 0:
+        values = np.full(n, values, dtype=object if isinstance(values, str) else None)
+    array = np.asarray(values)
+    if array.ndim != 1:
+        raise ValueError(f"a column must be 1-d, got shape {array.shape}")
+    if array.flags.writeable:
+        array = array.view()
+        array.flags.writeable = False
+    return array
+
+
+class Frame:
+    """Columns by name, in order, all of one length.
+
+    ``frame["x"]`` is column ``x`` (a read-only numpy array); ``frame[["x", "y"]]`` the
+    frame of those columns; ``frame[mask]`` or ``frame.take(rows)`` the chosen rows;
+    ``frame.row(i)`` row ``i`` as a dict.  Frames are never written: ``assign`` and
+    ``rename`` give new frames sharing the unchanged columns.
+    """
+
+    __slots__ = ("__weakref__", "_cols", "_len")
+
+    def __init__(self, columns: Mapping[str, object] | None = None, length: int | None = None):
+        cols: dict[str, np.ndarray] = {}
+        n = length
+        for name, values in (columns or {}).items():
+            if np.ndim(values) != 0:
+                array = _column(values)
+                if n is None:
+                    n = len(array)
+                elif len(array) != n:
+                    raise ValueError(f"column {name!r} has {len(array)} rows, not {n}")
+                cols[str(name)] = array
+        n = 0 if n is None else n
+        for name, values in (columns or {}).items():
+            if np.ndim(values) == 0:
+                cols[str(name)] = _column(values, n)
+        # keep the caller's order (scalars were filled in after the arrays set the length)
+        self._cols = {str(k): cols[str(k)] for k in (columns or {})}
+        self._len = n
+
+    # ---- shape -------------------------------------------------------------------------
+
+    def __len__(self) -> int:
+        return self._len
+
+    @property
+    def columns(self) -> list[str]:
+        return list(self._cols)
+
+    @property
+    def empty(self) -> bool:
+        return self._len == 0
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._cols
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._cols)
+
+    def items(self) -> Iterable[tuple[str, np.ndarray]]:
+        return self._cols.items()
+
+    def __repr__(self) -> str:
+        return f"Frame({self._len} rows: {', '.join(self._cols)})"
+
+    # ---- access ------------------------------------------------------------------------
+
+    def __getitem__(self, key: object):
+        if isinstance(key, str):
+            return self._cols[key]
+        if isinstance(key, list | tuple):
+            return Frame({k: self._cols[k] for k in key}, self._len)
+        if isinstance(key, slice):
+            return Frame({k: v[key] for k, v in self._cols.items()}, len(range(self._len)[key]))
+        rows = np.asarray(key)
+        if rows.dtype == bool:
+            if len(rows) != self._len:
+                raise ValueError(f"a mask of {len(rows)} rows for a frame of {self._len}")
+            rows = np.flatnonzero(rows)
+        return self.take(rows)
+
+    def get(self, name: str, default: object = None):
+        return self._cols.get(name, default)
+
+    def take(self, rows: object) -> Frame:
+        """The rows at positions ``rows``, in that order."""
+        rows = np.asarray(rows, dtype=np.intp)
+        return Frame({k: v[rows] for k, v in self._cols.items()}, len(rows))
+
+    def row(self, i: int) -> dict[str, object]:
+        """Row ``i`` as ``{column: value}`` (numpy scalars)."""
+        if not -self._len <= i < self._len:
+            raise IndexError(f"row {i} of a frame of {self._len}")
+        return {k: v[i] for k, v in self._cols.items()}
+
+    def rows(self) -> Iterator[tuple]:
+        """Every row as a tuple of plain Python values, in column order."""
+        return zip(*(v.tolist() for v in self._cols.values()), strict=True)
+
+    def to_numpy(self, dtype: object = None) -> np.ndarray:
+        """The columns side by side, one row per row: shape (rows, columns)."""
+        if not self._cols:
+            return np.zeros((self._len, 0), dtype=dtype or np.float64)
+        return np.column_stack([np.asarray(v, dtype=dtype) for v in self._cols.values()])
+
+    def to_dict(self) -> dict[str, np.ndarray]:
+        return dict(self._cols)
+
+    # ---- new frames --------------------------------------------------------------------
+
+    def assign(self, **columns: object) -> Frame:
+        """This frame with ``columns`` added or replaced (a scalar fills its column)."""
+        return Frame({**self._cols, **columns}, self._len)
+
+    def rename(self, names: Mapping[str, str]) -> Frame:
+        return Frame({names.get(k, k): v for k, v in self._cols.items()}, self._len)
+
+    def sort_by(self, name: str) -> Frame:
+        """Rows sorted by column ``name`` (stable; NaN last)."""
+        return self.take(np.argsort(self._cols[name], kind="stable"))
+
+    @staticmethod
+    def concat(frames: Sequence[Frame]) -> Frame:
+        """The rows of ``frames`` one after the other (the columns of the first)."""
+        if not frames:
+            return Frame()
+        names = frames[0].columns
+        return Frame(
+            {k: np.concatenate([f[k] for f in frames]) for k in names}, sum(map(len, frames))
+        )
+
+    def equals(self, other: object) -> bool:
+        """Same columns in the same order, same dtypes and values (NaN equal to NaN)."""
+        if not isinstance(other, Frame) or self.columns != other.columns or len(self) != len(other):
+            return False
+        for k, a in self._cols.items():
+            b = other[k]
+            if a.dtype != b.dtype:
+                return False
+            if a.dtype.kind == "f":
+                if not np.array_equal(a, b, equal_nan=True):
+                    return False
+            elif not np.array_equal(a, b):
+                return False
+        return True
+
+    def to_pandas(self):
+        """A pandas DataFrame of the same columns (pandas is imported only here)."""
+        import pandas as pd
+
+        return pd.DataFrame(
+            {k: pd.Series(v, dtype=object) if v.dtype == object else v for k, v in self.items()}
+        )
+
+
+def empty_like(columns: Mapping[str, str]) -> Frame:
+    """A zero-row frame with ``columns`` (name -> dtype)."""
+    return Frame({k: np.zeros(0, dtype=dtype) for k, dtype in columns.items()}, 0)
