@@ -16,16 +16,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 
-def _column(values: object, n: int | None = None) -> np.ndarray:
-    """``values`` as a read-only 1-d array (a scalar is repeated ``n`` times)."""
-    if n is not None and np.ndim(values) == 0:
-        values = np.full(n, values, dtype=object if isinstance(values, str) else None)
-    array = np.asarray(values)
-    if array.ndim != 1:
-        raise ValueError(f"a column must be 1-d, got shape {array.shape}")
-    if array.flags.writeable:
-        array = array.view()
-        array.flags.writeable = False
+def _column(value: object, n: int) -> np.ndarray:
+    """A read-only column of ``n`` times ``value``."""
+    array = np.full(n, value, dtype=object if isinstance(value, str) else None)
+    array.flags.writeable = False
     return array
 
 
@@ -41,23 +35,41 @@ class Frame:
     __slots__ = ("__weakref__", "_cols", "_len")
 
     def __init__(self, columns: Mapping[str, object] | None = None, length: int | None = None):
-        cols: dict[str, np.ndarray] = {}
+        cols: dict[str, np.ndarray | None] = {}
         n = length
+        scalars = []
         for name, values in (columns or {}).items():
-            if np.ndim(values) != 0:
-                array = _column(values)
-                if n is None:
-                    n = len(array)
-                elif len(array) != n:
-                    raise ValueError(f"column {name!r} has {len(array)} rows, not {n}")
-                cols[str(name)] = array
+            name = str(name)
+            if isinstance(values, np.ndarray) and values.ndim == 1:
+                array = values
+            elif np.ndim(values) == 0:
+                cols[name] = None  # filled in once the arrays set the length
+                scalars.append((name, values))
+                continue
+            else:
+                array = np.asarray(values)
+                if array.ndim != 1:
+                    raise ValueError(f"column {name!r} must be 1-d, got shape {array.shape}")
+            if array.flags.writeable:
+                array = array.view()
+                array.flags.writeable = False
+            if n is None:
+                n = len(array)
+            elif len(array) != n:
+                raise ValueError(f"column {name!r} has {len(array)} rows, not {n}")
+            cols[name] = array
         n = 0 if n is None else n
-        for name, values in (columns or {}).items():
-            if np.ndim(values) == 0:
-                cols[str(name)] = _column(values, n)
-        # keep the caller's order (scalars were filled in after the arrays set the length)
-        self._cols = {str(k): cols[str(k)] for k in (columns or {})}
+        for name, value in scalars:
+            cols[name] = _column(value, n)
+        self._cols: dict[str, np.ndarray] = cols  # type: ignore[assignment]
         self._len = n
+
+    @classmethod
+    def _trusted(cls, cols: dict[str, np.ndarray], n: int) -> Frame:
+        """A frame of read-only 1-d arrays of length ``n``, taken as they are."""
+        f = object.__new__(cls)
+        f._cols, f._len = cols, n
+        return f
 
     # ---- shape -------------------------------------------------------------------------
 
@@ -90,9 +102,10 @@ class Frame:
         if isinstance(key, str):
             return self._cols[key]
         if isinstance(key, list | tuple):
-            return Frame({k: self._cols[k] for k in key}, self._len)
-        if isinstance(key, slice):
-            return Frame({k: v[key] for k, v in self._cols.items()}, len(range(self._len)[key]))
+            return Frame._trusted({k: self._cols[k] for k in key}, self._len)
+        if isinstance(key, slice):  # views of read-only arrays are read-only
+            n = len(range(self._len)[key])
+            return Frame._trusted({k: v[key] for k, v in self._cols.items()}, n)
         rows = np.asarray(key)
         if rows.dtype == bool:
             if len(rows) != self._len:
@@ -106,7 +119,10 @@ class Frame:
     def take(self, rows: object) -> Frame:
         """The rows at positions ``rows``, in that order."""
         rows = np.asarray(rows, dtype=np.intp)
-        return Frame({k: v[rows] for k, v in self._cols.items()}, len(rows))
+        cols = {k: v[rows] for k, v in self._cols.items()}
+        for v in cols.values():
+            v.flags.writeable = False  # new arrays of this frame's own
+        return Frame._trusted(cols, len(rows))
 
     def row(self, i: int) -> dict[str, object]:
         """Row ``i`` as ``{column: value}`` (numpy scalars)."""
@@ -134,7 +150,7 @@ class Frame:
         return Frame({**self._cols, **columns}, self._len)
 
     def rename(self, names: Mapping[str, str]) -> Frame:
-        return Frame({names.get(k, k): v for k, v in self._cols.items()}, self._len)
+        return Frame._trusted({names.get(k, k): v for k, v in self._cols.items()}, self._len)
 
     def sort_by(self, name: str) -> Frame:
         """Rows sorted by column ``name`` (stable; NaN last)."""
