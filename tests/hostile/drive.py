@@ -37,7 +37,7 @@ def run_one(argv: list[str]) -> dict:
     out = raw.getvalue()
     return {
         "code": code,
-        "stdout": out[:20_000].decode("utf-8", "backslashreplace"),
+        "stdout": out[:2_000_000].decode("utf-8", "backslashreplace"),  # a whole info --json
         "stdout_bytes": len(out),
         "stderr": stderr.getvalue()[:20_000],
         "traceback": error,
