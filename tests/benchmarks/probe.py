@@ -20,7 +20,7 @@ def _held(timeline) -> int:
     total = 0
     for s in timeline.sessions:
         for frame in (s.partitions, s.jobs, s.workers):
-            total += int(frame.memory_usage(deep=True).sum())
+            total += frame.nbytes()
     return total
 
 

@@ -65,6 +65,7 @@ def test_sort_concat_equals_and_pandas() -> None:
     pdf = frame().to_pandas()
     assert isinstance(pdf, pd.DataFrame) and pdf["b"].tolist() == ["w", "x", "y", None]
     assert frame().to_numpy(object).shape == (4, 2)
+    assert frame().nbytes() > 4 * 8 + 4 * 8 + 3 * 49  # the strings counted
 
 
 @given(st.lists(st.one_of(st.integers(-5, 5), st.text(max_size=2)), max_size=40))

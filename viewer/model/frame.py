@@ -11,6 +11,7 @@ them (``viewer.analysis.groups``: NaN skipped).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
@@ -139,6 +140,15 @@ class Frame:
         if not self._cols:
             return np.zeros((self._len, 0), dtype=dtype or np.float64)
         return np.column_stack([np.asarray(v, dtype=dtype) for v in self._cols.values()])
+
+    def nbytes(self) -> int:
+        """Bytes of the columns' values, the objects of an object column included."""
+        total = 0
+        for v in self._cols.values():
+            total += v.nbytes
+            if v.dtype == object:
+                total += sum(map(sys.getsizeof, v.tolist()))
+        return total
 
     def to_dict(self) -> dict[str, np.ndarray]:
         return dict(self._cols)
