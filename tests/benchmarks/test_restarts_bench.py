@@ -47,7 +47,10 @@ _WITH_RSS = (
     "sys.argv = ['viewer', *sys.argv[1:]]\n"
     "try:\n    runpy.run_module('viewer', run_name='__main__')\n"
     "except SystemExit:\n    pass\n"
-    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)\n"
+    # VmHWM, not ru_maxrss: that survives exec on Linux and would be the pytest process's
+    "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
+    "kb = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "print(kb, file=sys.stderr)\n"
 )
 
 
