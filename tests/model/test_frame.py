@@ -77,3 +77,20 @@ def test_factorize_is_pandas_factorize(values: list) -> None:
         assert codes.tolist() == want_codes.tolist()
         assert list(uniques) == list(want_uniques)
         assert first_seen(array).tolist() == (~pd.Series(array).duplicated()).tolist()
+
+
+def test_rows_of_slices_a_column_when_it_is_read() -> None:
+    f = frame()
+    part = f.rows_of(1, 3)
+    assert len(part) == 2 and part["a"].tolist() == [1.0, 2.0]
+    assert part["a"].base is not None and not part["a"].flags.writeable  # a view
+    assert part.row(1) == {"a": 2.0, "b": "y"} and part[part["a"] > 1]["b"].tolist() == ["y"]
+    assert part.rows_of(1, 2)["b"].tolist() == ["y"] and part[:1]["a"].tolist() == [1.0]
+    assert part.equals(f.take([1, 2])) and part.assign(c=0).columns == ["a", "b", "c"]
+    assert f.rows_of(3, 9)["a"].tolist() == [3.0] and len(f.rows_of(5, 9)) == 0
+    assert part["a"] is part["a"]  # read once, then kept
+    f.release()  # a frame of its own columns has nothing to let go
+    assert f["a"].tolist() == [0.0, 1.0, 2.0, 3.0]
+    first = part["a"]
+    part.release()
+    assert part["a"] is not first and part["a"].tolist() == [1.0, 2.0]

@@ -46,6 +46,9 @@ def holds(session: Session) -> bool:
 
 
 def forget(session: Session) -> None:
-    """Let go of ``session``'s memoized tables (they are computed again when asked for)."""
+    """Let go of ``session``'s memoized tables and of the column views its own tables made
+    (both are made again when asked for)."""
     with _lock:
         _memo.pop(session, None)
+    for frame in (session.partitions, session.jobs, session.workers, session.unattributed):
+        frame.release()

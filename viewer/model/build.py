@@ -100,7 +100,7 @@ def session_tables(
 
 def _rows(frame: Frame, a: int, b: int) -> Frame:
     """Rows ``[a, b)`` of ``frame`` (views of its columns: the tables are never written)."""
-    return frame[int(a) : int(b)]
+    return frame.rows_of(int(a), int(b))
 
 
 def _conform_arrays(cols: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
