@@ -8,8 +8,6 @@ from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, cl
 from viewer.model import Session
 from viewer.model.frame import Frame
 
-GAP_COLUMNS = ["gpu", "start", "end", "ms", "cross_sector", "starved", "before_job", "after_job"]
-
 
 def idle_gaps(session: Session, rng: Range = None) -> Frame:
     """Holes in each GPU's busy union between its first GPU_START and last GPU_END.

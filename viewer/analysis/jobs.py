@@ -13,6 +13,7 @@ from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.model.frame import Frame
+from viewer.model.timeline import EVENT_TIMES
 
 JOB_TABLE_COLUMNS = [
     "job",
@@ -26,7 +27,6 @@ JOB_TABLE_COLUMNS = [
     "synth_span_ms",
     "queue_wait_ms",
 ]
-_TIMES = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
 
 
 @dataclass(frozen=True)
@@ -46,15 +46,14 @@ def _all_jobs(session: Session) -> Frame:
     """Every job with its figures plus ``active_start`` / ``active_end`` for range filtering."""
     p = session.partitions
     jobs = session.jobs
-    cols = p
-    end = cols["gpu_end"]
+    end = p["gpu_end"]
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
-    times = np.column_stack([cols[c].astype(np.float64, copy=False) for c in _TIMES])
-    open_end = np.where(cols["gpu_open"] | cols["synth_open"], session.end_ms, -np.inf)
-    g = Groups(cols["job"], size=len(jobs))
+    times = p[list(EVENT_TIMES)].to_numpy(np.float64)
+    open_end = np.where(p["gpu_open"] | p["synth_open"], session.end_ms, -np.inf)
+    g = Groups(p["job"], size=len(jobs))
     active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
     active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
-    synth_start, synth_end = g.min(cols["synth_start"]), g.max(cols["synth_end"])
+    synth_start, synth_end = g.min(p["synth_start"]), g.max(p["synth_end"])
     completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
     kind = jobs["kind"].copy()
     mono = jobs["monolithic"]
@@ -65,7 +64,7 @@ def _all_jobs(session: Session) -> Frame:
             "job_id": jobs["job_id"],
             "kind": kind,
             "partitions": jobs["partitions"],
-            "first_gpu_start": g.min(cols["gpu_start"]),
+            "first_gpu_start": g.min(p["gpu_start"]),
             "completed": completed,
             "synth_start": synth_start,
             "synth_end": synth_end,

@@ -111,20 +111,24 @@ def _tracks(keys: np.ndarray | tuple[np.ndarray, ...], table: dict) -> np.ndarra
         return np.full(n, -1, dtype=np.int64)
     known = np.array(list(table), dtype=np.int64).reshape(len(table), -1)
     cols = keys if multi else (keys,)
-    rows = np.column_stack([np.asarray(k, dtype=np.int64) for k in cols])
-    _, code = np.unique(np.concatenate([known, rows]), axis=0, return_inverse=True)
-    code = code.reshape(-1)
+    _, code = _row_codes(np.concatenate([known, np.column_stack(cols).astype(np.int64)]))
     tid_of = np.full(int(code.max()) + 1, -1, dtype=np.int64)
     tid_of[code[: len(known)]] = np.array(list(table.values()), dtype=np.int64)
     return tid_of[code[len(known) :]]
+
+
+def _row_codes(rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct rows of a 2-d integer array, and the code of each row among them."""
+    distinct, code = np.unique(rows, axis=0, return_inverse=True)
+    return distinct, code.reshape(-1)
 
 
 def _rows_by_pair(a: np.ndarray, b: np.ndarray) -> dict[tuple[int, int], np.ndarray]:
     """Rows of each (a, b) pair present, ascending within a pair."""
     if not len(a):
         return {}
-    pairs, code = np.unique(np.column_stack([a, b]).astype(np.int64), axis=0, return_inverse=True)
-    g = Groups(code.reshape(-1))
+    pairs, code = _row_codes(np.column_stack([a, b]).astype(np.int64))
+    g = Groups(code)
     keys = map(tuple, pairs[g.keys].tolist())
     return dict(zip(keys, g.split(np.arange(len(a))), strict=True))
 

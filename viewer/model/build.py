@@ -14,6 +14,7 @@ from viewer.model.frame import Frame
 from viewer.model.keys import factorize
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
+    EVENT_TIMES,
     JOB_COLUMNS,
     KERNEL_SOURCE_GPU_MS,
     KERNEL_SOURCE_TIMING,
@@ -23,8 +24,6 @@ from viewer.model.timeline import (
     conform,
     frame_of,
 )
-
-_TIMES = ("synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end")
 
 #: The columns rows are sorted by (NaN last): GPU_START, then SYNTH_START, job, partition.
 SORT_KEYS = ("gpu_start", "synth_start", "job", "partition")
@@ -90,17 +89,12 @@ def session_tables(
     worker_bounds = np.concatenate([[0], np.cumsum([len(w) for w in ws])])
     return [
         Tables(
-            _rows(parts, row_bounds[s], row_bounds[s + 1]),
-            _rows(jobs, first_job[s], first_job[s + 1]),
-            _rows(wk, worker_bounds[s], worker_bounds[s + 1]),
+            parts.rows_of(int(row_bounds[s]), int(row_bounds[s + 1])),
+            jobs.rows_of(int(first_job[s]), int(first_job[s + 1])),
+            wk.rows_of(int(worker_bounds[s]), int(worker_bounds[s + 1])),
         )
         for s in range(sessions)
     ]
-
-
-def _rows(frame: Frame, a: int, b: int) -> Frame:
-    """Rows ``[a, b)`` of ``frame`` (views of its columns: the tables are never written)."""
-    return frame.rows_of(int(a), int(b))
 
 
 def _conform_arrays(cols: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
@@ -156,8 +150,8 @@ def build_session(
     frame = _columns_of(calls)
     ids = np.asarray(frame["job_id"] if "job_id" in frame else [], dtype=object)  # noqa: SIM401
     codes, uniques = factorize(ids)
-    cols = conform(frame, PARTITION_COLUMNS).to_dict()
-    cols = {k: v for k, v in cols.items() if k in frame and k != "job"}
+    given = {k: dtype for k, dtype in PARTITION_COLUMNS.items() if k in frame and k != "job"}
+    cols = conform(frame, given).to_dict()  # session_tables fills in the others
     cols["job"] = codes.astype(np.int32)
     if workers is None:
         worker = cols.get("worker", np.full(len(codes), -1, np.int32))
@@ -167,7 +161,7 @@ def build_session(
             workers[w] = max(g, workers.get(w, g))
     (tables,) = session_tables(cols, [str(u) for u in uniques], kinds or {}, [workers])
     parts = tables.partitions
-    times = parts[list(_TIMES)].to_numpy()
+    times = parts[list(EVENT_TIMES)].to_numpy()
     finite = times[np.isfinite(times)]
     if kernel_source is None:
         has_kernel = bool(np.isfinite(parts["kernel_ms"]).any())

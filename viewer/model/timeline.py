@@ -58,6 +58,9 @@ PARTITION_COLUMNS: dict[str, str] = {
     "synth_open": "bool",  # SYNTH_START seen, SYNTH_END never seen
 }
 
+#: The columns of ``Session.partitions`` holding the time of a TIMELINE event, in a call's order.
+EVENT_TIMES = ("synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end")
+
 #: Column name -> dtype of ``Session.jobs`` (row position = job index).
 JOB_COLUMNS: dict[str, str] = {
     "job_id": "object",  # str

@@ -43,8 +43,8 @@ def _numeric_column(values: np.ndarray) -> bool | None:
     return False
 
 
-class DataFrameModel(QtCore.QAbstractTableModel):
-    """Rows of a DataFrame with display headers, sorted by the model itself.
+class FrameModel(QtCore.QAbstractTableModel):
+    """Rows of a ``Frame`` with display headers, sorted by the model itself.
 
     Columns are held as numpy arrays and sorting is one vectorized argsort: a proxy
     model comparing cells through ``data()`` costs seconds on 10^4 rows, and the
@@ -167,7 +167,7 @@ class CopyableTableView(QtWidgets.QTableView):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
-        self.source = DataFrameModel(self)
+        self.source = FrameModel(self)
         self.setModel(self.source)
         self.setSortingEnabled(True)
         self.horizontalHeader().setSortIndicator(-1, QtCore.Qt.SortOrder.AscendingOrder)

@@ -21,6 +21,7 @@ from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
 from viewer.model.frame import Frame
+from viewer.model.timeline import EVENT_TIMES
 from viewer.sim.model import Draws, Schedule, SimConfig, run
 from viewer.whatif.knobs import Knobs
 
@@ -239,8 +240,7 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
 
 def _first_event(p: Frame, jobs: int) -> np.ndarray:
     """Each job's earliest TIMELINE event (NaN for none)."""
-    cols = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end"]
-    earliest = np.fmin.reduce(p[cols].to_numpy(np.float64), axis=1, initial=np.inf)
+    earliest = np.fmin.reduce(p[list(EVENT_TIMES)].to_numpy(np.float64), axis=1, initial=np.inf)
     out = np.full(jobs, np.inf)
     np.minimum.at(out, p["job"], earliest)
     return np.where(np.isinf(out), np.nan, out)
