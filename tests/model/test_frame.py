@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from viewer.model.frame import Frame, empty_like
-from viewer.model.keys import factorize, first_seen
+from viewer.model.keys import factorize, first_seen, unique
 
 
 def frame() -> Frame:
@@ -77,6 +77,30 @@ def test_factorize_is_pandas_factorize(values: list) -> None:
         assert codes.tolist() == want_codes.tolist()
         assert list(uniques) == list(want_uniques)
         assert first_seen(array).tolist() == (~pd.Series(array).duplicated()).tolist()
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.integers(-3, 3).map(float),
+            st.sampled_from([np.nan, np.inf, -np.inf, -0.0, 0.5]),
+        ),
+        max_size=40,
+    ),
+    st.booleans(),
+)
+def test_unique_is_numpy_unique(values: list, as_int: bool) -> None:
+    """The stable-sort ``unique`` gives np.unique's values, first positions and inverse,
+    NaNs one value; integers and floats."""
+    array = np.array(values, dtype=np.float64)
+    if as_int:
+        array = np.nan_to_num(array, posinf=9, neginf=-9).astype(np.int64)
+    want, want_index, want_inverse = np.unique(array, return_index=True, return_inverse=True)
+    got, index, inverse = unique(array, return_index=True, return_inverse=True)
+    assert np.array_equal(got, want, equal_nan=True)
+    assert np.array_equal(unique(array), want, equal_nan=True)
+    assert index.tolist() == want_index.tolist()
+    assert inverse.tolist() == want_inverse.reshape(-1).tolist()
 
 
 def test_rows_of_slices_a_column_when_it_is_read() -> None:

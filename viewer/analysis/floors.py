@@ -28,6 +28,7 @@ from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.model.frame import Frame
+from viewer.model.keys import unique
 
 FLOORS = ("kernel", "worker", "synthesis", "arrival")
 #: A job whose first SYNTH_START follows another job's event this closely was waiting for
@@ -116,13 +117,16 @@ def arrivals(session: Session) -> Frame:
     owner = np.repeat(job, len(cols))
     keep = np.isfinite(times)
     times, owner = times[keep], owner[keep]
-    order = np.argsort(times, kind="stable")
-    times, owner = times[order], owner[order]
+    # A job's own events in its window free no slot for it (one pass, no sort).
+    mine = first[owner]
+    in_window = (times >= mine - ARRIVAL_SLACK_MS) & (times <= mine)
+    own_all = np.bincount(owner[in_window], minlength=n)
+    times = np.sort(times, kind="stable")  # timsort: the columns are nearly sorted
     seen = np.flatnonzero(np.isfinite(first))
     seen = seen[np.argsort(first[seen], kind="stable")]
     lo = np.searchsorted(times, first[seen] - ARRIVAL_SLACK_MS, side="left")
     hi = np.searchsorted(times, first[seen], side="right")
-    own = _own_events_between(times, owner, seen, first[seen] - ARRIVAL_SLACK_MS, first[seen])
+    own = own_all[seen]
     waited = (hi - lo) > own
     waited[:1] = False  # the first job waited for nothing earlier
     # Each job takes the arrival of the last job at or before it that did not wait.
@@ -132,20 +136,6 @@ def arrivals(session: Session) -> Frame:
     inferred = np.zeros(n, dtype=bool)
     inferred[seen] = waited
     return Frame({"first_synth": first, "arrival": arrival, "inferred": inferred})
-
-
-def _own_events_between(
-    times: np.ndarray, owner: np.ndarray, jobs: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> np.ndarray:
-    """How many of each job's own events fall in [lo, hi] (they free no slot for it)."""
-    if not len(times):
-        return np.zeros(len(jobs), dtype=np.int64)
-    uniq, rank = np.unique(times, return_inverse=True)
-    width = len(uniq) + 1
-    key = np.sort(owner.astype(np.int64) * width + rank)
-    first = jobs.astype(np.int64) * width + np.searchsorted(uniq, lo, side="left")
-    last = jobs.astype(np.int64) * width + np.searchsorted(uniq, hi, side="right") - 1
-    return np.searchsorted(key, last, side="right") - np.searchsorted(key, first, side="left")
 
 
 def slots_seen(session: Session, rng: Range = None) -> int:
@@ -189,7 +179,7 @@ def floors(
 
     start, end = p["gpu_start"], p["gpu_end"]
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = int(np.unique(p["worker"][calls & (p["worker"] >= 0)]).size)
+    workers = len(unique(p["worker"][calls & (p["worker"] >= 0)]))
     timing = not kernel.upper_bound
     per_call = s["prep_ms"] + s["kernel_ms"] + s["post_ms"] if timing else s["call_ms"]
     per_call = per_call[calls & np.isfinite(per_call)]

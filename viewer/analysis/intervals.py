@@ -20,6 +20,7 @@ from viewer.analysis.cache import per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.model.frame import Frame
+from viewer.model.keys import unique
 
 Range = tuple[float, float] | None
 
@@ -111,7 +112,7 @@ def _group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     one ``np.maximum.accumulate`` over integer ranks banded by group, so a group's running
     maximum never reaches into the one before it."""
     gid = np.cumsum(np.concatenate([[0], groups[1:] != groups[:-1]]))
-    uniq, rank = np.unique(values, return_inverse=True)
+    uniq, rank = unique(values, return_inverse=True)
     band = gid * (len(uniq) + 1)
     return uniq[np.maximum.accumulate(band + rank.reshape(-1)) - band]
 

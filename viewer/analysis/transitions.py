@@ -16,6 +16,7 @@ from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.model.frame import Frame, empty_like
+from viewer.model.keys import unique
 
 TRANSITION_COLUMNS = [
     "from_job",
@@ -88,7 +89,7 @@ def _latest_end_before(
     """For each (``of[i]``, ``at[i]``): the latest ``end`` of job ``of[i]``'s closed calls at or
     before ``at[i]`` (NaN when none).  One sorted search over (job, time rank) keys."""
     j, e = job[closed].astype(np.int64), end[closed]
-    times, rank = np.unique(np.concatenate([e, at]), return_inverse=True)
+    times, rank = unique(np.concatenate([e, at]), return_inverse=True)
     rank = rank.reshape(-1)
     width = len(times) + 1
     keys = j * width + rank[: len(e)]

@@ -59,7 +59,7 @@ def summaries(
 def summary_dict(sm: SessionSummary) -> dict:
     """The JSON object of one session (see ``report_dict``)."""
     s = sm.session
-    gaps = sm.gaps
+    gaps = sm.gaps[["gpu", "start", "end", "ms", "cross_sector", "starved"]]
     by_gpu = Groups(gaps["gpu"])
     gap_rows = {
         g: records(

@@ -327,8 +327,9 @@ def _attribute(
     calls: dict[str, np.ndarray], cuzk: CuzkLines, seq: np.ndarray, offset: np.ndarray
 ) -> Attribution:
     """One session's CUZK_TIMING blocks matched to its calls."""
-    gpus_used = np.unique(calls["gpu"][calls["start_seq"] >= 0])
-    blocks, cz_skipped = build_blocks(cuzk, single_gpu=len(gpus_used) <= 1)
+    used = calls["gpu"][calls["start_seq"] >= 0]
+    single = not len(used) or bool((used == used[0]).all())
+    blocks, cz_skipped = build_blocks(cuzk, single_gpu=single)
     att = attribute(calls, blocks, seq, offset)
     att.skipped.update(cz_skipped)
     return att

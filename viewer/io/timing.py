@@ -128,8 +128,12 @@ def _latest(marks: np.ndarray, block: np.ndarray, seq: np.ndarray) -> np.ndarray
     before every mark and for repeats (a block already taken by an earlier line)."""
     at = np.searchsorted(marks, seq, side="right") - 1
     owner = np.where(at >= 0, block[np.maximum(at, 0)] if len(block) else -1, -1)
-    first = np.zeros(len(owner), bool)
-    first[np.unique(owner, return_index=True)[1]] = True
+    first = np.ones(len(owner), bool)
+    if len(owner) and (owner[1:] >= owner[:-1]).all():  # sorted marks, ascending blocks
+        first[1:] = owner[1:] != owner[:-1]
+    else:
+        first[:] = False
+        first[np.unique(owner, return_index=True)[1]] = True
     return np.where(first, owner, -1)
 
 
