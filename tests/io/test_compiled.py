@@ -319,3 +319,32 @@ def test_an_empty_range_scans_nothing(tmp_path, either):
         ords = Ordinals(7)
         got = scanner.scan_range(f.fileno(), 50, 50, ords, {})
     assert ords.base == 7 and sum(len(b.seq) for b in got) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 60), st.one_of(st.integers(0, 30), st.just(-1))),
+        max_size=60,
+    )
+)
+def test_row_packing_is_the_same_in_c_and_python(spans):
+    """``compiled.pack_sorted`` (the synthesis lanes' and the trace's row packing) gives the
+    rows of ``pure.pack_sorted``: ties, back-to-back and zero-length intervals, and ends
+    that never free their row (-1: inf)."""
+    from viewer.io import compiled
+
+    start = np.array([s for s, _ in spans], dtype=np.float64)
+    end = np.array([np.inf if d < 0 else s + d for s, d in spans], dtype=np.float64)
+    order = np.lexsort((end, start))
+    s, e = start[order], end[order]
+    got = compiled.pack_sorted(s, e)
+    assert got.dtype == np.int32
+    assert got.tolist() == pure.pack_sorted(s, e).tolist()
+
+
+def test_row_packing_refuses_columns_of_two_lengths():
+    from viewer.io import _cscan
+
+    with pytest.raises(ValueError, match="differ in length"):
+        _cscan.pack_sorted(np.zeros(3).tobytes(), np.zeros(2).tobytes())

@@ -1,13 +1,15 @@
 """Greedy packing of intervals into as few rows as possible (synthesis rows, trace tracks).
 
-Shared by the GUI's synthesis lanes and the trace export so both show the same rows.
+Shared by the GUI's synthesis lanes and the trace export so both show the same rows.  The
+greedy pass runs in the compiled scanner's extension when it is built (10^5 intervals in a
+few ms instead of ~0.15 s of heap operations in Python).
 """
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
+
+from viewer.io.scanner import pack_sorted
 
 
 def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -32,17 +34,5 @@ def pack_rows(start: np.ndarray, end: np.ndarray) -> np.ndarray:
     if len(order) < 2 or (s_ord[1:] >= np.maximum.accumulate(e_ord)[:-1]).all():
         rows[order] = 0  # nothing overlaps (the usual case for one worker's calls)
         return rows
-    busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
-    free: list[int] = []  # rows that became free, lowest first
-    used = 0
-    out = rows.tolist()
-    for i, s, e in zip(order.tolist(), s_ord.tolist(), e_ord.tolist(), strict=True):
-        while busy and busy[0][0] <= s:
-            heapq.heappush(free, heapq.heappop(busy)[1])
-        if free:
-            r = heapq.heappop(free)
-        else:
-            r, used = used, used + 1
-        out[i] = r
-        heapq.heappush(busy, (e, r))
-    return np.asarray(out, dtype=np.int32)
+    rows[order] = pack_sorted(s_ord, e_ord)
+    return rows

@@ -867,9 +867,108 @@ done:
     return res;
 }
 
+/* ------------------------------------------------------------------ row packing */
+
+PyDoc_STRVAR(PACK_DOC,
+             "pack_sorted(start, end) -> rows\n\n"
+             "The loop of analysis.packing.pack_rows over intervals sorted by (start, end):\n"
+             "start / end float64 (end >= start, inf: never freed); each interval takes the\n"
+             "lowest row free at its start (a row is free from its last interval's end on).\n"
+             "rows: packed int32, one per interval.");
+
+/* Min-heaps: rows in use by (end, row), free rows by number. */
+typedef struct {
+    double end;
+    int32_t row;
+} Busy;
+
+static int busy_less(Busy a, Busy b) { return a.end < b.end || (a.end == b.end && a.row < b.row); }
+
+static void busy_push(Busy *h, Py_ssize_t *n, Busy x) {
+    Py_ssize_t i = (*n)++;
+    while (i > 0 && busy_less(x, h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+    h[i] = x;
+}
+
+static Busy busy_pop(Busy *h, Py_ssize_t *n) {
+    Busy top = h[0], last = h[--(*n)];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && busy_less(h[c + 1], h[c])) c++;
+        if (!busy_less(h[c], last)) break;
+        h[i] = h[c], i = c;
+    }
+    if (*n > 0) h[i] = last;
+    return top;
+}
+
+static void row_push(int32_t *h, Py_ssize_t *n, int32_t x) {
+    Py_ssize_t i = (*n)++;
+    while (i > 0 && x < h[(i - 1) / 2]) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+    h[i] = x;
+}
+
+static int32_t row_pop(int32_t *h, Py_ssize_t *n) {
+    int32_t top = h[0], last = h[--(*n)];
+    Py_ssize_t i = 0;
+    for (;;) {
+        Py_ssize_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= last) break;
+        h[i] = h[c], i = c;
+    }
+    if (*n > 0) h[i] = last;
+    return top;
+}
+
+static PyObject *pack_sorted(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_buffer bs, be;
+    if (!PyArg_ParseTuple(args, "y*y*", &bs, &be)) return NULL;
+    PyObject *res = NULL;
+    Py_ssize_t n = bs.len / 8;
+    if (be.len != bs.len || n >= INT32_MAX) {
+        PyErr_SetString(PyExc_ValueError, be.len != bs.len
+                                              ? "pack_sorted: start and end differ in length"
+                                              : "pack_sorted: over 2^31 intervals");
+        goto done;
+    }
+    const double *start = bs.buf, *end = be.buf;
+    res = PyBytes_FromStringAndSize(NULL, n * 4);
+    Busy *busy = malloc((n + 1) * sizeof *busy);
+    int32_t *free_rows = malloc((n + 1) * sizeof *free_rows);
+    if (!res || !busy || !free_rows) {
+        Py_CLEAR(res);
+        free(busy), free(free_rows);
+        PyErr_NoMemory();
+        goto done;
+    }
+    int32_t *rows = (int32_t *)PyBytes_AS_STRING(res);
+    Py_BEGIN_ALLOW_THREADS;
+    Py_ssize_t n_busy = 0, n_free = 0;
+    int32_t used = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        while (n_busy && busy[0].end <= start[i])
+            row_push(free_rows, &n_free, busy_pop(busy, &n_busy).row);
+        int32_t r = n_free ? row_pop(free_rows, &n_free) : used++;
+        rows[i] = r;
+        busy_push(busy, &n_busy, (Busy){end[i], r});
+    }
+    Py_END_ALLOW_THREADS;
+    free(busy), free(free_rows);
+done:
+    PyBuffer_Release(&bs);
+    PyBuffer_Release(&be);
+    return res;
+}
+
 static PyMethodDef METHODS[] = {{"scan", scan, METH_VARARGS, SCAN_DOC},
                                 {"scan_file", scan_file, METH_VARARGS, SCAN_FILE_DOC},
                                 {"match_blocks", match_blocks, METH_VARARGS, MATCH_DOC},
+                                {"pack_sorted", pack_sorted, METH_VARARGS, PACK_DOC},
                                 {NULL, NULL, 0, NULL}};
 
 static struct PyModuleDef MODULE = {

@@ -207,3 +207,11 @@ def match_blocks(
         ambiguous_ms,
     )
     return np.frombuffer(packed, np.int64).copy(), ambiguous
+
+
+def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """``pure.pack_sorted`` in C."""
+    packed = _cscan.pack_sorted(
+        np.ascontiguousarray(start, dtype=np.float64), np.ascontiguousarray(end, dtype=np.float64)
+    )
+    return np.frombuffer(packed, np.int32).copy()

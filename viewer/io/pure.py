@@ -5,6 +5,7 @@ the compiled one to."""
 
 from __future__ import annotations
 
+import heapq
 import os
 from collections.abc import Callable, Iterable, Iterator
 
@@ -145,3 +146,23 @@ def match_blocks(
         owner[b] = c
         last_end[k] = start[c] + lock + kernel_ms[b]
     return np.array(owner, dtype=np.int64), ambiguous
+
+
+def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The loop of ``analysis.packing.pack_rows`` (``_cscan.pack_sorted`` is its twin) over
+    intervals sorted by (start, end), ``end >= start`` (inf: never freed): each takes the
+    lowest row free at its start.  The rows, int32."""
+    busy: list[tuple[float, int]] = []  # (end, row) of the rows in use
+    free: list[int] = []  # rows that became free, lowest first
+    used = 0
+    out = []
+    for s, e in zip(start.tolist(), end.tolist(), strict=True):
+        while busy and busy[0][0] <= s:
+            heapq.heappush(free, heapq.heappop(busy)[1])
+        if free:
+            r = heapq.heappop(free)
+        else:
+            r, used = used, used + 1
+        out.append(r)
+        heapq.heappush(busy, (e, r))
+    return np.asarray(out, dtype=np.int32)

@@ -17,7 +17,15 @@ from viewer.io.batch import EventBatch
 from viewer.io.records import Ordinals
 from viewer.io.source import Chunk, Skip
 
-__all__ = ["BACKEND", "Ordinals", "compiled", "match_blocks", "scan_chunks", "scan_range"]
+__all__ = [
+    "BACKEND",
+    "Ordinals",
+    "compiled",
+    "match_blocks",
+    "pack_sorted",
+    "scan_chunks",
+    "scan_range",
+]
 
 
 def _choose() -> ModuleType:
@@ -65,3 +73,8 @@ def scan_range(
 def match_blocks(*args: np.ndarray | list[np.ndarray] | float) -> tuple[np.ndarray, int]:
     """The pass of ``timing._match`` over the blocks (see ``pure.match_blocks``)."""
     return BACKEND.match_blocks(*args)
+
+
+def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
+    """The greedy pass of ``analysis.packing.pack_rows`` (see ``pure.pack_sorted``)."""
+    return BACKEND.pack_sorted(start, end)

@@ -20,6 +20,7 @@ from viewer.analysis.stages import synthesis_rows
 from viewer.lanes.lod import Intervals, Stack
 from viewer.model import Session
 from viewer.model.frame import Frame
+from viewer.model.keys import unique
 
 MARKER_STRIP = 34.0  # room for two rows of transition labels above the lanes
 GROUP_HEADER = 18.0
@@ -238,7 +239,9 @@ def build_lanes(session: Session) -> SessionLanes:
     by_worker = {w: g for g, ws in table.items() for w in ws}
     unknown = gpu < 0
     gpu[unknown] = [by_worker.get(int(w), -1) for w in worker[unknown]]
-    for g, w in zip(gpu.tolist(), worker.tolist(), strict=True):
+    pairs = unique((gpu.astype(np.int64) << 32) | (worker.astype(np.int64) & 0xFFFFFFFF))
+    low = (pairs & 0xFFFFFFFF).astype(np.uint32).astype(np.int32)  # the worker, sign kept
+    for g, w in zip((pairs >> 32).tolist(), low.tolist(), strict=True):
         if w not in table.get(g, []):
             table.setdefault(g, []).append(w)
     groups = []
