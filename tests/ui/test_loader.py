@@ -1,4 +1,5 @@
-"""Loading off the GUI thread: the first summary comes with the log; workers yield to the GUI."""
+"""Loading off the GUI thread: the log is drawn first, then its figures computed; workers yield
+to the GUI."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from viewer.analysis import summarize
 from viewer.ui import MainWindow
 from viewer.ui.background import GUI_SWITCH_INTERVAL_S, WORKER_NICE, BackgroundWorker
 from viewer.ui.loader import LoadJob
+from viewer.ui.main_window import FIRST_PAINT_WAIT_MS
 
 PHASE8 = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 
@@ -39,22 +41,50 @@ def test_load_job_without_summary_leaves_it_to_the_caller(qtbot):
     assert loaded.args[3] is None
 
 
-def test_window_fills_panels_from_the_loaders_summary(qtbot, tmp_path):
-    """No second pass over the session after a load: the runner computes nothing."""
+def test_window_draws_the_log_before_computing_its_figures(qtbot, tmp_path):
+    """Issue 15, item 2: the plot's first frame with the log comes first; the whole
+    session's figures are computed after it (once) and fill the panels."""
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(settings=settings)
     qtbot.addWidget(win)
     win.show()
-    computed = []
+    order: list[object] = []
+
+    class Painted(QtCore.QObject):
+        def eventFilter(self, obj, event):
+            if event.type() == QtCore.QEvent.Type.Paint and "painted" not in order:
+                order.append("painted")
+            return False
+
+    spy = Painted()
+    win.timeline_loaded.connect(lambda _: win.view.plot.viewport().installEventFilter(spy))
     request = win.runner.task.request
-    win.runner.task.request = lambda *args: (computed.append(args), request(*args))
+    win.runner.task.request = lambda *args: (order.append(args[2:]), request(*args))
     with qtbot.waitSignal(win.summary_ready, timeout=15000) as ready:
         win.open_paths([PHASE8])
         assert win.is_loading()
-    assert computed == []
+    assert order[0] == "painted" and len(order) == 2, order
+    assert order[1] == (win.session(), None)  # the whole session, asked once
     assert ready.args[0] is win.current_summary()
     assert win.transitions_panel.frame().equals(ready.args[0].transitions)
     assert "whole session" in win.range_label.text()
+
+
+def test_a_range_chosen_before_the_first_frame_is_not_overridden(qtbot, tmp_path):
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    with qtbot.waitSignal(win.timeline_loaded, timeout=15000):
+        win.open_paths([PHASE8])
+    session = win.session()
+    a, b = session.start_ms, (session.start_ms + session.end_ms) / 2
+    win.view.set_selection(a, b)  # before the deferred whole-session request fires
+    with qtbot.waitSignal(win.summary_ready, timeout=15000):
+        pass
+    qtbot.wait(2 * FIRST_PAINT_WAIT_MS)  # the deferred request's fallback timer, had it one
+    assert win.current_summary().rng == (a, b)
+    assert "range" in win.range_label.text() and "whole session" not in win.range_label.text()
 
 
 def test_hidden_window_loads_without_waiting_for_a_paint(qtbot, tmp_path):

@@ -101,6 +101,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._summary = None  # the summary the panels show
         self._pending_summary = None  # the one they are being filled with
         self._painted = False  # see _start_next
+        self._summary_after_paint = False  # see _on_loaded
         self.installEventFilter(self)
 
         self.setWindowIcon(app_icon())
@@ -397,7 +398,7 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         path = self._queue.pop(0)
         gc.unfreeze()  # what the last load pinned can be collected again (see _on_loaded)
-        job = LoadJob(path, self.workers_per_gpu, self, with_summary=True)
+        job = LoadJob(path, self.workers_per_gpu, self)
         job.progress_changed.connect(self._on_progress)
         job.loaded.connect(self._on_loaded)
         job.failed.connect(self._on_failed)
@@ -411,11 +412,20 @@ class MainWindow(QtWidgets.QMainWindow):
         job.start()
 
     def eventFilter(self, watched: QtCore.QObject, event: QtCore.QEvent) -> bool:
-        if watched is self and event.type() == QtCore.QEvent.Type.Paint:
-            self.removeEventFilter(self)
-            # After the whole paint pass, children included.
-            QtCore.QTimer.singleShot(0, self, self._on_first_paint)
+        if event.type() == QtCore.QEvent.Type.Paint:
+            if watched is self:
+                self.removeEventFilter(self)
+                # After the whole paint pass, children included.
+                QtCore.QTimer.singleShot(0, self, self._on_first_paint)
+            elif watched is self.view.plot.viewport() and self._summary_after_paint:
+                watched.removeEventFilter(self)
+                QtCore.QTimer.singleShot(0, self, self._summary_after_first_frame)
         return super().eventFilter(watched, event)
+
+    def _summary_after_first_frame(self) -> None:
+        if self._summary_after_paint:
+            self._summary_after_paint = False
+            self._request_summary(None)
 
     def _on_first_paint(self) -> None:
         self._painted = True
@@ -447,7 +457,14 @@ class MainWindow(QtWidgets.QMainWindow):
         self.view.set_timeline(timeline, index, lanes)
         self.session_combo.setCurrentIndex(self._session_index)
         self._update_title()
-        if summary is None:
+        if summary is None and self.view.plot.viewport().isVisible():
+            # The figures of the whole session (0.2 s for a week's log) are computed after
+            # the log's first frame, which they would otherwise delay, holding the GIL.
+            self._show_range(None)
+            self._summary_after_paint = True
+            self.view.plot.viewport().installEventFilter(self)
+            QtCore.QTimer.singleShot(FIRST_PAINT_WAIT_MS, self, self._summary_after_first_frame)
+        elif summary is None:
             self._request_summary(None)
         else:
             self._show_range(None)
@@ -534,6 +551,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._request_summary(None if end_ms <= start_ms else (start_ms, end_ms))
 
     def _request_summary(self, rng) -> None:
+        self._summary_after_paint = False  # a request now supersedes the deferred one
         session = self.session()
         if session is None:
             return
