@@ -393,3 +393,33 @@ def test_a_wild_partition_number_does_not_blow_up_the_pairing(tmp_path):
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before < 200_000  # KiB
     assert got[got["partition"] < 100].equals(want)
     assert pairing._dense(np.array([0, 1, 2]), np.array([0, 1, 5000000]))[0] is None
+
+
+@pytest.mark.parametrize("runs", [1, 3])
+def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, runs):
+    """``open_log`` builds its sessions with ``consume=True``: the scan's event and
+    CUZK_TIMING columns are let go as soon as they are used (the peak memory of a dense
+    10^6-event log: 211 -> 165 MB).  The sessions are those of a scan kept whole, and the
+    scan is left empty."""
+    lines = []
+    for r in range(runs):
+        lines += [daemon_start(), worker_started(0, 0), worker_started(1, 1)]
+        for p in range(4):
+            call = partition_lines(f"job-{r}", p, 10 + 700 * p, worker=p % 2)
+            lines += [*call[:5], *cuzk_block(10 + p, 5), call[5]]
+        lines.append(call[4])  # a repeated event: counted, not paired twice
+    path = tmp_path / "run.log"
+    write(path, lines)
+    kept = scan_log(path)
+    want = kept.sessions()
+    assert len(kept.batch.seq) > 0  # a scan kept whole stays whole
+    consumed = scan_log(path)
+    got = consumed.sessions(consume=True)
+    assert len(consumed.batch.seq) == 0 and len(consumed.batch.cuzk.seq) == 0
+    assert len(got) == len(want) == runs
+    for a, b in zip(got, want, strict=True):
+        assert a.partitions.equals(b.partitions) and a.jobs.equals(b.jobs)
+        assert (a.events, a.skipped, a.notes, a.kernel_blocks) == (
+            b.events, b.skipped, b.notes, b.kernel_blocks
+        )  # fmt: skip
+        assert a.kernel_source == KERNEL_SOURCE_TIMING

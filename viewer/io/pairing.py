@@ -212,25 +212,40 @@ def _dense(job: np.ndarray, part: np.ndarray) -> tuple[np.ndarray | None, int]:
     size = (int(job.max()) + 1) * width
     if int(part.min()) < -1 or int(job.min()) < 0 or size > len(job) + DENSE_SLACK:
         return None, 0
-    return job.astype(np.int64) * width + (part.astype(np.int64) + 1), width
+    dtype = _index_type(size * 8)  # room for _repeats' cells too
+    code = job.astype(dtype)
+    code *= width
+    code += part
+    code += 1
+    return code, width
+
+
+def _index_type(most: int) -> type:
+    """int32 for indices below ``most`` when they fit (half the memory of 10^6-row
+    temporaries), else int64."""
+    return np.int32 if most < 2**31 else np.int64
 
 
 def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np.ndarray:
     """True for every (call, event type) seen before in file order."""
     if dense is None:
         return ~first_seen(key * 8 + event)
-    cell = dense * 8 + event
-    first = np.full(int(cell.max()) + 1, len(cell), dtype=np.int64)
-    np.minimum.at(first, cell, np.arange(len(cell)))
-    return first[cell] != np.arange(len(cell))
+    cell = dense * 8
+    cell += event
+    ramp = np.arange(len(cell), dtype=_index_type(len(cell) + 1))
+    first = np.full(int(cell.max()) + 1, len(cell), dtype=ramp.dtype)
+    np.minimum.at(first, cell, ramp)
+    return first[cell] != ramp
 
 
 def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the dense values in order of first appearance (``factorize`` through a
     table lookup instead of a hash), and the value of each code."""
     n = len(dense)
-    first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=np.int64)
-    np.minimum.at(first, dense, np.arange(n))
+    ramp = np.arange(n, dtype=_index_type(n + 1))
+    first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=ramp.dtype)
+    np.minimum.at(first, dense, ramp)
+    del ramp
     seen = np.flatnonzero(first < n)
     order = seen[np.argsort(first[seen], kind="stable")]
     rank = np.empty(len(first), dtype=np.int64)

@@ -18,7 +18,14 @@ from os import PathLike
 import numpy as np
 
 from viewer.io import source
-from viewer.io.batch import EVENT_COLUMNS, CuzkLines, EventBatch, empty_batch, merge_batches
+from viewer.io.batch import (
+    EVENT_COLUMNS,
+    CuzkLines,
+    EventBatch,
+    empty_batch,
+    merge_batches,
+    no_cuzk,
+)
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.exact import ANSI_RE
 from viewer.io.grammar import MARK_DAEMON, MARK_WORKER
@@ -27,7 +34,7 @@ from viewer.io.records import Ordinals
 from viewer.io.scanner import scan_chunks, scan_range
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
-from viewer.io.timing import VALUES, Attribution, attribute, build_blocks
+from viewer.io.timing import VALUES, Blocks, attribute, build_blocks
 from viewer.model import Session, Timeline, session_tables
 from viewer.model.keys import factorize
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
@@ -74,12 +81,19 @@ class LogScan:
         if batches:  # an empty range scans no piece
             self.batch = merge_batches([self.batch, *batches])
 
-    def sessions(self, workers_per_gpu: int | None = None) -> list[Session]:
-        """The sessions of everything scanned (none until an event could be read)."""
+    def sessions(
+        self, workers_per_gpu: int | None = None, *, consume: bool = False
+    ) -> list[Session]:
+        """The sessions of everything scanned (none until an event could be read).
+        ``consume``: the scan is not needed afterwards (``open_log``): its columns are let
+        go as soon as the sessions no longer need them, which lowers the peak memory."""
         if not len(self.batch.seq):
             return []
         job_ids = [j.decode("utf-8", "replace") for j in self.jobs]
-        return _sessions(self.batch, job_ids, workers_per_gpu)
+        batch = self.batch
+        if consume:
+            self.batch = empty_batch()
+        return _sessions(batch, job_ids, workers_per_gpu, consume)
 
 
 def scan_log(
@@ -124,7 +138,7 @@ def open_log(
     path = log_path(path)
     scan = scan_log(path, progress=progress, cancel=cancel, end=end)
     _check_found(path, scan)
-    sessions = scan.sessions(workers_per_gpu)
+    sessions = scan.sessions(workers_per_gpu, consume=True)
     if scan.damage:
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:
@@ -189,9 +203,16 @@ def _not_a_log_reason(head: bytes) -> str:
     return f"no TIMELINE lines found; {EXPECTED}"
 
 
-def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None) -> list[Session]:
+#: The event columns nothing needs once the events are paired.
+PAIRED_AWAY = ("event", "job", "partition", "worker", "synth_ms", "gpu_ms", "mono")
+
+
+def _sessions(
+    batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None, consume: bool = False
+) -> list[Session]:
     """The sessions of everything read (``batch``: the whole file's lines, merged), built
-    in one pass over all of them."""
+    in one pass over all of them.  ``consume``: empty ``batch``'s columns as they stop being
+    needed (the events' after pairing, the CUZK_TIMING lines' once grouped into blocks)."""
     ev = {f: getattr(batch, f) for f in EVENT_COLUMNS}
     if len(batch.copy_seq):  # exact copies folded into their rows: how many, per row
         ev["copies"] = np.zeros(len(batch.seq), np.int64)
@@ -205,6 +226,11 @@ def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None
     mapping = _worker_lines(batch, sid, daemon_starts, n)
 
     paired = pair_events(ev, sid, n)
+    if consume:
+        for name in (*PAIRED_AWAY, "copies"):
+            ev.pop(name, None)
+        for name in PAIRED_AWAY:  # new empty arrays: an empty view would keep the column
+            setattr(batch, name, np.empty(0, getattr(batch, name).dtype))
     calls = paired.calls
     for s, counts in enumerate(paired.skipped):
         skipped[s].update(counts)
@@ -220,15 +246,29 @@ def _sessions(batch: EventBatch, job_ids: list[str], workers_per_gpu: int | None
         c_bounds = np.searchsorted(session_of(cz.seq, ev["seq"], sid, daemon_starts), range(n + 1))
         e_bounds = np.searchsorted(sid, np.arange(n + 1))
         k_bounds = np.searchsorted(calls["session"], np.arange(n + 1))
-        for s in np.flatnonzero(np.diff(c_bounds)).tolist():
+        with_blocks = np.flatnonzero(np.diff(c_bounds)).tolist()
+
+        def blocks_of(s: int) -> tuple[Blocks, Counter[str]]:
+            rows = slice(k_bounds[s], k_bounds[s + 1])
+            cuzk = _slice_cuzk(cz, c_bounds[s], c_bounds[s + 1])
+            return _blocks(calls["gpu"][rows], calls["start_seq"][rows], cuzk)
+
+        # One session (a big log): its lines can go once grouped into blocks, before the
+        # matching.  Several hold views of the lines until the last is done.
+        only = blocks_of(with_blocks[0]) if consume and len(with_blocks) == 1 else None
+        if only is not None:
+            batch.cuzk = cz = no_cuzk()
+        for s in with_blocks:
+            session_blocks, cz_skipped = only or blocks_of(s)
             rows = slice(k_bounds[s], k_bounds[s + 1])
             events = slice(e_bounds[s], e_bounds[s + 1])
-            att = _attribute(
+            att = attribute(
                 {k: v[rows] for k, v in calls.items()},
-                _slice_cuzk(cz, c_bounds[s], c_bounds[s + 1]),
+                session_blocks,
                 ev["seq"][events],
                 ev["offset"][events],
             )
+            att.skipped.update(cz_skipped)
             skipped[s].update(att.skipped)
             notes[s] += att.notes
             for name, col in att.columns.items():
@@ -323,16 +363,12 @@ def _gpus(
     return gpu
 
 
-def _attribute(
-    calls: dict[str, np.ndarray], cuzk: CuzkLines, seq: np.ndarray, offset: np.ndarray
-) -> Attribution:
-    """One session's CUZK_TIMING blocks matched to its calls."""
-    used = calls["gpu"][calls["start_seq"] >= 0]
+def _blocks(gpu: np.ndarray, start_seq: np.ndarray, cuzk: CuzkLines) -> tuple[Blocks, Counter]:
+    """One session's CUZK_TIMING lines grouped into blocks (``gpu``, ``start_seq``: its
+    calls'), and the lines skipped."""
+    used = gpu[start_seq >= 0]
     single = not len(used) or bool((used == used[0]).all())
-    blocks, cz_skipped = build_blocks(cuzk, single_gpu=single)
-    att = attribute(calls, blocks, seq, offset)
-    att.skipped.update(cz_skipped)
-    return att
+    return build_blocks(cuzk, single_gpu=single)
 
 
 def _slice_cuzk(cz: CuzkLines, a: int, b: int) -> CuzkLines:
