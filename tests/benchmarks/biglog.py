@@ -39,6 +39,22 @@ def big_log() -> Path:
     return path
 
 
+def dense_log() -> Path:
+    """The benchmark log's events without its other lines (``--noise 0``): TIMELINE and
+    CUZK_TIMING lines only, ~147 B an event."""
+    p = params()
+    path = DATA / f"sim-e{p['events']}-g{p['gpus']}-n0-s{p['seed']}.log"
+    if not path.exists():
+        DATA.mkdir(exist_ok=True)
+        tmp = path.with_suffix(".part")
+        cmd = [sys.executable, "-m", "viewer", "simulate", "-o", str(tmp), "--noise", "0"]
+        for key in ("events", "gpus", "seed"):
+            cmd += [f"--{key}", p[key]]
+        subprocess.run(cmd, check=True, cwd=ROOT, stdout=subprocess.DEVNULL)
+        tmp.rename(path)
+    return path
+
+
 def big_gz() -> Path:
     """The same log gzip-compressed (``gzip -1``: rotated logs are often compressed fast)."""
     plain = big_log()
