@@ -13,6 +13,7 @@ grammar's (``grammar.EVENTS``, ``DETAIL_KEYS`` in their order, ``CUZK_FORMS``).
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -204,7 +205,11 @@ def _events(u: np.ndarray, s: np.ndarray, e: np.ndarray) -> np.ndarray:
     return event
 
 
-_MIX = np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8, dtype=np.uint64) | np.uint64(1)
+@functools.cache
+def _mix() -> np.ndarray:
+    """Odd 64-bit multipliers, one per 8-byte word of a job id (made on first use: numpy's
+    random module costs the compiled scanner's users 15 ms of start-up)."""
+    return np.random.default_rng(0).integers(1, 2**63, MAX_JOB // 8, dtype=np.uint64) | np.uint64(1)
 
 
 def _job_codes(
@@ -225,7 +230,7 @@ def _job_codes(
     win = _gather(u, a, w).copy()
     win[np.arange(w)[None, :] >= size[:, None]] = 0  # ids hold no NUL: zeros end them
     words = win.view(np.uint64)
-    codes, _ = factorize((words * _MIX[: w // 8]).sum(axis=1, dtype=np.uint64))
+    codes, _ = factorize((words * _mix()[: w // 8]).sum(axis=1, dtype=np.uint64))
     first = np.empty(codes.max() + 1, np.int64)
     first[codes[::-1]] = np.arange(len(codes) - 1, -1, -1)
     if not (words == words[first[codes]]).all():
