@@ -96,19 +96,27 @@ def _naive_draw_ms(qapp, n: int, width: float = 0.5, height: float = 20.0) -> fl
     return best * 1000
 
 
-def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float, float]:
-    """Median, best and worst time of a full redraw of the plot at this zoom while panning
-    (prepare + paint)."""
+def _frame_ms(qapp, view, start: float, end: float) -> tuple[float, float, float, float]:
+    """Median, best and worst wall time of a full redraw of the plot at this zoom while
+    panning (prepare + paint), and the median CPU time of the GUI thread (steadier where
+    the machine is shared)."""
     view.set_x_range(start, end)
     qapp.processEvents()
-    times = []
+    times, cpu = [], []
     for i in range(FRAMES):
         shift = (end - start) * 0.001 * (i + 1)
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.thread_time()
         view.set_x_range(start + shift, end + shift)  # a pan: rects are prepared anew
         view.plot.viewport().repaint()
         times.append(time.perf_counter() - t)
-    return float(np.median(times)) * 1000, min(times) * 1000, max(times) * 1000
+        cpu.append(time.thread_time() - c)
+    ms = 1000.0
+    return (
+        float(np.median(times)) * ms,
+        min(times) * ms,
+        max(times) * ms,
+        float(np.median(cpu)) * ms,
+    )
 
 
 @pytest.mark.parametrize("n_calls", [10**6, 10**7])
@@ -137,16 +145,17 @@ def test_bench_redraw(qapp, n_calls: int) -> None:
     pixels = _naive_draw_ms(qapp, 10**6, width=1.0, height=1.0)
     bars = _naive_draw_ms(qapp, 10**6)
     target_ms = 8.0  # issue 15, item 5: at 10^6 and at 10^7 intervals
-    worst = max(median for median, _, _ in frames.values())
-    detail = ", ".join(f"{k} {m:.1f}/{b:.1f}" for k, (m, b, _) in frames.items())
+    worst = max(median for median, *_ in frames.values())
+    worst_cpu = max(c for *_, c in frames.values())
+    detail = ", ".join(f"{k} {m:.1f}/{b:.1f}" for k, (m, b, _, _) in frames.items())
     add_row(
         f"redraw, 10^{int(np.log10(n_calls))} intervals (worst zoom; median/best)",
-        f"{worst:.1f} ms (target {target_ms:g} ms; {detail})",
+        f"{worst:.1f} ms, cpu {worst_cpu:.1f} ms (target {target_ms:g} ms; {detail})",
         f"drawRects of 10^6 rects: 1 px {pixels:.1f} ms, 0.5x20 px {bars:.1f} ms",
         worst / pixels,
         target_ms / 34.0,  # the issue's figures: <= 8 ms where Qt needs ~34 ms
     )
-    slowest = max(w for _, _, w in frames.values())
+    slowest = max(w for _, _, w, _ in frames.values())
     add_row(
         f"slowest frame while panning, 10^{int(np.log10(n_calls))} intervals",
         f"{slowest:.1f} ms (any zoom, {FRAMES} pans each)",
