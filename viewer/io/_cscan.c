@@ -876,7 +876,7 @@ PyDoc_STRVAR(PACK_DOC,
              "lowest row free at its start (a row is free from its last interval's end on).\n"
              "rows: packed int32, one per interval.");
 
-/* Min-heaps: rows in use by (end, row), free rows by number. */
+/* A min-heap of (key, row): the rows in use by (end, row), the free rows by (row, row). */
 typedef struct {
     double end;
     int32_t row;
@@ -904,26 +904,6 @@ static Busy busy_pop(Busy *h, Py_ssize_t *n) {
     return top;
 }
 
-static void row_push(int32_t *h, Py_ssize_t *n, int32_t x) {
-    Py_ssize_t i = (*n)++;
-    while (i > 0 && x < h[(i - 1) / 2]) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
-    h[i] = x;
-}
-
-static int32_t row_pop(int32_t *h, Py_ssize_t *n) {
-    int32_t top = h[0], last = h[--(*n)];
-    Py_ssize_t i = 0;
-    for (;;) {
-        Py_ssize_t c = 2 * i + 1;
-        if (c >= *n) break;
-        if (c + 1 < *n && h[c + 1] < h[c]) c++;
-        if (h[c] >= last) break;
-        h[i] = h[c], i = c;
-    }
-    if (*n > 0) h[i] = last;
-    return top;
-}
-
 static PyObject *pack_sorted(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer bs, be;
@@ -939,7 +919,7 @@ static PyObject *pack_sorted(PyObject *self, PyObject *args) {
     const double *start = bs.buf, *end = be.buf;
     res = PyBytes_FromStringAndSize(NULL, n * 4);
     Busy *busy = malloc((n + 1) * sizeof *busy);
-    int32_t *free_rows = malloc((n + 1) * sizeof *free_rows);
+    Busy *free_rows = malloc((n + 1) * sizeof *free_rows);
     if (!res || !busy || !free_rows) {
         Py_CLEAR(res);
         free(busy), free(free_rows);
@@ -951,9 +931,11 @@ static PyObject *pack_sorted(PyObject *self, PyObject *args) {
     Py_ssize_t n_busy = 0, n_free = 0;
     int32_t used = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        while (n_busy && busy[0].end <= start[i])
-            row_push(free_rows, &n_free, busy_pop(busy, &n_busy).row);
-        int32_t r = n_free ? row_pop(free_rows, &n_free) : used++;
+        while (n_busy && busy[0].end <= start[i]) {
+            int32_t freed = busy_pop(busy, &n_busy).row;
+            busy_push(free_rows, &n_free, (Busy){freed, freed});
+        }
+        int32_t r = n_free ? busy_pop(free_rows, &n_free).row : used++;
         rows[i] = r;
         busy_push(busy, &n_busy, (Busy){end[i], r});
     }
