@@ -112,3 +112,28 @@ def test_workers_yield_to_the_gui_thread(qtbot):
     if sys.platform.startswith("linux"):
         gui = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
         assert seen["nice"] == min(gui + WORKER_NICE, 19)
+
+
+def test_the_plot_is_not_watched_once_the_figures_are_asked_for(qtbot, tmp_path):
+    """The wait for the log's first frame installs an event filter on the plot; it goes
+    with the request, also when the fallback timer asks before any paint, so the plot's
+    events (every mouse move) pass no Python filter afterwards."""
+    settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
+    win = MainWindow(settings=settings)
+    qtbot.addWidget(win)
+    win.show()
+    seen: list[int] = []
+    filter_events = win.eventFilter
+    win.eventFilter = lambda obj, event: (  # type: ignore[method-assign]
+        seen.append(1) if obj is win.view.plot.viewport() else None,
+        filter_events(obj, event),
+    )[1]
+    # The fallback timer's call, before the plot could paint.
+    win.timeline_loaded.connect(lambda _: win._summary_after_first_frame())
+    with qtbot.waitSignal(win.summary_ready, timeout=15000):
+        win.open_paths([PHASE8])
+    seen.clear()
+    win.view.plot.viewport().update()
+    qtbot.wait(50)
+    assert not seen
+    assert "whole session" in win.range_label.text()

@@ -418,13 +418,11 @@ class MainWindow(QtWidgets.QMainWindow):
                 # After the whole paint pass, children included.
                 QtCore.QTimer.singleShot(0, self, self._on_first_paint)
             elif watched is self.view.plot.viewport() and self._summary_after_paint:
-                watched.removeEventFilter(self)
                 QtCore.QTimer.singleShot(0, self, self._summary_after_first_frame)
         return super().eventFilter(watched, event)
 
     def _summary_after_first_frame(self) -> None:
         if self._summary_after_paint:
-            self._summary_after_paint = False
             self._request_summary(None)
 
     def _on_first_paint(self) -> None:
@@ -551,7 +549,9 @@ class MainWindow(QtWidgets.QMainWindow):
         self._request_summary(None if end_ms <= start_ms else (start_ms, end_ms))
 
     def _request_summary(self, rng) -> None:
-        self._summary_after_paint = False  # a request now supersedes the deferred one
+        if self._summary_after_paint:  # a request now supersedes the deferred one
+            self._summary_after_paint = False
+            self.view.plot.viewport().removeEventFilter(self)
         session = self.session()
         if session is None:
             return
