@@ -113,3 +113,16 @@ def test_a_folder_is_a_fleet_and_an_empty_one_says_so(capsys, tmp_path: Path, mo
     monkeypatch.undo()
     code, _, err = run(capsys, str(empty), "--json")
     assert code == 2 and "is a directory" in err
+
+
+@pytest.mark.parametrize("jobs", ["0", "257", "-1"])
+def test_one_logs_jobs_are_bounded_too(capsys, jobs) -> None:
+    """``--jobs`` also sets the processes for the sessions of one log of many daemon runs."""
+    code, out, err = run(capsys, str(SAMPLES / "phase7_gw1.log"), "--jobs", jobs)
+    assert code == 2 and out == "" and "--jobs must be a whole number from 1 to 256" in err
+
+
+def test_one_log_with_jobs_reports_as_without(capsys) -> None:
+    code, one, _ = run(capsys, str(SAMPLES / "phase8_pw10_5sectors.log"), "--json", "--jobs", "1")
+    code2, two, _ = run(capsys, str(SAMPLES / "phase8_pw10_5sectors.log"), "--json", "--jobs", "2")
+    assert code == code2 == 0 and one == two

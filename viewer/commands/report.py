@@ -55,7 +55,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         type=int,
         default=None,
         metavar="N",
-        help="logs read at once (default: the CPU cores)",
+        help="logs read at once, or processes for the sessions of one log of many daemon "
+        "runs (default: the CPU cores)",
     )
     add_workers_argument(p)
 
@@ -76,18 +77,21 @@ def _one(args: argparse.Namespace, path: str) -> int:
     from viewer.export.format import to_json
     from viewer.export.report import report_dict, report_markdown, report_text
 
+    if args.jobs is not None and not 1 <= args.jobs <= MAX_JOBS:
+        return fail("report", f"--jobs must be a whole number from 1 to {MAX_JOBS}")
     timeline = load("report", path, args.workers_per_gpu)
     if timeline is None:
         return 2
+    jobs = args.jobs or os.cpu_count() or 1  # a log of many daemon runs: sessions in parallel
     try:
         session = session_position(timeline, args.session)
         if args.json:
             # Compact (`jq .` pretty-prints): a 10^6-event report has 10^5 gap objects.
-            text = to_json(report_dict(timeline, session, args.range)) + "\n"
+            text = to_json(report_dict(timeline, session, args.range, jobs)) + "\n"
         elif args.markdown:
-            text = report_markdown(timeline, session, args.range)
+            text = report_markdown(timeline, session, args.range, jobs)
         else:
-            text = report_text(timeline, session, args.range)
+            text = report_text(timeline, session, args.range, jobs)
     except ValueError as exc:  # e.g. no such session
         return fail("report", exc)
     sys.stdout.write(text)

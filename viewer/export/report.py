@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Iterator
+import multiprocessing
+from collections.abc import Callable, Iterator
+from typing import TypeVar
 
 import numpy as np
 
@@ -36,7 +38,47 @@ from viewer.export.tables import select_sessions
 from viewer.model import Timeline
 
 SCHEMA = "cuzk-timeline-report/1"
+T = TypeVar("T")
 TEXT_TRANSITION_ROWS = 40  # a terminal shows the first ones; --json / --markdown have all
+
+
+#: Sessions a log needs before ``map_sessions`` forks processes for them: starting a pool
+#: costs ~50 ms, a session's summary ~1 ms.
+PARALLEL_SESSIONS = 200
+_SHARED: tuple | None = None  # (timeline, rng, part) for the forked processes
+
+
+def map_sessions(
+    timeline: Timeline,
+    session: int | None,
+    rng: Range,
+    part: Callable[[SessionSummary], T],
+    jobs: int = 1,
+) -> list[T]:
+    """``part(summary)`` of every session (or only ``session``), in order.  With ``jobs``
+    > 1 and a log of many daemon runs, ``jobs`` forked processes summarize them (the
+    sessions are independent; the processes share the loaded log as it is in memory).
+    ``part`` must return something picklable."""
+    global _SHARED
+    n = len(select_sessions(timeline, session))
+    forking = "fork" in multiprocessing.get_all_start_methods()
+    if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
+        return [part(sm) for sm in summaries(timeline, session, rng)]
+    cuts = np.linspace(0, n, 4 * jobs + 1).round().astype(int).tolist()
+    _SHARED = (timeline, rng, part)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            chunks = pool.map(_summarize_range, list(zip(cuts, cuts[1:], strict=False)))
+    finally:
+        _SHARED = None
+    return [x for chunk in chunks for x in chunk]
+
+
+def _summarize_range(span: tuple[int, int]) -> list:
+    """In a forked process: ``part`` of the sessions at positions ``[a, b)``."""
+    assert _SHARED is not None
+    timeline, rng, part = _SHARED
+    return [part(sm) for sm in _summaries(timeline.sessions[span[0] : span[1]], rng)]
 
 
 def summaries(
@@ -46,7 +88,11 @@ def summaries(
     the whole-session tables a summary needed are let go once the next is asked for, unless
     they were there before (the window keeps its own), so a log of thousands of daemon runs
     is reported in the memory of one."""
-    for s in select_sessions(timeline, session):
+    return _summaries(select_sessions(timeline, session), rng)
+
+
+def _summaries(sessions: list, rng: Range) -> Iterator[SessionSummary]:
+    for s in sessions:
         kept = holds(s)
         yield summarize(s, rng)
         if not kept:
@@ -193,13 +239,16 @@ def _row_maker(keys: tuple[str, ...]):
     return eval(source)  # noqa: S307 - built from the keys' reprs, no outside text
 
 
-def report_dict(timeline: Timeline, session: int | None = None, rng: Range = None) -> dict:
-    """The ``cuzk-timeline-report/1`` JSON object of ``timeline``."""
+def report_dict(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> dict:
+    """The ``cuzk-timeline-report/1`` JSON object of ``timeline`` (``jobs``: see
+    ``map_sessions``)."""
     return {
         "schema": SCHEMA,
         "source": str(timeline.source),
         "skipped_lines": int(sum(timeline.skipped.values())),
-        "sessions": [summary_dict(sm) for sm in summaries(timeline, session, rng)],
+        "sessions": map_sessions(timeline, session, rng, summary_dict, jobs),
     }
 
 
@@ -341,41 +390,57 @@ def _title(sm: SessionSummary) -> str:
     )
 
 
-def report_markdown(timeline: Timeline, session: int | None = None, rng: Range = None) -> str:
-    """Markdown tables in the shape of the published reference, one section per session."""
+def report_markdown(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> str:
+    """Markdown tables in the shape of the published reference, one section per session
+    (``jobs``: see ``map_sessions``)."""
     out = [f"# cuzk timeline report: {markdown_text(timeline.source)}"]
-    for sm in summaries(timeline, session, rng):
-        out += [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
-        out.append(markdown_table(FLOOR_HEAD, floor_rows(sm.floors)))
-        if len(sm.transitions):
-            out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
-        if len(sm.gpus) > 1:
-            out.append(markdown_table(GPU_HEAD, gpu_rows(sm)))
-        out.append(f"**Verdict ({sm.verdict.kind}):** {sm.verdict.sentence}")
-        if sm.verdict.warning:
-            out.append(f"**Warning:** {sm.verdict.warning}")
-        out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
-        out += [f"> note: {markdown_text(n)}" for n in sm.session.notes]
+    for part in map_sessions(timeline, session, rng, _markdown_section, jobs):
+        out += part
     return "\n\n".join(out) + "\n"
 
 
-def report_text(timeline: Timeline, session: int | None = None, rng: Range = None) -> str:
-    """Plain aligned tables for a terminal (long transition lists are cut)."""
+def _markdown_section(sm: SessionSummary) -> list[str]:
+    """One session's blocks of ``report_markdown``."""
+    out = [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
+    out.append(markdown_table(FLOOR_HEAD, floor_rows(sm.floors)))
+    if len(sm.transitions):
+        out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
+    if len(sm.gpus) > 1:
+        out.append(markdown_table(GPU_HEAD, gpu_rows(sm)))
+    out.append(f"**Verdict ({sm.verdict.kind}):** {sm.verdict.sentence}")
+    if sm.verdict.warning:
+        out.append(f"**Warning:** {sm.verdict.warning}")
+    out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
+    out += [f"> note: {markdown_text(n)}" for n in sm.session.notes]
+    return out
+
+
+def report_text(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> str:
+    """Plain aligned tables for a terminal (long transition lists are cut; ``jobs``: see
+    ``map_sessions``)."""
     out = [f"cuzk timeline report: {timeline.source}"]
-    for sm in summaries(timeline, session, rng):
-        out += ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
-        out += ["", text_table(FLOOR_HEAD, floor_rows(sm.floors))]
-        rows = transition_rows(sm)
-        if rows:
-            out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
-            if len(rows) > TEXT_TRANSITION_ROWS:
-                out.append(
-                    f"... {len(rows) - TEXT_TRANSITION_ROWS} more (see --markdown or --json)"
-                )
-        out += ["", text_table(GPU_HEAD, gpu_rows(sm))]
-        out += ["", f"Verdict ({sm.verdict.kind}): {sm.verdict.sentence}"]
-        if sm.verdict.warning:
-            out.append(f"Warning: {sm.verdict.warning}")
-        out += [f"  - {e}" for e in sm.verdict.evidence]
-        out += [f"  note: {n}" for n in sm.session.notes]
+    for part in map_sessions(timeline, session, rng, _text_section, jobs):
+        out += part
     return "\n".join(out) + "\n"
+
+
+def _text_section(sm: SessionSummary) -> list[str]:
+    """One session's lines of ``report_text``."""
+    out = ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
+    out += ["", text_table(FLOOR_HEAD, floor_rows(sm.floors))]
+    rows = transition_rows(sm)
+    if rows:
+        out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
+        if len(rows) > TEXT_TRANSITION_ROWS:
+            out.append(f"... {len(rows) - TEXT_TRANSITION_ROWS} more (see --markdown or --json)")
+    out += ["", text_table(GPU_HEAD, gpu_rows(sm))]
+    out += ["", f"Verdict ({sm.verdict.kind}): {sm.verdict.sentence}"]
+    if sm.verdict.warning:
+        out.append(f"Warning: {sm.verdict.warning}")
+    out += [f"  - {e}" for e in sm.verdict.evidence]
+    out += [f"  note: {n}" for n in sm.session.notes]
+    return out
