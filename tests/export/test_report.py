@@ -181,3 +181,21 @@ def test_the_sessions_of_many_runs_are_summarized_elsewhere_and_in_order(monkeyp
     assert os.getpid() not in {pid for pid, _ in got}
     few = report.map_sessions(t, 1, None, lambda sm: os.getpid(), 2)
     assert few == [os.getpid()]
+
+
+def test_a_killed_process_leaves_the_sessions_to_this_one(monkeypatch):
+    """A forked process that dies (the kernel's out-of-memory killer) breaks the pool:
+    the report is computed here instead, never hung on a dead process."""
+    import os
+
+    from viewer.export import report
+
+    monkeypatch.setattr(report, "PARALLEL_SESSIONS", 3)
+    parent = os.getpid()
+
+    def part(sm):
+        if os.getpid() != parent:
+            os._exit(9)  # dies as a killed process would
+        return sm.session.index
+
+    assert report.map_sessions(_many_runs(7), None, None, part, 2) == list(range(7))

@@ -11,7 +11,10 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
+import sys
 from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
 import numpy as np
@@ -65,10 +68,16 @@ def map_sessions(
     if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
         return [part(sm) for sm in summaries(timeline, session, rng)]
     cuts = np.linspace(0, n, 4 * jobs + 1).round().astype(int).tolist()
+    spans = list(zip(cuts, cuts[1:], strict=False))
+    sys.stdout.flush()  # a forked process flushes what it inherited: write it once, now
+    sys.stderr.flush()
     _SHARED = (timeline, rng, part)
     try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            chunks = pool.map(_summarize_range, list(zip(cuts, cuts[1:], strict=False)))
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(jobs, mp_context=context) as pool:
+            chunks = list(pool.map(_summarize_range, spans))
+    except BrokenProcessPool:  # a process was killed (out of memory?): this one does it all
+        chunks = [_summarize_range(span) for span in spans]
     finally:
         _SHARED = None
     return [x for chunk in chunks for x in chunk]
