@@ -164,6 +164,7 @@ def test_many_runs_are_summarized_in_processes_with_the_same_result(render, monk
     from viewer.export import report
 
     monkeypatch.setattr(report, "PARALLEL_SESSIONS", 3)
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 2)  # processes even on one core
     t = _many_runs(7)
     assert render(t, jobs=2) == render(t, jobs=1)
     assert render(t, 4, jobs=2) == render(t, 4, jobs=1)  # one session: no processes
@@ -175,6 +176,7 @@ def test_the_sessions_of_many_runs_are_summarized_elsewhere_and_in_order(monkeyp
     from viewer.export import report
 
     monkeypatch.setattr(report, "PARALLEL_SESSIONS", 3)
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 2)  # processes even on one core
     t = _many_runs(7)
     got = report.map_sessions(t, None, None, lambda sm: (os.getpid(), sm.session.index), 2)
     assert [i for _, i in got] == list(range(7))
@@ -191,6 +193,7 @@ def test_a_killed_process_leaves_the_sessions_to_this_one(monkeypatch):
     from viewer.export import report
 
     monkeypatch.setattr(report, "PARALLEL_SESSIONS", 3)
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 2)  # processes even on one core
     parent = os.getpid()
 
     def part(sm):

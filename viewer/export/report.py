@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import math
 import multiprocessing
+import os
 import sys
 from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -64,6 +65,8 @@ def map_sessions(
     ``part`` must return something picklable."""
     global _SHARED
     n = len(select_sessions(timeline, session))
+    # No more processes than cores (more would only add forks), each with ~100 sessions.
+    jobs = min(jobs, os.cpu_count() or 1, n // (PARALLEL_SESSIONS // 2))
     forking = "fork" in multiprocessing.get_all_start_methods()
     if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
         return [part(sm) for sm in summaries(timeline, session, rng)]
