@@ -74,9 +74,9 @@ class LoadJob(QtCore.QObject):
     ``progress_changed(done, total)`` in bytes (any size); ``loaded(timeline,
     session_index, lanes, summary)`` with the session to show first, its lanes already
     built (seconds on big logs) and, with ``with_summary=True``, the summary of that whole
-    session (else None), so the window shows the log without a second pass competing with
-    its first paint; ``failed(message)`` with a message naming the file; ``cancelled()``;
-    then ``finished()`` in every case.
+    session (else None; the window asks for it once it has drawn the log, whose first
+    frame it would delay); ``failed(message)`` with a message naming the file;
+    ``cancelled()``; then ``finished()`` in every case.
     """
 
     progress_changed = QtCore.Signal(object, object)
