@@ -230,9 +230,15 @@ def _match(
     gpu_start = np.asarray(calls["gpu_start"], dtype=np.float64)
     locks = blocks.lock_ms.astype(np.float64)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
+    # The offsets of the events around each block (-inf / inf past the ends), read for the
+    # blocks only: no copy of the session's 10^6 offsets.
     where = np.searchsorted(event_seq, blocks.seq)
-    offsets = np.concatenate([[-np.inf], event_offset.astype(np.float64), [np.inf]])
-    lows, highs = offsets[where], offsets[where + 1]
+    n_events = len(event_offset)
+    if n_events:
+        lows = np.where(where > 0, event_offset[np.maximum(where - 1, 0)], -np.inf)
+        highs = np.where(where < n_events, event_offset[np.minimum(where, n_events - 1)], np.inf)
+    else:
+        lows, highs = np.full(len(where), -np.inf), np.full(len(where), np.inf)
     placed = np.where(np.isfinite(lows), lows, highs)
     ids = np.unique(gpu[order]).astype(np.int64)
     queues = [order[gpu[order] == g] for g in ids.tolist()]
