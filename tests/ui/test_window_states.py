@@ -126,3 +126,16 @@ def test_at_1366x768_verdict_follow_and_kernel_figures_are_in_sight(qtbot, tmp_p
         assert label.width() >= label.sizeHint().width(), key  # nothing cut off
     win.cancel_loading()
     win.runner.wait()
+
+
+def test_a_notes_message_stands_in_for_the_range_label_not_over_it(qtbot, window) -> None:  # noqa: F811
+    """A two-GPU log's note goes to the status bar for a while: the cursor and range labels
+    hide meanwhile (they were drawn over the message) and come back after it."""
+    with qtbot.waitSignal(window.summary_ready, timeout=15000):
+        window.open_paths([SAMPLES / "two_gpus.log"])
+    qtbot.wait(50)
+    assert "best effort" in window.statusBar().currentMessage()
+    assert not window.range_label.isVisible() and not window.cursor_label.isVisible()
+    window.statusBar().clearMessage()
+    assert window.range_label.isVisible() and window.cursor_label.isVisible()
+    assert "whole session" in window.range_label.text()

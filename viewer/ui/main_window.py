@@ -215,6 +215,11 @@ class MainWindow(QtWidgets.QMainWindow):
         bar.addPermanentWidget(self.skipped_button)
         bar.addPermanentWidget(self.progress)
         bar.addPermanentWidget(self.cancel_button)
+        # A message (a load's notes, a hint) stands in for the cursor and range labels while
+        # it shows.  QStatusBar hides them itself, but only as "not explicitly hidden", and
+        # Qt shows such children again with their parent: the texts were drawn over each
+        # other after a multi-GPU log's note.
+        bar.messageChanged.connect(self._show_status_labels)
 
     def _action(self, text, slot, shortcut=None, tip=None) -> QtGui.QAction:
         return make_action(self, text, slot, shortcut, tip)
@@ -446,8 +451,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self.statusBar().clearMessage()
         self._timeline = timeline
         self._stack.setCurrentWidget(self.view)
-        for label in (self.cursor_label, self.range_label):
-            label.show()
+        self._show_status_labels(self.statusBar().currentMessage())
         self.skipped_button.set_timeline(timeline)
         self._remember_recent(timeline.source)
         self._fill_session_combo()
@@ -783,6 +787,12 @@ class MainWindow(QtWidgets.QMainWindow):
         n = len(self._timeline.sessions)
         suffix = f" — session {self._session_index + 1} of {n}" if n > 1 else ""
         self.setWindowTitle(f"{name}{suffix} — cuzk Timeline Viewer")
+
+    def _show_status_labels(self, message: str = "") -> None:
+        """The cursor and range labels: shown with a log and no status message."""
+        shown = not message and self._stack.currentWidget() is self.view
+        for label in (self.cursor_label, self.range_label):
+            label.setVisible(shown)
 
     def _show_empty_state(self) -> None:
         """Before the first log: the drop hint and recent files instead of an empty axis,
