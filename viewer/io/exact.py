@@ -17,6 +17,8 @@ from viewer.io.grammar import (
     CUZK_MALFORMED,
     DETAIL_KEYS,
     EVENTS,
+    GPU_END,
+    GPU_PICKUP,
     GPU_TID,
     MAX_MS_DIGITS,
     MAX_OFFSET_DIGITS,
@@ -186,14 +188,24 @@ def trust(
     mono_word: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
     """(mono, bad): GPU events must name a worker; partition-less rows must carry the
-    evidence of a monolithic job, else they are torn partitioned lines."""
-    mono = np.select(
-        [event == SYNTH_START, event == SYNTH_END, event == QUEUED],
-        [has_kind, ~np.isnan(synth_ms), mono_word],
-        default=worker >= 0,
-    ) & (partition < 0)
-    bad = (np.isin(event, NEEDS_WORKER) & (worker < 0)) | ((partition < 0) & ~mono)
+    evidence of a monolithic job, else they are torn partitioned lines.  The evidence is
+    looked at for the partition-less rows only (few, in a partitioned run's log)."""
+    bad = (event >= GPU_PICKUP) & (event <= GPU_END) & (worker < 0)  # NEEDS_WORKER
+    mono = np.zeros(len(event), dtype=bool)
+    loose = np.flatnonzero(partition < 0)
+    if len(loose):
+        e = event[loose]
+        evidence = np.select(
+            [e == SYNTH_START, e == SYNTH_END, e == QUEUED],
+            [has_kind[loose], ~np.isnan(synth_ms[loose]), mono_word[loose]],
+            default=worker[loose] >= 0,
+        )
+        mono[loose] = evidence
+        bad[loose] |= ~evidence
     return mono, bad
+
+
+assert tuple(range(GPU_PICKUP, GPU_END + 1)) == NEEDS_WORKER, "trust() tests a code range"
 
 
 def _line_reason(text: bytes) -> str:
