@@ -67,7 +67,9 @@ def map_sessions(
     n = len(select_sessions(timeline, session))
     # No more processes than cores (more would only add forks), each with ~100 sessions.
     jobs = min(jobs, os.cpu_count() or 1, n // (PARALLEL_SESSIONS // 2))
-    forking = "fork" in multiprocessing.get_all_start_methods()
+    # Linux only: macOS offers fork, but system libraries (Accelerate, Qt) are not safe in
+    # a forked child there; elsewhere there is no fork.
+    forking = sys.platform.startswith("linux")
     if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
         return [part(sm) for sm in summaries(timeline, session, rng)]
     cuts = np.linspace(0, n, 4 * jobs + 1).round().astype(int).tolist()
