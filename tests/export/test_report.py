@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,11 @@ def test_a_report_lets_go_of_each_sessions_tables_unless_they_were_kept() -> Non
     assert holds(t.sessions[1])  # kept: it was there before
 
 
+LINUX_ONLY = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="sessions fork processes on Linux only"
+)
+
+
 def _many_runs(n: int) -> Timeline:
     """A log of ``n`` daemon runs, each different (ready times shift with the run)."""
     runs = [pipeline([35_000 + 100 * k, 75_000, 75_010 + 7 * k, 75_020]) for k in range(n)]
@@ -170,6 +176,7 @@ def test_many_runs_are_summarized_in_processes_with_the_same_result(render, monk
     assert render(t, 4, jobs=2) == render(t, 4, jobs=1)  # one session: no processes
 
 
+@LINUX_ONLY
 def test_the_sessions_of_many_runs_are_summarized_elsewhere_and_in_order(monkeypatch):
     import os
 
@@ -185,6 +192,7 @@ def test_the_sessions_of_many_runs_are_summarized_elsewhere_and_in_order(monkeyp
     assert few == [os.getpid()]
 
 
+@LINUX_ONLY
 def test_a_killed_process_leaves_the_sessions_to_this_one(monkeypatch):
     """A forked process that dies (the kernel's out-of-memory killer) breaks the pool:
     the report is computed here instead, never hung on a dead process."""
