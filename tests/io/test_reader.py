@@ -423,3 +423,34 @@ def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, runs):
             b.events, b.skipped, b.notes, b.kernel_blocks
         )  # fmt: skip
         assert a.kernel_source == KERNEL_SOURCE_TIMING
+
+
+@pytest.mark.parametrize("repeat_on_other_gpu", [False, True])
+def test_blocks_built_while_pairing_match_those_built_after(
+    tmp_path, monkeypatch, repeat_on_other_gpu
+):
+    """A big session's CUZK_TIMING blocks are built on a thread while the events pair, with
+    "one GPU?" guessed from every GPU_START.  A repeated GPU_START naming another GPU's worker
+    makes the guess "several" while the paired calls ran on one: the blocks are built again,
+    and the result is that of building them after the pairing."""
+    from viewer.io import reader
+
+    calls = [partition_lines("job-a", p, 10 + 10 * p, worker=0) for p in range(2)]
+    block = [cuzk_block(10 + p, 5) for p in range(2)]
+    lines = [daemon_start(), worker_started(0, 0), worker_started(1, 1)]
+    lines += calls[0][:5] + calls[1][:5]
+    lines += block[0][:2] + block[1][:2]  # both acquires before either's kernel lines
+    lines += block[0][2:] + block[1][2:] + [calls[0][5], calls[1][5]]
+    if repeat_on_other_gpu:
+        lines.append(calls[0][4].replace("worker=0", "worker=1"))
+    path = tmp_path / "run.log"
+    write(path, lines)
+    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 10**12)
+    after = open_log(path).sessions[0]
+    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 1)
+    early = open_log(path).sessions[0]
+    assert early.partitions.equals(after.partitions)
+    assert (early.skipped, early.notes, early.kernel_blocks, early.ambiguous_blocks) == (
+        after.skipped, after.notes, after.kernel_blocks, after.ambiguous_blocks
+    )  # fmt: skip
+    assert early.skipped.get("duplicate_event", 0) == int(repeat_on_other_gpu)

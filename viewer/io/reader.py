@@ -13,6 +13,7 @@ import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from os import PathLike
 
 import numpy as np
@@ -28,7 +29,7 @@ from viewer.io.batch import (
 )
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.exact import ANSI_RE
-from viewer.io.grammar import MARK_DAEMON, MARK_WORKER
+from viewer.io.grammar import GPU_START, MARK_DAEMON, MARK_WORKER
 from viewer.io.pairing import pair_events
 from viewer.io.records import Ordinals
 from viewer.io.scanner import scan_chunks, scan_range
@@ -36,7 +37,7 @@ from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
 from viewer.io.timing import VALUES, Blocks, attribute, build_blocks
 from viewer.model import Session, Timeline, session_tables
-from viewer.model.keys import factorize
+from viewer.model.keys import factorize, unique
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
 
 EXPECTED = "expected a cuzk daemon log with lines like TIMELINE,<ms>,<EVENT>,<job>,<detail>"
@@ -203,6 +204,8 @@ def _not_a_log_reason(head: bytes) -> str:
     return f"no TIMELINE lines found; {EXPECTED}"
 
 
+#: CUZK_TIMING lines from which a session's blocks are built on a thread of their own.
+EARLY_BLOCKS_LINES = 50_000
 #: The event columns nothing needs once the events are paired.
 PAIRED_AWAY = ("event", "job", "partition", "worker", "synth_ms", "gpu_ms", "mono")
 
@@ -225,7 +228,18 @@ def _sessions(
     skipped = _skipped_lines(batch, sid, daemon_starts, n)
     mapping = _worker_lines(batch, sid, daemon_starts, n)
 
-    paired = pair_events(ev, sid, n)
+    # One big session: its CUZK_TIMING lines are grouped into blocks on a second thread
+    # while the events are paired (both are numpy work that lets the GIL go).  Whether the
+    # calls ran on one GPU is known only after the pairing: guessed from every GPU_START,
+    # and the blocks built again in the rare case the guess was wrong.
+    early = None
+    if n == 1 and len(batch.cuzk.seq) >= EARLY_BLOCKS_LINES:
+        guess = _one_gpu_guess(ev["event"], ev["worker"], mapping[0], workers_per_gpu)
+        with ThreadPoolExecutor(1, thread_name_prefix="cuzk-blocks") as pool:
+            early = (guess, pool.submit(build_blocks, batch.cuzk, guess))
+            paired = pair_events(ev, sid, n)
+    else:
+        paired = pair_events(ev, sid, n)
     if consume:
         for name in (*PAIRED_AWAY, "copies"):
             ev.pop(name, None)
@@ -255,7 +269,13 @@ def _sessions(
 
         # One session (a big log): its lines can go once grouped into blocks, before the
         # matching.  Several hold views of the lines until the last is done.
-        only = blocks_of(with_blocks[0]) if consume and len(with_blocks) == 1 else None
+        only = None
+        if early is not None:
+            guess, built = early
+            one_gpu = _one_gpu(calls["gpu"], calls["start_seq"])
+            only = built.result() if one_gpu == guess else build_blocks(cz, single_gpu=one_gpu)
+        elif consume and len(with_blocks) == 1:
+            only = blocks_of(with_blocks[0])
         if only is not None:
             batch.cuzk = cz = no_cuzk()
         for s in with_blocks:
@@ -366,9 +386,24 @@ def _gpus(
 def _blocks(gpu: np.ndarray, start_seq: np.ndarray, cuzk: CuzkLines) -> tuple[Blocks, Counter]:
     """One session's CUZK_TIMING lines grouped into blocks (``gpu``, ``start_seq``: its
     calls'), and the lines skipped."""
+    return build_blocks(cuzk, single_gpu=_one_gpu(gpu, start_seq))
+
+
+def _one_gpu(gpu: np.ndarray, start_seq: np.ndarray) -> bool:
+    """Whether the calls that started all ran on one GPU (how ``build_blocks`` groups)."""
     used = gpu[start_seq >= 0]
-    single = not len(used) or bool((used == used[0]).all())
-    return build_blocks(cuzk, single_gpu=single)
+    return not len(used) or bool((used == used[0]).all())
+
+
+def _one_gpu_guess(
+    event: np.ndarray, worker: np.ndarray, mapping: dict[int, int], workers_per_gpu: int | None
+) -> bool:
+    """``_one_gpu`` of one session's calls before they are paired: the GPUs of the workers of
+    every GPU_START (the paired calls keep a subset of them, so "one GPU" is never wrong;
+    "several" is, when only a repeated or torn GPU_START names another GPU's worker)."""
+    named = unique(worker[(event == GPU_START) & (worker >= 0)]).tolist()
+    rule = (lambda w: w // workers_per_gpu) if workers_per_gpu else (lambda w: 0)
+    return len({mapping[w] if w in mapping else rule(w) for w in named}) <= 1
 
 
 def _slice_cuzk(cz: CuzkLines, a: int, b: int) -> CuzkLines:
