@@ -30,6 +30,7 @@ COMMANDS: dict[str, list[str]] = {
     "export table markdown": ["export", "{IN}", "--out", "{OUT}/j.md", "--table", "jobs"],
     "export png": ["export", "{IN}", "--out", "{OUT}/v.png", "--width", "600"],
     "export svg": ["export", "{IN}", "--out", "{OUT}/v.svg", "--width", "600"],
+    "whatif --json": ["whatif", "--json", "{IN}", "--kernel-ms", "1824"],
 }
 #: The reader engineer's items of issue 13 that some cases need (for xfail reasons).
 READER = "reader fix pending (issue 13, reader items)"
