@@ -85,8 +85,31 @@ def test_full_load(plain):
 
 
 def test_report(plain):
-    seconds = _wall(f"{sys.executable} -m viewer report {plain['path']} --json", REPEAT)
-    add_row("report --json end to end", f"{seconds:.2f} s", "grep", seconds / plain["grep"], 1.5)
+    seconds, cpu = _wall_cpu(f"{sys.executable} -m viewer report {plain['path']} --json", REPEAT)
+    add_row(
+        "report --json end to end",
+        f"{seconds:.2f} s (cpu {cpu:.2f} s)",
+        "grep",
+        seconds / plain["grep"],
+        1.5,
+    )
+
+
+def _wall_cpu(cmd: str, repeat: int) -> tuple[float, float]:
+    """Best wall time of a shell command and the CPU time (user + system, all threads) of
+    that run: on a shared machine the CPU time says what the wall time cannot."""
+    import resource
+
+    best = (float("inf"), float("nan"))
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.perf_counter()
+        subprocess.run(cmd, shell=True, check=True, cwd=ROOT, capture_output=True)
+        wall = time.perf_counter() - t
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+        best = min(best, (wall, cpu))
+    return best
 
 
 def test_dense_log_memory():
