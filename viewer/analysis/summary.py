@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 
 from viewer.analysis.floors import Floors, floors
 from viewer.analysis.gaps import idle_gaps
 from viewer.analysis.gpus import GpuStats, gpu_stats
-from viewer.analysis.intervals import Range, check_range
+from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.jobs import Throughput, job_table, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
+from viewer.analysis.stages import stages
 from viewer.analysis.transitions import cold_start_regions, transitions
 from viewer.analysis.verdict import Verdict, decide, skipped_warning
 from viewer.model import Session
@@ -49,16 +51,25 @@ class SessionSummary:
         return self.session.open_intervals
 
 
+#: Partitions from which a session's figures are computed on two threads.
+TWO_THREADS_ROWS = 50_000
+
+
 def summarize(session: Session, rng: Range = None) -> SessionSummary:
-    """Compute every figure of ``session`` in ``rng`` once."""
+    """Compute every figure of ``session`` in ``rng`` once.  A big session's kernel,
+    throughput and floor figures are computed on a second thread beside the GPU, gap and
+    transition ones (numpy work that lets the GIL go; the tables both read are made first)."""
     rng = check_range(rng)
-    gpus = gpu_stats(session, rng)
-    gaps = idle_gaps(session, rng)
-    trans = transitions(session, rng)
-    cold = cold_start_regions(session)
-    kernel = kernel_stats(session, rng)
-    tp = throughput(session, rng, kernel)
-    fl = floors(session, rng, kernel, tp)
+    if len(session.partitions) >= TWO_THREADS_ROWS:
+        stages(session)
+        calls(session)
+        with ThreadPoolExecutor(1, thread_name_prefix="cuzk-summary") as pool:
+            side = pool.submit(_kernel_figures, session, rng)
+            gpus, gaps, trans, cold = _gpu_figures(session, rng)
+            kernel, tp, fl = side.result()
+    else:
+        gpus, gaps, trans, cold = _gpu_figures(session, rng)
+        kernel, tp, fl = _kernel_figures(session, rng)
     return SessionSummary(
         session=session,
         rng=rng,
@@ -75,6 +86,21 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
             warning=skipped_warning(session),
         ),
     )
+
+
+def _gpu_figures(session: Session, rng: Range) -> tuple[list[GpuStats], Frame, Frame, Frame]:
+    return (
+        gpu_stats(session, rng),
+        idle_gaps(session, rng),
+        transitions(session, rng),
+        cold_start_regions(session),
+    )
+
+
+def _kernel_figures(session: Session, rng: Range) -> tuple[KernelStats, Throughput, Floors]:
+    kernel = kernel_stats(session, rng)
+    tp = throughput(session, rng, kernel)
+    return kernel, tp, floors(session, rng, kernel, tp)
 
 
 def verdict(session: Session, rng: Range = None) -> Verdict:
