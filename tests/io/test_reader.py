@@ -395,12 +395,17 @@ def test_a_wild_partition_number_does_not_blow_up_the_pairing(tmp_path):
     assert pairing._dense(np.array([0, 1, 2]), np.array([0, 1, 5000000]))[0] is None
 
 
+@pytest.mark.parametrize("early", [False, True], ids=["blocks after pairing", "while pairing"])
 @pytest.mark.parametrize("runs", [1, 3])
-def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, runs):
+def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, monkeypatch, runs, early):
     """``open_log`` builds its sessions with ``consume=True``: the scan's event and
     CUZK_TIMING columns are let go as soon as they are used (the peak memory of a dense
     10^6-event log: 211 -> 165 MB).  The sessions are those of a scan kept whole, and the
-    scan is left empty."""
+    scan is left empty.  A scan kept whole (follow mode) keeps every line, also when its
+    blocks are built while the events pair, and gives the same sessions again."""
+    from viewer.io import reader
+
+    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 1 if early else 10**12)
     lines = []
     for r in range(runs):
         lines += [daemon_start(), worker_started(0, 0), worker_started(1, 1)]
@@ -412,7 +417,11 @@ def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, runs):
     write(path, lines)
     kept = scan_log(path)
     want = kept.sessions()
-    assert len(kept.batch.seq) > 0  # a scan kept whole stays whole
+    assert len(kept.batch.seq) > 0 and len(kept.batch.cuzk.seq) > 0  # stays whole
+    again = kept.sessions()
+    assert [s.partitions.equals(w.partitions) for s, w in zip(again, want, strict=True)] == [
+        True
+    ] * runs
     consumed = scan_log(path)
     got = consumed.sessions(consume=True)
     assert len(consumed.batch.seq) == 0 and len(consumed.batch.cuzk.seq) == 0

@@ -276,7 +276,7 @@ def _sessions(
             only = built.result() if one_gpu == guess else build_blocks(cz, single_gpu=one_gpu)
         elif consume and len(with_blocks) == 1:
             only = blocks_of(with_blocks[0])
-        if only is not None:
+        if only is not None and consume:  # a followed log's scan keeps its lines
             batch.cuzk = cz = no_cuzk()
         for s in with_blocks:
             session_blocks, cz_skipped = only or blocks_of(s)
