@@ -74,3 +74,16 @@ def test_sample_log_floors_say_faster_kernels_alone_gain_little(capsys) -> None:
     md = capsys.readouterr().out
     assert "| floor | value | from | relieved by |" in md
     assert "| kernel (binding) | 37.5 s/proof | mean kernel 3746 ms x 10 / 1 GPU |" in md
+
+
+def test_the_collector_is_back_on_after_a_report(capsys, tmp_path) -> None:
+    """``report`` runs with the garbage collector off (its ~10^5 row objects hold no
+    cycles); whoever called it gets the collector back, after a report or a failed one."""
+    import gc
+
+    assert gc.isenabled()
+    assert main(["report", str(SAMPLE), "--json"]) == 0
+    assert gc.isenabled()
+    assert main(["report", str(tmp_path / "missing.log")]) == 2
+    assert gc.isenabled()
+    capsys.readouterr()
