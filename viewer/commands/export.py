@@ -175,7 +175,8 @@ def run(args: argparse.Namespace) -> int:
             frame = table_frame(timeline, args.table, session, args.range)
             text = table_csv(frame) if fmt == "csv" else table_markdown(frame)
         else:
-            text = report_markdown(timeline, session, args.range)
+            # A log of many daemon runs: its sessions over the cores, as `report` does.
+            text = report_markdown(timeline, session, args.range, os.cpu_count() or 1)
         if to_stdout:
             sys.stdout.write(text)
             return 0
