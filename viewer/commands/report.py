@@ -117,6 +117,7 @@ MAX_JOBS = 256
 def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
     from viewer.export.fleet import fleet_table, log_records
     from viewer.export.format import to_json
+    from viewer.export.processes import process_map
 
     if args.json or args.markdown:
         return fail("report", "several logs: use --json-lines or --table")
@@ -128,7 +129,7 @@ def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
     work = [(p, args.workers_per_gpu, args.session) for p in paths]
     failed = 0
     rows = []
-    for records in _map(log_records, work, jobs):
+    for records in process_map(log_records, work, jobs):
         for r in records:
             if "error" in r:
                 failed += 1
@@ -141,22 +142,3 @@ def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
     if not args.json_lines:
         sys.stdout.write(fleet_table(rows) + "\n")
     return 0 if not failed else 2 if failed == len(paths) else 1
-
-
-def _map(fn, work: list[tuple], jobs: int):
-    """``fn(*item)`` of every item, in order; over ``jobs`` processes when more than one."""
-    if jobs <= 1:
-        yield from (fn(*item) for item in work)
-        return
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else None)
-    with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-        yield from pool.map(_call, [(fn, item) for item in work])
-
-
-def _call(task: tuple) -> object:
-    fn, item = task
-    return fn(*item)

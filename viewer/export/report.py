@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import functools
 import math
-import multiprocessing
 import os
 import sys
 from collections.abc import Callable, Iterator
-from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
 
@@ -38,6 +36,7 @@ from viewer.export.format import (
     sec,
     text_table,
 )
+from viewer.export.processes import process_map
 from viewer.export.tables import select_sessions
 from viewer.model import Timeline
 
@@ -73,16 +72,12 @@ def map_sessions(
     if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
         return [part(sm) for sm in summaries(timeline, session, rng)]
     cuts = np.linspace(0, n, 4 * jobs + 1).round().astype(int).tolist()
-    spans = list(zip(cuts, cuts[1:], strict=False))
-    sys.stdout.flush()  # a forked process flushes what it inherited: write it once, now
-    sys.stderr.flush()
-    _SHARED = (timeline, rng, part)
+    spans = [(span,) for span in zip(cuts, cuts[1:], strict=False)]
+    _SHARED = (timeline, rng, part)  # read by the forked processes
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(jobs, mp_context=context) as pool:
-            chunks = list(pool.map(_summarize_range, spans))
+        chunks = list(process_map(_summarize_range, spans, jobs))
     except BrokenProcessPool:  # a process was killed (out of memory?): this one does it all
-        chunks = [_summarize_range(span) for span in spans]
+        chunks = [_summarize_range(*span) for span in spans]
     finally:
         _SHARED = None
     return [x for chunk in chunks for x in chunk]
