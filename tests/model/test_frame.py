@@ -118,3 +118,15 @@ def test_rows_of_slices_a_column_when_it_is_read() -> None:
     first = part["a"]
     part.release()
     assert part["a"] is not first and part["a"].tolist() == [1.0, 2.0]
+
+
+@given(st.lists(st.integers(-3, 3), max_size=40), st.booleans())
+def test_first_seen_of_sorted_values_is_that_of_any_order(values: list, as_float: bool) -> None:
+    """Sorted numbers take ``first_seen``'s comparison with the value before: the same marks
+    as the first positions ``np.unique`` gives (NaN last, then not sorted to numpy)."""
+    array = np.sort(np.array(values, dtype=np.float64 if as_float else np.int64))
+    if as_float and len(array):
+        array = np.append(array, [np.nan, np.nan])
+    want = np.zeros(len(array), dtype=bool)
+    want[np.unique(array, return_index=True)[1]] = True
+    assert first_seen(array).tolist() == want.tolist()

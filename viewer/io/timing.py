@@ -33,6 +33,7 @@ from viewer.io.grammar import (
     CUZK_TAIL,
 )
 from viewer.model.frame import Frame
+from viewer.model.keys import first_seen
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
 AMBIGUOUS_MS = 50.0
@@ -128,13 +129,7 @@ def _latest(marks: np.ndarray, block: np.ndarray, seq: np.ndarray) -> np.ndarray
     before every mark and for repeats (a block already taken by an earlier line)."""
     at = np.searchsorted(marks, seq, side="right") - 1
     owner = np.where(at >= 0, block[np.maximum(at, 0)] if len(block) else -1, -1)
-    first = np.ones(len(owner), bool)
-    if len(owner) and (owner[1:] >= owner[:-1]).all():  # sorted marks, ascending blocks
-        first[1:] = owner[1:] != owner[:-1]
-    else:
-        first[:] = False
-        first[np.unique(owner, return_index=True)[1]] = True
-    return np.where(first, owner, -1)
+    return np.where(first_seen(owner), owner, -1)
 
 
 def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
