@@ -116,3 +116,19 @@ def test_markdown_carries_no_html_and_no_markup_from_job_ids(name: str) -> None:
     assert len(pipes) == 1  # no id splits a cell
     if name == "jobs":
         assert "&lt;script&gt;alert(1)&lt;/script&gt;" in md and "a\\|b" in md
+
+
+def test_records_are_rows_of_columns_and_constants() -> None:
+    """``format.records``, which the report's JSON and the trace share: columns (lists or
+    arrays) give each row its value, anything else is the same in every row; columns of
+    different lengths are refused rather than cut to the shortest."""
+    import numpy as np
+
+    from viewer.export.format import records
+
+    got = records(a=[1, 2], **{"from": np.array([0.5, 1.5])}, ph="X")
+    assert got == [{"a": 1, "from": 0.5, "ph": "X"}, {"a": 2, "from": 1.5, "ph": "X"}]
+    assert list(got[0]) == ["a", "from", "ph"]  # keys in the order given
+    assert records(ph="X") == [] and records() == []
+    with pytest.raises(ValueError, match="unequal length"):
+        records(a=[1, 2], b=[1])

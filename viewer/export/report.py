@@ -8,7 +8,6 @@ transition | gap | overlap).
 
 from __future__ import annotations
 
-import functools
 import math
 import os
 import sys
@@ -33,6 +32,7 @@ from viewer.export.format import (
     num,
     nums,
     pct,
+    records,
     sec,
     text_table,
 )
@@ -221,31 +221,6 @@ def floors_dict(f: Floors) -> dict:
         "margin": num(f.margin, FRACTION_DIGITS),
         "upper_bound": bool(f.upper_bound),
     }
-
-
-def records(**columns: list) -> list[dict]:
-    """Row objects from equally long columns (keys in the order given)."""
-    keys = tuple(columns)
-    if not keys:
-        return []
-    if len({len(c) for c in columns.values()}) > 1:
-        raise ValueError(f"columns of unequal length: {[len(c) for c in columns.values()]}")
-    return _row_maker(keys)(*columns.values())
-
-
-@functools.cache
-def _row_maker(keys: tuple[str, ...]):
-    """``f(*columns)``: the rows as dicts, through a comprehension with a dict display of
-    these keys (one opcode a row: 2x faster than ``dict(zip(keys, row))`` on 10^5 rows).
-    The keys are the program's own literals, written with ``repr``."""
-    names = [f"c{i}" for i in range(len(keys))]
-    pairs = ", ".join(f"{k!r}: {n}" for k, n in zip(keys, names, strict=True))
-    loop = ", ".join(names) + ("," if len(names) == 1 else "")
-    source = (
-        f"lambda {', '.join(names)}: "
-        f"[{{{pairs}}} for {loop} in zip({', '.join(names)}, strict=True)]"
-    )
-    return eval(source)  # noqa: S307 - built from the keys' reprs, no outside text
 
 
 def report_dict(

@@ -15,10 +15,9 @@ TIMELINE offsets), so the figures match the report.
 from __future__ import annotations
 
 import contextlib
-import functools
 import gc
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -30,42 +29,13 @@ from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import synthesis_rows
 from viewer.export.files import resolve_output, write_output
-from viewer.export.format import display_path, to_json
+from viewer.export.format import display_path, records, to_json
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 from viewer.model.frame import Frame
 
 SCHEMA = "cuzk-timeline-trace/1"
 BREAKDOWN = {"ntt_msm_h": "ntt_msm_h_ms", "batch_add": "batch_add_ms", "tail_msm": "tail_msm_ms"}
-
-# ---- building many dicts fast ---------------------------------------------------------------
-
-
-@functools.lru_cache(maxsize=64)
-def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], list[dict]]:
-    """Compile ``columns -> [{key: value, ...}, ...]`` for one key layout.
-
-    A dict display per row is ~2.5x faster than ``dict(zip(keys, row))``, which
-    keeps 10^5 calls (6 * 10^5 events) to about a second or two.  ``spec`` holds
-    (key, is_constant, constant); keys are this module's literals.
-    """
-    names = [f"v{i}" for i, (_, const, _) in enumerate(spec) if not const]
-    items, it = [], iter(names)
-    for key, const, value in spec:
-        items.append(f"{key!r}: {value!r}" if const else f"{key!r}: {next(it)}")
-    return eval(f"lambda cols: [{{{', '.join(items)}}} for {', '.join(names)}, in zip(*cols)]")
-
-
-def _records(**fields: object) -> list[dict]:
-    """One dict per row: list / array values are columns, anything else a constant."""
-    spec, cols = [], []
-    for key, value in fields.items():
-        if isinstance(value, list | np.ndarray):
-            spec.append((key, False, None))
-            cols.append(value.tolist() if isinstance(value, np.ndarray) else value)
-        else:
-            spec.append((key, True, value))
-    return _row_maker(tuple(spec))(cols)
 
 
 def _us(ms: np.ndarray) -> np.ndarray:
@@ -174,12 +144,12 @@ class _Builder:
 
     def _slices(self, name, cat: str, t0: np.ndarray, t1: np.ndarray, tid: np.ndarray, args):
         """Complete ("X") events from microsecond bounds on tracks ``tid``."""
-        self.events += _records(
+        self.events += records(
             name=name, cat=cat, ph="X", ts=t0, dur=t1 - t0, pid=self._pids(tid), tid=tid, args=args
         )
 
     def _instants(self, name, cat: str, scope: str, ts: np.ndarray, tid: np.ndarray, args):
-        self.events += _records(
+        self.events += records(
             name=name, cat=cat, ph="i", s=scope, ts=ts, pid=self._pids(tid), tid=tid, args=args
         )
 
@@ -247,8 +217,8 @@ class _Builder:
         is_open = ~c["closed"]
         ids = s.jobs["job_id"][job].tolist()
         kms = c["kernel_ms"]
-        breakdown = _records(**{k: _vals(c[col]) for k, col in BREAKDOWN.items()})
-        args = _records(
+        breakdown = records(**{k: _vals(c[col]) for k, col in BREAKDOWN.items()})
+        args = records(
             job=ids,
             partition=part,
             worker=c["worker"],
@@ -271,7 +241,7 @@ class _Builder:
         ks = np.clip(_us(np.where(has, k0, 0.0)), t0, t1)
         ke = np.clip(_us(np.where(has, k0 + kms, 0.0)), ks, t1)
         has &= (ke > ks) | (kms == 0)
-        kargs = _records(job=np.asarray(ids, dtype=object)[has], kernel_ms=_vals(kms[has]))
+        kargs = records(job=np.asarray(ids, dtype=object)[has], kernel_ms=_vals(kms[has]))
         self._slices("CUDA kernel", "kernel", ks[has], ke[has], tid[has], kargs)
 
     def _busy(self, s: Session, c: Frame, tid: dict[int, int], rng: Range) -> None:
@@ -280,7 +250,7 @@ class _Builder:
         keep, bs, be, _ = _window(blocks["start"], blocks["end"], rng)
         bs, be = _us(bs[keep]), _us(be[keep])
         bt = _tracks(blocks["group"][keep], tid)
-        self._slices("busy", "busy", bs, be, bt, _records(busy_ms=_vals((be - bs) / 1e3)))
+        self._slices("busy", "busy", bs, be, bt, records(busy_ms=_vals((be - bs) / 1e3)))
 
         cold = cold_start_regions(s)
         head = cold[(cold["label"] == "cold start") & np.isin(cold["gpu"], list(tid))]
@@ -288,7 +258,7 @@ class _Builder:
         keep &= ce > cs
         cs, ce = _us(cs[keep]), _us(ce[keep])
         ct = _tracks(head["gpu"][keep], tid)
-        cargs = _records(cold_start_ms=_vals((ce - cs) / 1e3))
+        cargs = records(cold_start_ms=_vals((ce - cs) / 1e3))
         self._slices("cold start", "cold_start", cs, ce, ct, cargs)
 
         gaps = idle_gaps(s, rng)
@@ -299,7 +269,7 @@ class _Builder:
             is_cold |= (gpu == g) & (start < b) & (end > a)
         ids = s.jobs["job_id"]
         starved = gaps["starved"]
-        args = _records(
+        args = records(
             gap_ms=_vals(gaps["ms"]),
             starved=starved,
             cross_sector=gaps["cross_sector"],
@@ -315,7 +285,7 @@ class _Builder:
         t = transitions(s, rng)
         tid = _tracks(t["worker"], {w: tid for (_, w), tid in worker_tid.items()})
         t, tid = t[tid >= 0], tid[tid >= 0]
-        args = _records(
+        args = records(
             from_job=t["from_id"],
             to_job=t["to_id"],
             gap_ms=_vals(t["gap_ms"]),
@@ -351,7 +321,7 @@ class _Builder:
         ids = s.jobs["job_id"][job]
 
         keep, a, b, clipped = _window(s0, s1, rng)
-        args = _records(
+        args = records(
             job=ids[keep],
             partition=part[keep],
             synth_ms=_vals(p["synth_ms"][keep]),
@@ -364,7 +334,7 @@ class _Builder:
 
         wkeep, a, b, clipped = _window(q0, q1, rng)
         wkeep &= has_wait
-        args = _records(
+        args = records(
             job=ids[wkeep],
             partition=part[wkeep],
             wait_ms=_vals((q1 - q0)[wkeep]),
@@ -403,9 +373,9 @@ class _Builder:
         self.flow_id += len(idx)
         common = {"name": "synthesis -> GPU", "cat": "flow", "id": ids}
         src, tid = ts[ok] + (te[ok] - ts[ok] >= 2), tid[ok]
-        self.events += _records(**common, ph="s", ts=src, pid=self._pids(tid), tid=tid)
+        self.events += records(**common, ph="s", ts=src, pid=self._pids(tid), tid=tid)
         d0, d1, dest = _us(start[idx]), _us(end[idx]), call_tid[idx]
-        self.events += _records(
+        self.events += records(
             **common, ph="f", bp="e", ts=d0 + (d1 - d0 >= 2), pid=self._pids(dest), tid=dest
         )
 
