@@ -9,6 +9,12 @@ import sys
 from collections.abc import Sequence
 from types import ModuleType
 
+# numpy's OpenBLAS starts a thread per core when numpy is imported, and each spins ~0.1 s
+# of CPU before it sleeps: CPU the viewer never asks for (it does no float linear algebra)
+# taken from the scanner's threads.  Set before anything imports numpy; a value the user
+# set is kept.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
 #: Command name -> module in ``viewer.commands`` (imported only when its parser is built).
 SUBCOMMANDS = {
     "info": "info",
