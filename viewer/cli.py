@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import codecs
+import contextlib
 import importlib
 import os
 import sys
@@ -60,8 +62,19 @@ def build_parser(commands: Sequence[str] = tuple(SUBCOMMANDS)) -> argparse.Argum
     return parser
 
 
+def _legible_stdout() -> None:
+    """A terminal or pipe whose encoding cannot hold every character (ASCII, cp1252: the
+    thin spaces of "3 746 ms") gets "?" for those, not a traceback after the work is done.
+    JSON is written as UTF-8 bytes whatever the encoding (``commands.common.write_stdout``)."""
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    with contextlib.suppress(LookupError, AttributeError, ValueError):
+        if codecs.lookup(encoding).name != "utf-8":
+            sys.stdout.reconfigure(errors="replace")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
+    _legible_stdout()
     # Bare paths (no subcommand) open the viewer, as a desktop app is expected to.
     if not args_in or (args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help")):
         args_in = ["open", *args_in]

@@ -108,6 +108,21 @@ def add_workers_argument(p: argparse.ArgumentParser, help: str = WORKERS_HELP) -
     )
 
 
+def write_stdout(data: bytes | str) -> None:
+    """``data`` on stdout: bytes (UTF-8 JSON) straight to its binary buffer, after the text
+    written before them; to a text-only stream (a test's StringIO) decoded."""
+    if isinstance(data, str):
+        sys.stdout.write(data)
+        return
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:
+        sys.stdout.write(data.decode("utf-8"))
+        return
+    sys.stdout.flush()
+    buffer.write(data)
+    buffer.flush()
+
+
 def fail(command: str, message: object) -> int:
     """Say what went wrong on stderr, prefixed by the command; the exit status 2."""
     print(f"{command}: {message}", file=sys.stderr)

@@ -18,6 +18,7 @@ from viewer.commands.common import (
     fail,
     load,
     session_position,
+    write_stdout,
 )
 
 FORMATS = ("trace", "markdown", "csv")
@@ -150,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
     if problem := _check_output(args):
         return _fail(problem)
     from viewer.export.files import write_output
-    from viewer.export.format import to_json
+    from viewer.export.format import json_bytes
     from viewer.export.report import report_markdown
     from viewer.export.tables import table_csv, table_frame, table_markdown
     from viewer.export.trace import trace_events, write_trace
@@ -170,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
             return 0
         if fmt == "trace":
             data = trace_events(timeline, session, args.range, flows=not args.no_flows)
-            text = to_json(data) + "\n"
+            text = json_bytes(data)
         elif args.table is not None:
             frame = table_frame(timeline, args.table, session, args.range)
             text = table_csv(frame) if fmt == "csv" else table_markdown(frame)
@@ -178,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             # A log of many daemon runs: its sessions over the cores, as `report` does.
             text = report_markdown(timeline, session, args.range, os.cpu_count() or 1)
         if to_stdout:
-            sys.stdout.write(text)
+            write_stdout(text)
             return 0
         write_output(args.out, text, _inputs(args))
     except ValueError as exc:  # e.g. no such session

@@ -16,6 +16,7 @@ from viewer.commands.common import (
     fail,
     load,
     session_position,
+    write_stdout,
 )
 
 FLEET_HELP = """\
@@ -89,7 +90,7 @@ def _one(args: argparse.Namespace, path: str) -> int:
 
 
 def _report(args: argparse.Namespace, path: str) -> int:
-    from viewer.export.format import to_json
+    from viewer.export.format import json_bytes
     from viewer.export.report import report_dict, report_markdown, report_text
 
     timeline = load("report", path, args.workers_per_gpu)
@@ -100,14 +101,14 @@ def _report(args: argparse.Namespace, path: str) -> int:
         session = session_position(timeline, args.session)
         if args.json:
             # Compact (`jq .` pretty-prints): a 10^6-event report has 10^5 gap objects.
-            text = to_json(report_dict(timeline, session, args.range, jobs)) + "\n"
+            text = json_bytes(report_dict(timeline, session, args.range, jobs))
         elif args.markdown:
             text = report_markdown(timeline, session, args.range, jobs)
         else:
             text = report_text(timeline, session, args.range, jobs)
     except ValueError as exc:  # e.g. no such session
         return fail("report", exc)
-    sys.stdout.write(text)
+    write_stdout(text)
     return 0
 
 

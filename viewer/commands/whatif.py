@@ -3,9 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
-from viewer.commands.common import SESSION, add_log_argument, add_workers_argument, fail, load
+from viewer.commands.common import (
+    SESSION,
+    add_log_argument,
+    add_workers_argument,
+    fail,
+    load,
+    write_stdout,
+)
 
 EPILOG = """\
 how: the session's measured job arrivals and per-partition durations (synthesis,
@@ -81,7 +87,7 @@ KNOB_OPTIONS = (
 
 def run(args: argparse.Namespace) -> int:
     from viewer.export.files import open_output
-    from viewer.export.format import display_path, to_json
+    from viewer.export.format import display_path, json_bytes
     from viewer.export.whatif import whatif_dict, whatif_markdown, whatif_text
     from viewer.sim.writer import WriteOptions, write_stream
     from viewer.whatif import KnobError, Knobs, what_if
@@ -108,10 +114,10 @@ def run(args: argparse.Namespace) -> int:
         except OSError as exc:
             return fail("whatif", f"cannot write {display_path(args.out)}: {exc}")
     if args.json:
-        text = to_json(whatif_dict(w, args.path, session)) + "\n"
+        text = json_bytes(whatif_dict(w, args.path, session))
     elif args.markdown:
         text = whatif_markdown(w, args.path, session)
     else:
         text = whatif_text(w, args.path, session)
-    sys.stdout.write(text)
+    write_stdout(text)
     return 0

@@ -29,7 +29,7 @@ from viewer.analysis.intervals import Range, calls, check_range, merge
 from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import synthesis_rows
 from viewer.export.files import resolve_output, write_output
-from viewer.export.format import display_path, records, to_json
+from viewer.export.format import display_path, json_bytes, records
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 from viewer.model.frame import Frame
@@ -436,5 +436,5 @@ def write_trace(
     over the log it comes from, and a failure leaves no half-written file.  Returns the
     file written."""
     resolve_output(path, [timeline.source])  # before the work of building the trace
-    text = to_json(trace_events(timeline, session, rng, flows=flows))
-    return write_output(path, text, [timeline.source])
+    data = json_bytes(trace_events(timeline, session, rng, flows=flows), newline=False)
+    return write_output(path, data, [timeline.source])

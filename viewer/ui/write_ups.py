@@ -254,7 +254,7 @@ class WriteUps(QtCore.QObject):
     # ---------------------------------------------------------- trace
     def export_trace(self, path: str | Path) -> Path | None:
         """Write the shown session, clipped to the selected range, as a Chrome trace."""
-        from viewer.export.format import to_json
+        from viewer.export.format import json_bytes
         from viewer.export.trace import trace_events
 
         timeline, session = self.window.timeline(), self.window.session()
@@ -262,7 +262,9 @@ class WriteUps(QtCore.QObject):
             return None
         rng = self.window.view.selection()
         return self.write_file(
-            path, lambda: to_json(trace_events(timeline, session.index, rng)), "trace"
+            path,
+            lambda: json_bytes(trace_events(timeline, session.index, rng), newline=False),
+            "trace",
         )
 
     def export_trace_dialog(self) -> None:
