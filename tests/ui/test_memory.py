@@ -1,0 +1,69 @@
+"""What a background job frees goes back to the system (``ui.memory``): glibc kept a load's
+~90 MB of freed scan columns and temporaries in its threads' arenas for the window's life."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+
+from viewer.ui import background, memory
+from viewer.ui.background import LatestTask
+
+glibc_only = pytest.mark.skipif(
+    memory._malloc_trim() is None, reason="malloc_trim is glibc's (Linux)"
+)
+
+
+def _resident() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def _free_in_a_thread(total: int) -> None:
+    """Allocate ``total`` bytes in small blocks on a new thread (its own malloc arena) and
+    free all but the last: the arena cannot shrink from its top, so its pages stay."""
+
+    def work() -> None:
+        blocks = [bytearray(32 << 10) for _ in range(total // (32 << 10))]
+        keep = blocks[-1]
+        del blocks
+        work.kept = keep  # type: ignore[attr-defined]
+
+    t = threading.Thread(target=work)
+    t.start()
+    t.join()
+
+
+@glibc_only
+def test_freed_pages_go_back_to_the_system() -> None:
+    _free_in_a_thread(96 << 20)
+    held = _resident()
+    assert memory.release_free_memory()
+    assert _resident() < held - (48 << 20)
+
+
+def test_elsewhere_it_does_nothing(monkeypatch) -> None:
+    memory._malloc_trim.cache_clear()
+    monkeypatch.setattr(sys, "platform", "darwin")
+    try:
+        assert memory._malloc_trim() is None
+        assert memory.release_free_memory() is False
+    finally:
+        memory._malloc_trim.cache_clear()
+
+
+def test_every_background_job_hands_back_what_it_freed(qtbot, monkeypatch) -> None:
+    calls: list[str] = []
+    monkeypatch.setattr(background, "release_free_memory", lambda: calls.append("trim"))
+    task = LatestTask(name="test")
+    outcomes: list[object] = []
+    task.ready.connect(lambda _ctx, result: outcomes.append(result))
+    task.failed.connect(lambda _ctx, message: outcomes.append(message))
+    task.request("ok", lambda: 1)
+    qtbot.waitUntil(lambda: len(outcomes) == 1, timeout=5000)
+    task.request("bad", lambda: 1 / 0)  # a failed job frees memory too
+    qtbot.waitUntil(lambda: len(outcomes) == 2, timeout=5000)
+    assert calls == ["trim", "trim"]
+    assert outcomes[0] == 1 and "ZeroDivisionError" in outcomes[1]
