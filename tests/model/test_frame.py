@@ -41,6 +41,16 @@ def test_rows_by_mask_positions_and_slice_keep_every_column() -> None:
         f[np.array([True, False])]
 
 
+def test_a_mask_of_every_row_is_the_frame_itself_not_a_copy() -> None:
+    """The window kept a second copy of every call's ~30 columns (~30 MB at 10^6 events)
+    where ``kernel_intervals`` kept the calls with a kernel time: all of them."""
+    f = frame()
+    assert f[np.ones(4, bool)] is f
+    assert f[np.array([True, True, True, False])] is not f
+    empty = Frame({"a": np.zeros(0)})
+    assert empty[np.zeros(0, bool)] is empty
+
+
 def test_new_frames_share_unchanged_columns() -> None:
     f = frame()
     g = f.assign(c=7, a=np.zeros(4))

@@ -135,6 +135,8 @@ class Frame:
         if rows.dtype == bool:
             if len(rows) != self._len:
                 raise ValueError(f"a mask of {len(rows)} rows for a frame of {self._len}")
+            if rows.all():  # frames are never written: every row is this frame itself
+                return self
             rows = np.flatnonzero(rows)
         return self.take(rows)
 
