@@ -140,3 +140,52 @@ def test_first_seen_of_sorted_values_is_that_of_any_order(values: list, as_float
     want = np.zeros(len(array), dtype=bool)
     want[np.unique(array, return_index=True)[1]] = True
     assert first_seen(array).tolist() == want.tolist()
+
+
+def test_a_lazy_take_makes_only_the_columns_read() -> None:
+    """``take(rows, lazy=True)`` (``analysis.calls``): the columns nobody reads are never
+    copied; each read column is made once."""
+    import tracemalloc
+
+    n = 200_000
+    src = Frame({f"c{i}": np.arange(n, dtype=np.float64) + i for i in range(10)})
+    rows = np.arange(n)[::-1]
+    tracemalloc.start()
+    try:
+        lazy = src.take(rows, lazy=True)
+        first = lazy["c3"]
+        grown = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    assert grown < 3 * n * 8  # one column (and the rows), not ten
+    assert lazy["c3"] is first and not first.flags.writeable
+    assert lazy.columns == src.columns and len(lazy) == n
+    assert lazy.equals(src.take(rows))
+
+
+@given(
+    st.lists(st.integers(0, 5), max_size=12),
+    st.lists(st.integers(0, 11), max_size=8),
+    st.booleans(),
+)
+def test_lazy_frames_read_as_eager_ones(rows, again, replace) -> None:
+    """Takes, masks, slices and assigns of a lazy frame give what the eager frame gives."""
+    f = Frame(
+        {
+            "a": np.arange(6.0),
+            "b": np.array(list("uvwxyz"), dtype=object),
+            "c": np.arange(6, dtype=np.int32),
+        }
+    )
+    eager, lazy = f.take(rows), f.take(rows, lazy=True)
+    assert lazy.equals(eager)
+    extra = {"a": np.ones(len(rows))} if replace else {"d": np.zeros(len(rows))}
+    assert lazy.assign(**extra, e=1).equals(eager.assign(**extra, e=1))
+    assert lazy.assign(**extra).columns == eager.assign(**extra).columns
+    again = [i for i in again if i < len(rows)]
+    assert lazy.take(again).equals(eager.take(again))
+    assert lazy.assign(**extra).take(again).equals(eager.assign(**extra).take(again))
+    mask = np.arange(len(rows)) % 2 == 0
+    assert lazy[mask].equals(eager[mask]) and lazy[1:].equals(eager[1:])
+    assert lazy[["c", "a"]].equals(eager[["c", "a"]])
+    assert list(lazy.rows()) == list(eager.rows()) and lazy.to_dict().keys() == {"a", "b", "c"}

@@ -57,7 +57,7 @@ def calls(session: Session) -> Frame:
         gpu[unknown] = [table.get(int(w), -1) for w in parts["worker"][row][unknown]]
     start, end = gpu_start[row], parts["gpu_end"][row]
     closed = np.isfinite(end)
-    return session.partitions.take(row).assign(
+    return session.partitions.take(row, lazy=True).assign(
         row=row,
         ready=st["ready"][row],
         free=st["worker_free"][row],
