@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from tests.analysis.builders import call, pipeline, session
@@ -119,6 +120,21 @@ def test_insufficient_data() -> None:
     assert verdict(session()).kind == "insufficient-data"
     v = verdict(pipeline([35_000]))
     assert v.kind == "insufficient-data" and "two are needed" in v.sentence
+
+
+def test_jobs_done_in_the_same_millisecond_have_no_measured_s_per_proof() -> None:
+    """(last - first) / (jobs - 1) is 0 there: no interval between finished proofs was seen
+    (offsets are whole ms), so the figure is unknown, not 0.0 s/proof, and the verdict says
+    why in words that fit (it said "2 jobs completed, two are needed")."""
+    from viewer.analysis.jobs import seconds_per_proof, throughput
+
+    s = session(call("a", 0, 0, 100, 0), call("b", 0, 10, 100, 2))
+    assert throughput(s).jobs_completed == 2 and throughput(s).measured_s_per_proof is None
+    v = verdict(s)
+    assert v.kind == "insufficient-data"
+    assert "the 2 jobs completed in the same millisecond" in v.sentence
+    assert seconds_per_proof(np.array([5.0, 5.0, np.nan])) is None
+    assert seconds_per_proof(np.array([5.0, 1005.0, 2005.0])) == 1.0
 
 
 def test_summary_bundles_session_facts() -> None:

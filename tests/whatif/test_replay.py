@@ -198,7 +198,7 @@ def test_a_crashed_session_says_why_it_has_no_s_per_proof() -> None:
     crashed = open_log(SAMPLES / "damaged.log").sessions[0]
     w = what_if(crashed, Knobs(gw=1))
     assert w.measured.s_per_proof is None and w.scenario.s_per_proof is None
-    assert "1 job completed in the log, two are needed for s/proof" in w.notes
+    assert "1 job completed in the log, two are needed to measure s/proof" in w.notes
 
 
 def test_an_empty_session_cannot_be_replayed() -> None:

@@ -94,11 +94,28 @@ def completions(session: Session) -> np.ndarray:
 
 def seconds_per_proof(done: np.ndarray) -> float | None:
     """Measured s/proof from completion times (ms): the steady-state spacing of finished
-    proofs, (last - first) / (jobs - 1); None for fewer than two."""
+    proofs, (last - first) / (jobs - 1); None for fewer than two, and None when they all
+    finished in the same millisecond: no interval was seen, and 0.0 s/proof would be a
+    figure the log does not hold (the offsets' resolution is 1 ms)."""
     done = done[np.isfinite(done)]
     if len(done) < 2:
         return None
-    return float((done.max() - done.min()) / (len(done) - 1) / 1000.0)
+    span = float(done.max() - done.min())
+    if span <= 0:
+        return None
+    return span / (len(done) - 1) / 1000.0
+
+
+def no_spacing_reason(jobs: int, where: str = "") -> str:
+    """Why a run of ``jobs`` completed jobs (``where``: " in the log") has no measured
+    s/proof."""
+    if jobs < 2:
+        job = "job" if jobs == 1 else "jobs"
+        return f"{jobs} {job} completed{where}, two are needed to measure s/proof"
+    return (
+        f"the {jobs} jobs{where} completed in the same millisecond: no interval between "
+        "finished proofs to measure s/proof"
+    )
 
 
 def _mode(values: np.ndarray) -> int:

@@ -17,7 +17,7 @@ import numpy as np
 
 from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
-from viewer.analysis.jobs import Throughput
+from viewer.analysis.jobs import Throughput, no_spacing_reason
 from viewer.analysis.kernels import KernelStats
 from viewer.analysis.units import duration, fixed, percent
 from viewer.model import Session
@@ -164,7 +164,7 @@ def decide(
         why = (
             "no kernel or GPU-call times"
             if kernel.partitions == 0
-            else f"{_n(tp.jobs_completed, 'job')} completed, two are needed to measure s/proof"
+            else no_spacing_reason(tp.jobs_completed)
         )
         return Verdict("insufficient-data", f"Not enough data for a verdict: {why}.", evidence)
 

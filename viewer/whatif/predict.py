@@ -11,7 +11,7 @@ import numpy as np
 
 from viewer.analysis.floors import LABEL, Floors, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
-from viewer.analysis.jobs import seconds_per_proof, throughput
+from viewer.analysis.jobs import no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.units import percent
 from viewer.model import Session
@@ -114,10 +114,8 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
     scen = base if not knobs.changed() else replay(pl, knobs)
     notes = list(pl.notes)
     n = int(pl.counted.sum())
-    if n < 2:
-        notes.append(
-            f"{n} job{'' if n == 1 else 's'} completed in the log, two are needed for s/proof"
-        )
+    if measured.s_per_proof is None:
+        notes.append(no_spacing_reason(n, " in the log"))
     return WhatIf(
         knobs=knobs,
         measured=measured,
