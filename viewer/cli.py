@@ -62,6 +62,15 @@ def build_parser(commands: Sequence[str] = tuple(SUBCOMMANDS)) -> argparse.Argum
     return parser
 
 
+def _open_closed_streams() -> None:
+    """A command run with stdout or stderr closed (``report LOG >&-``) has them as None, and
+    ``sys.stdout.write`` would end in a traceback: what it writes goes nowhere instead, as
+    ``print`` does then."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+
+
 def _legible_stdout() -> None:
     """A terminal or pipe whose encoding cannot hold every character (ASCII, cp1252: the
     thin spaces of "3 746 ms") gets "?" for those, not a traceback after the work is done.
@@ -74,6 +83,7 @@ def _legible_stdout() -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args_in = list(sys.argv[1:] if argv is None else argv)
+    _open_closed_streams()
     _legible_stdout()
     # Bare paths (no subcommand) open the viewer, as a desktop app is expected to.
     if not args_in or (args_in[0] not in SUBCOMMANDS and args_in[0] not in ("-h", "--help")):

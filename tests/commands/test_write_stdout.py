@@ -80,3 +80,29 @@ def test_a_terminal_that_cannot_encode_a_thin_space_gets_a_question_mark(args) -
     assert b"Traceback" not in done.stderr
     assert b"ms" in done.stdout and b"?" in done.stdout
     done.stdout.decode("ascii")
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="closes a POSIX file descriptor")
+@pytest.mark.parametrize(
+    ("args", "fd", "code"),
+    [
+        (["report", str(SAMPLE), "--json"], 1, 0),
+        (["report", str(SAMPLE)], 1, 0),
+        (["export", str(SAMPLE), "-o", "-", "--format", "trace"], 1, 0),
+        (["whatif", str(SAMPLE), "--json"], 1, 0),
+        (["report", str(ROOT / "no such.log")], 2, 2),
+    ],
+)
+def test_a_closed_stdout_or_stderr_gives_no_traceback(args, fd, code) -> None:
+    """`report LOG >&-`: Python starts with sys.stdout None, and writing to it was an
+    AttributeError traceback; the output goes nowhere, as print's does."""
+    import os
+
+    done = subprocess.run(
+        [sys.executable, "-m", "viewer", *args],
+        cwd=ROOT, stdout=subprocess.DEVNULL if fd == 2 else None,
+        stderr=subprocess.PIPE if fd == 1 else None, preexec_fn=lambda: os.close(fd),
+    )  # fmt: skip
+    assert done.returncode == code
+    if fd == 1:
+        assert b"Traceback" not in done.stderr
