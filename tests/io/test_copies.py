@@ -21,6 +21,7 @@ from io_logs import (
 )
 
 from viewer.io import batch, open_log, pure, scanner
+from viewer.io.reader import scan_log
 
 #: One small run of two jobs whose offsets start again halfway (a restart without a
 #: daemon line), with CUZK_TIMING blocks and tracing lines between.
@@ -117,3 +118,67 @@ def test_copies_of_a_bad_line_are_each_skipped(tmp_path, monkeypatch, scanner):
     assert s.skipped == {"malformed_timeline": 5, "duplicate_event": 3}
     assert s.jobs.to_pandas().set_index("job_id").loc["w", "kind"] == "winning-post"
     assert_like_unfolded(path, monkeypatch)
+
+
+def near_run(line: str, n: int, step: int, shift: int = 0) -> list[str]:
+    """``line`` (a TIMELINE record) written ``n`` times, its offset moved by ``shift`` and
+    then ``step`` ms later each time: near copies."""
+    _, ms, rest = line.split(",", 2)
+    return [f"TIMELINE,{int(ms) + shift + k * step},{rest}" for k in range(n)]
+
+
+TIMELINE_AT = [i for i, line in enumerate(RUN) if line.startswith("TIMELINE,")]
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(TIMELINE_AT),
+            st.integers(12, 45),
+            st.sampled_from([0, 1, 3, 700]),
+            st.sampled_from([0, -1500, -20_000, 1500]),  # drops start sessions in the run
+            st.integers(-1, 44),  # a CUZK_TIMING line or a daemon start inside the run
+        ),
+        max_size=4,
+        unique_by=lambda run: run[0],
+    ),
+    st.sampled_from([97, 1 << 20]),
+    st.booleans(),
+)
+def test_folding_near_copies_changes_nothing(runs, piece, pure):
+    """Long runs of one event at later offsets (their middles are folded into counts),
+    starting after a drop of the offsets (a restart may fall in a run's first rows), with
+    other lines inside them, in pieces of any size: the sessions are those of every line."""
+    lines = list(RUN)
+    for at, n, step, shift, inside in sorted(runs, reverse=True):
+        run = near_run(lines[at], n, step, shift)
+        if 0 <= inside < n:
+            run.insert(inside, cuzk_block(3, 4)[1] if inside % 2 else daemon_start())
+        lines[at : at + 1] = run
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        if pure:
+            use_python(mp)
+        small_pieces(mp, piece)
+        path = Path(tmp) / "run.log"
+        path.write_text("\n".join(lines) + "\n")
+        assert_like_unfolded(path, mp)
+
+
+def test_a_long_run_of_near_copies_is_a_few_rows(tmp_path, scanner):
+    """One call's GPU_START written at every millisecond (the hostile 200 MB shape): the
+    run's ends stay rows, its middle a count; pairing counts each line as a duplicate."""
+    lines = [*partition_lines("a", 0, 100, 0)[:4]]
+    lines += near_run(partition_lines("a", 0, 100, 0)[4], 50_000, 1)
+    lines.append(partition_lines("a", 0, 100, 0)[5].replace(",603,", ",60000,"))
+    path = tmp_path / "run.log"
+    path.write_text("\n".join(lines) + "\n")
+    scan = scan_log(path)
+    assert len(scan.batch.seq) == 4 + batch.NEAR_HEAD + batch.NEAR_TAIL + 1
+    assert scan.events == len(lines)
+    (s,) = open_log(path).sessions
+    assert s.skipped == {"duplicate_event": 49_999}
+    assert s.partitions["gpu_start"].tolist() == [203.0]  # the first GPU_START wins

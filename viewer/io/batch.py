@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.io.records import SEQ_SHIFT
+from viewer.io.sessions import NEXT_WINDOW, PREV_WINDOW
 
 EVENT_COLUMNS = (
     "seq", "offset", "event", "job", "partition", "worker", "synth_ms", "gpu_ms", "mono",
@@ -135,20 +136,47 @@ def merge_batches(batches: list[EventBatch]) -> EventBatch:
 
 #: The columns that make two rows copies of each other (all but ``seq``).
 VALUE_COLUMNS = EVENT_COLUMNS[1:]
+#: Of a run of near copies (rows equal but for a later offset), the rows kept whole: the
+#: first ``NEAR_HEAD`` and the last ``NEAR_TAIL``.  Only a run's first PREV_WINDOW rows can
+#: start a session (later ones lie at or above the PREV_WINDOW rows before them); their
+#: windows reach NEXT_WINDOW - 1 rows further.  The rows after the run see its last
+#: PREV_WINDOW.  Folding the middle therefore changes no session and no window a restart
+#: is judged by (``sessions.split_sessions``).
+NEAR_HEAD = PREV_WINDOW + NEXT_WINDOW - 1
+NEAR_TAIL = PREV_WINDOW
 
 
-def fold_copies(batch: EventBatch) -> EventBatch:
+def fold_copies(batch: EventBatch, near: bool = True) -> EventBatch:
     """``batch`` without the rows that repeat the row before them exactly, with no marker
     and no CUZK_TIMING line between them; each kept row counts its copies (``copy_seq``,
     ``copy_n``).  A duplicated line costs a count, not a row (2 GB of one repeated line
     read as one row), and nothing it could change is lost: a copy can never start a
     session (``sessions.split_sessions`` counts the copies), pairing skips it as its row's
-    duplicate, and the events around it stay the same."""
-    seq, offset = batch.seq, batch.offset
-    at = np.flatnonzero(offset[1:] == offset[:-1]) + 1  # rows that may repeat the one before
+    duplicate, and the events around it stay the same.
+
+    ``near``: also fold the middle of each long run of near copies, rows that repeat the
+    one before them but for a later or equal offset (one call's GPU_START written every
+    millisecond): pairing skips each as a duplicate just the same, and the rows kept at
+    the run's ends (``NEAR_HEAD``, ``NEAR_TAIL``) hold every window the session split
+    reads.  A 200 MB log of one repeated event held 0.5x its size in rows until pairing."""
+    batch = _fold(batch, _repeats_of_previous(batch, exact=True))
+    if near:
+        batch = _fold(batch, _middles(_repeats_of_previous(batch, exact=False)))
+    return batch
+
+
+def _repeats_of_previous(batch: EventBatch, exact: bool) -> np.ndarray:
+    """Rows that repeat the row before them (``exact``: with the same offset, else with an
+    equal or later one), no marker or CUZK_TIMING line between."""
+    offset = batch.offset
+    if exact:
+        at = np.flatnonzero(offset[1:] == offset[:-1]) + 1
+    else:
+        at = np.flatnonzero(batch.event[1:] == batch.event[:-1]) + 1
+        at = at[offset[at] >= offset[at - 1]]
     for name in VALUE_COLUMNS[1:]:
         if not len(at):
-            return batch
+            return at
         col = getattr(batch, name)
         same = col[at] == col[at - 1]
         if col.dtype.kind == "f":
@@ -158,9 +186,29 @@ def fold_copies(batch: EventBatch) -> EventBatch:
         between = np.sort(
             np.concatenate([batch.cuzk.seq, np.array([m[0] for m in batch.markers], np.int64)])
         )
+        seq = batch.seq
         at = at[np.searchsorted(between, seq[at]) == np.searchsorted(between, seq[at - 1])]
+    return at
+
+
+def _middles(at: np.ndarray) -> np.ndarray:
+    """Of rows ``at`` (sorted) that each repeat the row before them, those in the middle of
+    their run: past its first NEAR_HEAD rows and before its last NEAR_TAIL."""
+    if len(at) <= NEAR_HEAD + NEAR_TAIL - 1:
+        return at[:0]
+    starts = np.r_[True, at[1:] != at[:-1] + 1]  # a run of rows begins one row before
+    first = at[np.flatnonzero(starts)]
+    last = at[np.append(np.flatnonzero(starts)[1:], len(at)) - 1]
+    run = np.cumsum(starts) - 1
+    lo, hi = first[run] - 1 + NEAR_HEAD, last[run] - NEAR_TAIL
+    return at[(at >= lo) & (at <= hi)]
+
+
+def _fold(batch: EventBatch, at: np.ndarray) -> EventBatch:
+    """``batch`` with the rows ``at`` folded into the kept row before each, as counts."""
     if not len(at):
         return batch
+    seq = batch.seq
     n = len(seq)
     counts = np.zeros(n, np.int64)
     counts[np.searchsorted(seq, batch.copy_seq)] = batch.copy_n
