@@ -463,3 +463,49 @@ def test_blocks_built_while_pairing_match_those_built_after(
         after.skipped, after.notes, after.kernel_blocks, after.ambiguous_blocks
     )  # fmt: skip
     assert early.skipped.get("duplicate_event", 0) == int(repeat_on_other_gpu)
+
+
+def test_a_long_glued_line_is_parsed_as_it_is_cut(tmp_path):
+    """The pure-Python scanner hands a glued line's records to the parser every
+    FLUSH_RECORDS records (a 50 MB line held 0.6 M records at once): with tiny batches,
+    markers between lines, CUZK_TIMING records inside the glued lines and a daemon restart,
+    the sessions are those the compiled scanner and unflushed parsing read."""
+    from viewer.io import pure, records
+
+    a = partition_lines("j", 0, 5, 0)
+    b = partition_lines("k", 1, 600, 1)
+    lines = [
+        worker_started(0, 0),
+        "".join(a[:5] + cuzk_block(5, 7)[:-1]) + a[5],
+        worker_started(1, 0),
+        daemon_start(),
+        "junk " + "".join(b) + "".join(cuzk_block(6, 8)),
+        *partition_lines("m", 0, 2000, 1),
+    ]
+    path = tmp_path / "run.log"
+    write(path, lines)
+
+    def read() -> list[tuple]:
+        return [
+            (s.partitions, s.skipped, s.events, s.notes, s.workers) for s in open_log(path).sessions
+        ]
+
+    compiled = read()
+    with pytest.MonkeyPatch.context() as mp:
+        use_python(mp)
+        whole = read()
+        mp.setattr(records, "FLUSH_RECORDS", 3)
+        mp.setattr(pure, "BATCH_RECORDS", 4)
+        parse_all, mid_line = pure._parse_all, []
+
+        def watched(raw, jobs, out, *, whole=True):
+            mid_line.append(not whole and len(raw.items) >= 4)
+            return parse_all(raw, jobs, out, whole=whole)
+
+        mp.setattr(pure, "_parse_all", watched)
+        flushed = read()
+    assert sum(mid_line) >= 3  # the glued lines were parsed while being cut
+    assert len(compiled) == len(whole) == len(flushed) == 2
+    for x, y, z in zip(compiled, whole, flushed, strict=True):
+        assert x[0].equals(y[0]) and y[0].equals(z[0]) and x[4].equals(z[4])
+        assert x[1:4] == y[1:4] == z[1:4]

@@ -33,7 +33,8 @@ def scan_chunks(
             raw = _parse_all(raw, jobs, batches)
             batches.append(skipped_batch(raw.base, chunk.reason))
             continue
-        find_records(*chunk, raw)
+        # A long line of glued records is parsed as it is cut, a batch at a time.
+        find_records(*chunk, raw, lambda raw=raw: _parse_all(raw, jobs, batches, whole=False))
         del chunk  # a long line's chunk is freed before the next one is read
         if len(raw.items) >= BATCH_RECORDS:
             raw = _parse_all(raw, jobs, batches)
@@ -41,12 +42,15 @@ def scan_chunks(
     return batches
 
 
-def _parse_all(raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch]) -> RawBatch:
+def _parse_all(
+    raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch], *, whole: bool = True
+) -> RawBatch:
     """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
     records holds any number of them), freeing the records as they are parsed; the empty
-    batch that follows it."""
+    batch that follows it.  ``whole`` False: only full batches, and ``raw`` itself keeps the
+    rest (records are still being added to it)."""
     end = raw.base + len(raw.items)
-    while True:
+    while whole or len(raw.items) >= BATCH_RECORDS:
         part = RawBatch(base=raw.base, items=raw.items[:BATCH_RECORDS])
         del raw.items[:BATCH_RECORDS]
         last = not raw.items
@@ -55,8 +59,9 @@ def _parse_all(raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch]) -> 
         raw.markers = raw.markers[len(part.markers) :]
         out.append(fold_copies(parse_records(part, jobs)))
         raw.base += len(part.items)
-        if last:
+        if last and whole:
             return RawBatch(base=end)
+    return raw
 
 
 def scan_range(
@@ -86,6 +91,7 @@ def scan_range(
             if cancel is not None and cancel():
                 return
             yield chunk
+            del chunk  # a long line's chunk is not held while the next one is joined
             if progress is not None:
                 progress(at[0])
 

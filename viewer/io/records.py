@@ -10,6 +10,7 @@ line in Python.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from viewer.io.grammar import CZ, CZ_TEXT, MARKERS, TL
@@ -67,33 +68,55 @@ class RawBatch:
     markers: list[tuple[int, int, bytes]] = field(default_factory=list)  # (seq, kind, text)
 
 
-def records(buf: bytes, start: int, end: int) -> list[bytes]:
+#: Records of glued lines cut between two calls of ``find_records``' ``flush``.
+FLUSH_RECORDS = 1 << 14
+
+
+def records(
+    buf: bytes,
+    start: int,
+    end: int,
+    out: list[bytes] | None = None,
+    flush: Callable[[], None] | None = None,
+) -> list[bytes]:
     """The records of the whole lines ``buf[start:end]``, in order: each ``TIMELINE,`` or
     ``CUZK_TIMING:`` starts one, which runs to the next one on its line or to the line end
-    (a torn write glues records into one line)."""
+    (a torn write glues records into one line).  They are appended to ``out`` (a new list
+    by default); ``flush()`` is called every FLUSH_RECORDS records cut from glued lines, to
+    take records from ``out`` while a long line is still being cut."""
+    out = [] if out is None else out
     found = SCAN_RE.findall(buf, start, end)
     if buf.count(TL, start, end) + buf.count(CZ, start, end) == len(found):
-        return found  # one record per line: nothing glued
+        out += found  # one record per line: nothing glued
+        return out
     del found
-    out: list[bytes] = []
+    cut = 0
     for line in SCAN_RE.finditer(buf, start, end):
         at, stop = line.span()
         for m in RECORD_RE.finditer(buf, at + 1, stop):
             out.append(buf[at : m.start()])
             at = m.start() + (len(CZ) - len(CZ_TEXT)) * (m[0] == CZ)
+            cut += 1
+            if flush is not None and cut >= FLUSH_RECORDS:
+                flush()
+                cut = 0
         out.append(buf[at:stop])
     return out
 
 
-def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
+def find_records(
+    buf: bytes, start: int, end: int, out: RawBatch, flush: Callable[[], None] | None = None
+) -> None:
     """Append the records of ``buf[start:end]`` (whole lines) to ``out``, and the marker
-    lines (one of each kind per line), each placed before its line's records."""
+    lines (one of each kind per line), each placed before its line's records.  ``flush()``
+    may take records (and the markers before them) from ``out`` as it fills: a 50 MB line
+    of glued records held 0.6 M records at once, 70 MB beside the line."""
     items = out.items
     # Two long needles are found at bytes.find speed; one short probe common to both
     # (" start") would be slower than the pair.
     first = [buf.find(m.words, start, end) for m in MARKERS]
     if all(p < 0 for p in first):
-        items += records(buf, start, end)
+        records(buf, start, end, items, flush)
         return
     found: list[tuple[int, int, bytes]] = []
     for marker, p in zip(MARKERS, first, strict=True):
@@ -106,7 +129,7 @@ def find_records(buf: bytes, start: int, end: int, out: RawBatch) -> None:
     for p, kind, text in sorted(found):
         line = last_line_end(buf, start, p) + 1 or start
         if line > pos:  # the lines before the marker's line, so the marker sorts after them
-            items += records(buf, pos, line)
+            records(buf, pos, line, items, flush)
             pos = line
         out.markers.append((((out.base + len(items)) << SEQ_SHIFT) - 1, kind, text))
-    items += records(buf, pos, end)
+    records(buf, pos, end, items, flush)

@@ -85,11 +85,12 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
                 held += len(block)
                 continue
         data = b"".join([*carry, block]) if carry else block
-        carry = []
+        carry = block = []  # type: ignore[assignment]  # a long line's blocks go now
         last = last_line_end(data, held + first, len(data))
         yield data, 0, last + 1
         carry = [data[last + 1 :]] if last + 1 < len(data) else []
         held = len(data) - last - 1
+        del data  # not held while the next long line is gathered and joined
     if carry and not cut():
         tail = b"".join(carry)
         yield tail, 0, len(tail)
