@@ -46,3 +46,17 @@ def test_over_one_percent_skipped_is_said_next_to_the_verdict(qtbot, tmp_path: P
     # 1 line in 300 (0.3 %) is under the threshold.
     panel.set_summary(summarize(open_log(damaged(tmp_path, 1000)).sessions[0]))
     assert panel.warning.isHidden()
+
+
+def test_jobs_done_in_the_same_millisecond_say_so_not_that_two_are_needed(qtbot) -> None:
+    """Two completed jobs, both done at the same millisecond: the measured row said "needs 2
+    completed jobs" beside "Jobs completed: 2"."""
+    log = Path(__file__).resolve().parents[1] / "io" / "data"
+    panel = ThroughputPanel()
+    qtbot.addWidget(panel)
+    session = open_log(log / "two_gpus_block_without_its_gpu_start.log").sessions[0]
+    panel.set_summary(summarize(session))
+    shown = panel.form.text("measured")
+    assert "same ms" in shown and "needs 2" not in shown
+    panel.set_summary(summarize(open_log(SAMPLE.with_name("damaged.log")).sessions[0]))
+    assert "needs 2 completed jobs" in panel.form.text("measured")

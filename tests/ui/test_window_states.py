@@ -3,6 +3,8 @@ skipped lines in the status bar, transition steps in the status bar."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from PySide6 import QtCore, QtGui
 
@@ -139,3 +141,13 @@ def test_a_notes_message_stands_in_for_the_range_label_not_over_it(qtbot, window
     window.statusBar().clearMessage()
     assert window.range_label.isVisible() and window.cursor_label.isVisible()
     assert "whole session" in window.range_label.text()
+
+
+def test_a_load_s_notes_read_as_sentences(qtbot, window) -> None:  # noqa: F811
+    """Two notes were joined by "; " after their full stops ("exact.; 1 of 8")."""
+    log = Path(__file__).resolve().parents[1] / "io" / "data"
+    with qtbot.waitSignal(window.summary_ready, timeout=15000):
+        window.open_paths([log / "two_gpus_block_without_its_gpu_start.log"])
+    message = window.statusBar().currentMessage()
+    assert "best effort" in message and "matched no GPU call" in message
+    assert ".;" not in message and "exact. 1 of 8" in message

@@ -473,7 +473,8 @@ class MainWindow(QtWidgets.QMainWindow):
             self.runner.deliver(summary, None)
         notes = [n for s in timeline.sessions for n in s.notes]
         if notes:
-            self.statusBar().showMessage("; ".join(dict.fromkeys(notes)), 10000)
+            sentences = (n if n.endswith(".") else f"{n}." for n in dict.fromkeys(notes))
+            self.statusBar().showMessage(" ".join(sentences), 10000)
         self.timeline_loaded.emit(timeline)
         # Pin everything alive out of the collector's reach: a loaded week holds ~10^5
         # tracked objects, some of them 10^5-item object arrays, and every full

@@ -162,7 +162,9 @@ class ThroughputPanel(ScopedPanel):
             "measured",
             _per_proof(t.measured_s_per_proof)
             if t.measured_s_per_proof is not None
-            else "— (needs 2 completed jobs)",
+            else "— (needs 2 completed jobs)"
+            if t.jobs_completed < 2
+            else "— (all done in the same ms)",
         )
         f.set("ratio", "—" if t.ratio is None else f"{t.ratio:.2f}")
         self.gauge.set_ratio(t.ratio)
