@@ -60,3 +60,18 @@ def test_jobs_done_in_the_same_millisecond_say_so_not_that_two_are_needed(qtbot)
     assert "same ms" in shown and "needs 2" not in shown
     panel.set_summary(summarize(open_log(SAMPLE.with_name("damaged.log")).sessions[0]))
     assert "needs 2 completed jobs" in panel.form.text("measured")
+
+
+def test_the_session_notes_stay_readable_under_the_verdict(qtbot) -> None:
+    """The reader's notes (blocks matched by best effort, blocks no call took) were only in
+    the status bar for 10 s, cut at its width; the panel keeps them, whole."""
+    log = Path(__file__).resolve().parents[1] / "io" / "data"
+    panel = ThroughputPanel()
+    qtbot.addWidget(panel)
+    panel.show()
+    session = open_log(log / "two_gpus_block_without_its_gpu_start.log").sessions[0]
+    panel.set_summary(summarize(session))
+    assert panel.notes.isVisible()
+    assert panel.notes.text().splitlines() == [f"Note: {n}" for n in session.notes]
+    panel.set_summary(summarize(open_log(SAMPLE).sessions[0]))  # a clean log: none
+    assert panel.notes.isHidden() and panel.notes.text() == ""

@@ -96,10 +96,17 @@ class ThroughputPanel(ScopedPanel):
         self.warning.setObjectName("verdictWarning")
         self.warning.setStyleSheet("color: #c0392b;")
         self.warning.hide()
+        # The reader's notes on the session (blocks matched by best effort, a cut file): the
+        # report prints them under the verdict; the window showed them only for 10 s in the
+        # status bar, cut at its width.
+        self.notes = QtWidgets.QLabel()
+        self.notes.setObjectName("sessionNotes")
+        self.notes.hide()
         self.evidence = QtWidgets.QLabel()
         self.efficiency = QtWidgets.QLabel()
         self.idle = QtWidgets.QLabel()
-        for label in (self.verdict, self.warning, self.evidence, self.efficiency, self.idle):
+        labels = (self.verdict, self.warning, self.notes, self.evidence, self.efficiency, self.idle)
+        for label in labels:
             label.setTextFormat(QtCore.Qt.TextFormat.PlainText)
             label.setWordWrap(True)
             label.setTextInteractionFlags(QtCore.Qt.TextInteractionFlag.TextSelectableByMouse)
@@ -127,6 +134,7 @@ class ThroughputPanel(ScopedPanel):
             _indented(section_label("Verdict")),
             self.verdict,
             self.warning,
+            self.notes,
             f,
             self.how,
             _indented(self.efficiency_title),
@@ -146,8 +154,9 @@ class ThroughputPanel(ScopedPanel):
         self.gauge.set_ratio(None)
         for label in (self.scope, self.how, self.efficiency, self.idle, self.verdict):
             label.setText("")
-        self.warning.setText("")
-        self.warning.hide()
+        for label in (self.warning, self.notes):
+            label.setText("")
+            label.hide()
         self.evidence.setText("")
 
     def set_summary(self, summary) -> None:
@@ -194,6 +203,9 @@ class ThroughputPanel(ScopedPanel):
         self.verdict.setText(summary.verdict.sentence)
         self.warning.setText(f"⚠ {summary.verdict.warning}")
         self.warning.setVisible(bool(summary.verdict.warning))
+        notes = list(dict.fromkeys(summary.session.notes))
+        self.notes.setText("\n".join(f"Note: {n}" for n in notes))
+        self.notes.setVisible(bool(notes))
         self.evidence.setText("\n".join(f"• {e}" for e in summary.verdict.evidence))
 
 
