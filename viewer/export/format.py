@@ -82,11 +82,10 @@ def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], l
 
 def json_bytes(obj: object, newline: bool = True) -> bytes:
     """Compact JSON of big documents (reports, traces) as UTF-8, ending with a newline
-    unless ``newline`` is False:
-    orjson is ~15x faster than json's C encoder on 10^5 row objects.  NaN / inf become
-    null, never invalid JSON.  Bytes go to a file or stdout as they are: one non-Latin-1
-    character (a thin space in a label) made the 14 MB report a 28 MB two-byte str,
-    decoded and encoded again on the way out (~50 ms)."""
+    unless ``newline`` is False.  orjson is ~15x faster than json's C encoder on 10^5 row
+    objects.  NaN / inf become null, never invalid JSON.  Bytes go to a file or stdout as
+    they are: one non-Latin-1 character (a thin space in a label) made the 14 MB report a
+    28 MB two-byte str, decoded and encoded again on the way out (~50 ms)."""
     end = orjson.OPT_APPEND_NEWLINE if newline else 0
     return orjson.dumps(obj, option=orjson.OPT_SERIALIZE_NUMPY | end)
 
