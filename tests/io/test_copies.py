@@ -57,6 +57,21 @@ def assert_like_unfolded(path: Path, monkeypatch) -> None:
         assert a[0].equals(b[0]) and a[1:] == b[1:]
 
 
+def assert_read_like_unfolded(lines: list[str], piece: int, pure: bool) -> None:
+    """``assert_like_unfolded`` on a log of ``lines``, read in pieces of ``piece`` bytes by
+    the pure-Python scanner or the compiled one."""
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        pytest.MonkeyPatch.context() as mp,
+    ):
+        if pure:
+            use_python(mp)
+        small_pieces(mp, piece)
+        path = Path(tmp) / "run.log"
+        path.write_text("\n".join(lines) + "\n")
+        assert_like_unfolded(path, mp)
+
+
 def test_repeated_lines_around_a_restart(monkeypatch, scanner):
     """Runs of copies before, at and after the restart, of a torn line and of a CUZK line."""
     path = Path(__file__).with_name("data") / "repeated_lines_around_a_restart.log"
@@ -81,16 +96,7 @@ def test_folding_copies_changes_nothing(repeats, drops, piece, pure):
         lines[at:at] = [lines[at]] * times
     for at in sorted(set(drops), reverse=True):
         lines[at:at] = [lines[max(at - 1, 0)][:25]]  # a torn copy
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        pytest.MonkeyPatch.context() as mp,
-    ):
-        if pure:
-            use_python(mp)
-        small_pieces(mp, piece)
-        path = Path(tmp) / "run.log"
-        path.write_text("\n".join(lines) + "\n")
-        assert_like_unfolded(path, mp)
+    assert_read_like_unfolded(lines, piece, pure)
 
 
 def test_a_copy_is_one_row_with_a_count(tmp_path):
@@ -156,16 +162,7 @@ def test_folding_near_copies_changes_nothing(runs, piece, pure):
         if 0 <= inside < n:
             run.insert(inside, cuzk_block(3, 4)[1] if inside % 2 else daemon_start())
         lines[at : at + 1] = run
-    with (
-        tempfile.TemporaryDirectory() as tmp,
-        pytest.MonkeyPatch.context() as mp,
-    ):
-        if pure:
-            use_python(mp)
-        small_pieces(mp, piece)
-        path = Path(tmp) / "run.log"
-        path.write_text("\n".join(lines) + "\n")
-        assert_like_unfolded(path, mp)
+    assert_read_like_unfolded(lines, piece, pure)
 
 
 def test_a_long_run_of_near_copies_is_a_few_rows(tmp_path, scanner):
