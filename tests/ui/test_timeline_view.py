@@ -376,3 +376,44 @@ def test_next_transition_from_fit_all_starts_at_the_first_and_says_last(
     assert sum(view.x_range()) / 2 == pytest.approx(times[0])
     qtbot.keyClick(view, Qt.Key.Key_BracketLeft)
     assert messages[-1] == "first transition"
+
+
+def _header_pixels(view: TimelineView) -> QtGui.QImage:
+    view.plot.viewport().repaint()
+    header = view._header
+    rect = header.mapRectToScene(QtCore.QRectF(0, 0, header.width() - 2, header.height()))
+    return view.plot.grab(view.plot.mapFromScene(rect).boundingRect()).toImage()
+
+
+def test_the_cached_lane_names_follow_collapses_scrolls_and_themes(view, qtbot) -> None:
+    """The lane-name axis is drawn from a cached pixmap while the view pans (it drew every
+    name in each frame): after a collapse, a vertical scroll and a theme change it shows
+    what drawing it anew shows."""
+    from viewer.ui.axis import LaneHeaderAxis
+
+    header = view._header
+    assert header.cacheMode() == QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
+
+    def fresh() -> QtGui.QImage:
+        header.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+        image = _header_pixels(view)
+        header.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
+        return image
+
+    before = _header_pixels(view)
+    lo, hi = view.x_range()
+    view.set_x_range(lo + (hi - lo) / 3, hi)  # a pan: the names stay
+    assert _header_pixels(view) == before
+    view._on_toggle_group(view._lanes.groups[0])  # collapse the first GPU
+    collapsed = _header_pixels(view)
+    assert collapsed != before and collapsed == fresh()
+    view._scroll_by(40)
+    assert _header_pixels(view) == fresh()
+    palette = QtGui.QPalette(QtGui.QColor("#202020"))
+    palette.setColor(QtGui.QPalette.ColorRole.Base, QtGui.QColor("#101010"))
+    palette.setColor(QtGui.QPalette.ColorRole.Text, QtGui.QColor("#eeeeee"))
+    view.setPalette(palette)  # a dark theme
+    assert view.theme.dark
+    dark = _header_pixels(view)
+    assert dark == fresh() and dark != collapsed
+    assert isinstance(header, LaneHeaderAxis)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pyqtgraph as pg
 import shiboken6
-from PySide6 import QtCore, QtGui
+from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import MINUTE, clock_steps, clock_tick, wall_date, wall_time
 from viewer.lanes.data import GROUP_HEADER, LaneGroup, SessionLanes
@@ -308,6 +308,10 @@ class LaneHeaderAxis(pg.AxisItem):
         super().__init__("left")
         self.enableAutoSIPrefix(False)  # no values to scale: spare a label relayout per pan
         self.setWidth(self.WIDTH)
+        # The names change only with the lanes or a vertical scroll (both call update()): a
+        # horizontal pan blits the cached pixmap instead of drawing every name (0.4 ms of a
+        # 6 ms frame).
+        self.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache)
         self.lanes: SessionLanes | None = None
         self.theme: Theme | None = None
         self._on_toggle = on_toggle
