@@ -130,9 +130,22 @@ def test_at_1366x768_verdict_follow_and_kernel_figures_are_in_sight(qtbot, tmp_p
     win.runner.wait()
 
 
+def test_a_note_under_the_verdict_leaves_the_status_bar_alone(qtbot, window) -> None:  # noqa: F811
+    """A two-GPU log's note is under the verdict of the Throughput panel: the status bar
+    keeps the cursor and range labels (it hid them for 10 s to say the same)."""
+    with qtbot.waitSignal(window.summary_ready, timeout=15000):
+        window.open_paths([SAMPLES / "two_gpus.log"])
+    qtbot.wait(50)
+    assert "best effort" in window.throughput_panel.notes.text()
+    assert window.statusBar().currentMessage() == ""
+    assert window.range_label.isVisible() and window.cursor_label.isVisible()
+
+
 def test_a_notes_message_stands_in_for_the_range_label_not_over_it(qtbot, window) -> None:  # noqa: F811
-    """A two-GPU log's note goes to the status bar for a while: the cursor and range labels
-    hide meanwhile (they were drawn over the message) and come back after it."""
+    """With the Throughput panel closed, a two-GPU log's note goes to the status bar for a
+    while: the cursor and range labels hide meanwhile (they were drawn over the message)
+    and come back after it."""
+    window.docks["throughput"].close()
     with qtbot.waitSignal(window.summary_ready, timeout=15000):
         window.open_paths([SAMPLES / "two_gpus.log"])
     qtbot.wait(50)
@@ -146,6 +159,7 @@ def test_a_notes_message_stands_in_for_the_range_label_not_over_it(qtbot, window
 def test_a_load_s_notes_read_as_sentences(qtbot, window) -> None:  # noqa: F811
     """Two notes were joined by "; " after their full stops ("exact.; 1 of 8")."""
     log = Path(__file__).resolve().parents[1] / "io" / "data"
+    window.docks["throughput"].close()  # else the notes are under its verdict alone
     with qtbot.waitSignal(window.summary_ready, timeout=15000):
         window.open_paths([log / "two_gpus_block_without_its_gpu_start.log"])
     message = window.statusBar().currentMessage()
@@ -178,3 +192,24 @@ def test_a_replaced_log_s_pages_are_handed_back_once_its_panels_let_go(
     window.runner.wait()
     qtbot.wait(50)
     assert len(calls) == 1  # once per replaced log, not per range
+
+
+def test_notes_of_another_session_still_go_to_the_status_bar(qtbot, window, tmp_path) -> None:  # noqa: F811
+    """The panel holds the shown session's notes alone: a note of another daemon run in the
+    log is said in the status bar."""
+    from tests.io.io_logs import daemon_start
+
+    data = Path(__file__).resolve().parents[1] / "io" / "data"
+    path = tmp_path / "two_runs.log"
+    path.write_text(
+        PHASE8.read_text()
+        + daemon_start()
+        + "\n"
+        + (data / "two_gpus_block_without_its_gpu_start.log").read_text()
+    )
+    with qtbot.waitSignal(window.summary_ready, timeout=15000):
+        window.open_paths([path])
+    qtbot.wait(50)
+    shown = window.session()
+    assert shown is not None and not shown.notes  # the Phase 8 run, the longer one
+    assert "best effort" in window.statusBar().currentMessage()

@@ -475,7 +475,11 @@ class MainWindow(QtWidgets.QMainWindow):
             self._show_range(None)
             self.runner.deliver(summary, None)
         notes = [n for s in timeline.sessions for n in s.notes]
-        if notes:
+        shown = timeline.sessions[index].notes if timeline.sessions else []
+        # The throughput panel keeps the shown session's notes under its verdict; the status
+        # bar says them (for 10 s, over the cursor and range) only when that panel is not
+        # in view or other sessions have notes of their own.
+        if notes and (not self.throughput_panel.isVisible() or len(notes) > len(shown)):
             sentences = (n if n.endswith(".") else f"{n}." for n in dict.fromkeys(notes))
             self.statusBar().showMessage(" ".join(sentences), 10000)
         self.timeline_loaded.emit(timeline)
