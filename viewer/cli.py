@@ -68,7 +68,8 @@ def _open_closed_streams() -> None:
     ``print`` does then."""
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:
-            setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
+            with contextlib.suppress(OSError):  # no /dev/null either: print() copes with None
+                setattr(sys, name, open(os.devnull, "w", encoding="utf-8"))  # noqa: SIM115
 
 
 def _legible_stdout() -> None:
