@@ -101,6 +101,10 @@ def test_svg_text_is_text_with_caption_figures(annotated) -> None:
     assert "&lt;b&gt;cold&lt;/b&gt; start" in svg  # plain text, never markup
     assert "Δ 4 490" in texts  # Qt may split a run of text at spaces
     assert 'stroke="#0064c8"' not in svg  # the selected annotation is not outlined
+    # The lane names too: their pixmap cache (for pans) went into the SVG as an image.
+    assert "GPU 0 · worker 0" in texts and "synthesis (18 rows)" in texts
+    cache = QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
+    assert view._header.cacheMode() == cache  # back on for the window's pans
 
 
 def test_selected_range_export_frames_it_and_restores_the_view(annotated) -> None:

@@ -225,9 +225,14 @@ class TimelineView(QtWidgets.QWidget):
         for w in shown:
             if w not in keep:
                 w.hide()
+        # The lane names' pixmap cache (for pans) would go into an SVG as an image: an
+        # export draws them anew, as text.
+        cache = self._header.cacheMode()
+        self._header.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
         try:
             yield
         finally:
+            self._header.setCacheMode(cache)
             for w in shown:
                 w.show()
 
