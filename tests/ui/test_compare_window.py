@@ -300,3 +300,18 @@ def test_section_titles_read_in_the_dark_palette(cw) -> None:
     assert item.text() == "Whole runs"
     fg, bg = item.foreground().color(), item.background().color()
     assert abs(fg.lightnessF() - bg.lightnessF()) > 0.5
+
+
+def test_the_png_draws_the_lane_names_at_its_own_scale(cw) -> None:
+    """The lane names' pixmap cache (for pans) is 1x: the 2x PNG showed it scaled up,
+    blurred. The export draws them anew, as with no cache at all."""
+    headers = [view._header for view in (cw.view_a, cw.view_b)]
+    cached = QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache
+    assert all(h.cacheMode() == cached for h in headers)
+    with_cache = cw.grab_image()
+    for h in headers:
+        h.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
+    without = cw.grab_image()
+    for h in headers:
+        h.setCacheMode(cached)
+    assert with_cache == without

@@ -437,7 +437,8 @@ class CompareWindow(QtWidgets.QWidget):
             bar.hide()  # not laid out again before the render: a blank strip at most
         painter = QtGui.QPainter(image)
         try:
-            target.render(painter, QtCore.QPoint())
+            with self.view_a.drawn_anew(), self.view_b.drawn_anew():
+                target.render(painter, QtCore.QPoint())
         finally:
             painter.end()
             for bar in bars:

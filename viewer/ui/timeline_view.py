@@ -225,16 +225,23 @@ class TimelineView(QtWidgets.QWidget):
         for w in shown:
             if w not in keep:
                 w.hide()
-        # The lane names' pixmap cache (for pans) would go into an SVG as an image: an
-        # export draws them anew, as text.
+        try:
+            with self.drawn_anew():
+                yield
+        finally:
+            for w in shown:
+                w.show()
+
+    @contextlib.contextmanager
+    def drawn_anew(self) -> Iterator[None]:
+        """Draw everything anew while an export paints: the lane names' pixmap cache (for
+        pans) went into an SVG as an image, and into a 2x PNG as a 1x pixmap scaled up."""
         cache = self._header.cacheMode()
         self._header.setCacheMode(QtWidgets.QGraphicsItem.CacheMode.NoCache)
         try:
             yield
         finally:
             self._header.setCacheMode(cache)
-            for w in shown:
-                w.show()
 
     # -------------------------------------------------------- wall clock
     def set_wall_start(self, wall_ms: float | None) -> None:
