@@ -52,13 +52,13 @@ class WhatIf:
     def replay_error(self) -> float | None:
         """Baseline against measured s/proof, as a fraction (how far the replay is off)."""
         m, b = self.measured.s_per_proof, self.baseline.s_per_proof
-        return None if not m or b is None else b / m - 1.0  # 0 s/proof: jobs done at once
+        return None if m is None or b is None else b / m - 1.0
 
     @property
     def change(self) -> float | None:
         """Scenario against baseline s/proof, as a fraction (negative: faster)."""
         b, s = self.baseline.s_per_proof, self.scenario.s_per_proof
-        return None if not b or s is None else s / b - 1.0
+        return None if b is None or s is None else s / b - 1.0
 
 
 def measure(session: Session) -> Outcome:
