@@ -11,6 +11,7 @@ from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
+from viewer.analysis.units import counted
 from viewer.model import Session
 from viewer.model.frame import Frame
 from viewer.model.timeline import EVENT_TIMES
@@ -110,8 +111,7 @@ def no_spacing_reason(jobs: int, where: str = "") -> str:
     """Why a run of ``jobs`` completed jobs (``where``: " in the log") has no measured
     s/proof."""
     if jobs < 2:
-        job = "job" if jobs == 1 else "jobs"
-        return f"{jobs} {job} completed{where}, two are needed to measure s/proof"
+        return f"{counted(jobs, 'job')} completed{where}, two are needed to measure s/proof"
     return (
         f"the {jobs} jobs{where} completed in the same millisecond: no interval between "
         "finished proofs to measure s/proof"

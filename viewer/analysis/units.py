@@ -47,6 +47,11 @@ def fixed(value: float | None, digits: int = 1, unit: str = "s", unknown: str = 
     return f"{value:.{digits}f} {unit}" if unit else f"{value:.{digits}f}"
 
 
+def counted(count: int, noun: str) -> str:
+    """``1 job``, ``2 jobs``, ``0 jobs``."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def percent(
     fraction: float | None, digits: int = 1, *, signed: bool = False, unknown: str = UNKNOWN
 ) -> str:

@@ -19,7 +19,7 @@ from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.jobs import Throughput, no_spacing_reason
 from viewer.analysis.kernels import KernelStats
-from viewer.analysis.units import duration, fixed, percent
+from viewer.analysis.units import counted, duration, fixed, percent
 from viewer.model import Session
 from viewer.model.frame import Frame
 
@@ -64,10 +64,6 @@ def _s(ms: float) -> str:
     return fixed(ms / 1000)
 
 
-def _n(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
-
-
 def warm_idle(gaps: Frame, cold: Frame) -> Frame:
     """Idle gaps minus their part inside a cold start (that says nothing about steady state)."""
     if len(gaps) == 0 or len(cold) == 0:
@@ -100,7 +96,7 @@ def _evidence(
         out.append(f"GPU efficiency {each} (merged intervals)")
     gap_ms = gaps["ms"].astype(np.float64, copy=False)
     cross = gap_ms[gaps["cross_sector"].astype(bool, copy=False)]
-    out.append(f"cross-sector GPU idle {duration(cross.sum())} in {_n(len(cross), 'gap')}")
+    out.append(f"cross-sector GPU idle {duration(cross.sum())} in {counted(len(cross), 'gap')}")
     is_cold = transitions["cold_start"].astype(bool, copy=False)
     cold = f"cold start {duration(sum(g.cold_start_ms for g in gpus))}"
     if is_cold.any():
@@ -130,8 +126,8 @@ def _evidence(
     out.append(f"mean kernel {duration(kernel.mean_ms)} per partition{bound}")
     out.append(floors_line(floors))
     out.append(
-        f"{_n(tp.jobs_completed, 'job')} completed, "
-        f"{tp.partitions_per_proof} partitions per proof, {_n(tp.gpus, 'GPU')}"
+        f"{counted(tp.jobs_completed, 'job')} completed, "
+        f"{tp.partitions_per_proof} partitions per proof, {counted(tp.gpus, 'GPU')}"
     )
     return tuple(out)
 
@@ -142,10 +138,10 @@ def floors_line(f: Floors) -> str:
     for name, v in f.values().items():
         mark = " (binding)" if name == f.bound else ""
         parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{v:.1f} s'}{mark}")
-    arrivals = f"{_n(f.jobs, 'job')}, {f.inferred_arrivals} arrivals inferred"
+    arrivals = f"{counted(f.jobs, 'job')}, {f.inferred_arrivals} arrivals inferred"
     return (
         f"floors (s/proof): {', '.join(parts)}; {f.pw} syntheses at once at most, "
-        f"{_n(f.workers, 'GPU worker')}, {arrivals}"
+        f"{counted(f.workers, 'GPU worker')}, {arrivals}"
     )
 
 
@@ -270,7 +266,7 @@ def _bound_sentence(
         )
         return (
             f"GPU-worker-bound: the GPU worker floor, {value:.1f} s/proof ({per_call}, "
-            f"{f.partitions_per_proof} calls per proof on {_n(f.workers, 'worker')}), is "
+            f"{f.partitions_per_proof} calls per proof on {counted(f.workers, 'worker')}), is "
             f"{share} of the measured {measured:.1f} s/proof; CUDA kernels fill only "
             f"{_fill(kernel, gpus):.0f} % of the GPU calls, so {REMEDY['worker']} helps, "
             "faster kernels alone barely."
@@ -283,7 +279,7 @@ def _bound_sentence(
             "faster kernels do not."
         )
     return (
-        f"Not saturated: jobs arrived every {value:.1f} s ({_n(f.jobs, 'job')}, the arrival "
+        f"Not saturated: jobs arrived every {value:.1f} s ({counted(f.jobs, 'job')}, the arrival "
         f"floor), {share} of the measured {measured:.1f} s/proof; nothing in the pipeline "
         "helps, more work would."
     )
