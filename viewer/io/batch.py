@@ -146,7 +146,7 @@ NEAR_HEAD = PREV_WINDOW + NEXT_WINDOW - 1
 NEAR_TAIL = PREV_WINDOW
 
 
-def fold_copies(batch: EventBatch, near: bool = True) -> EventBatch:
+def fold_copies(batch: EventBatch) -> EventBatch:
     """``batch`` without the rows that repeat the row before them exactly, with no marker
     and no CUZK_TIMING line between them; each kept row counts its copies (``copy_seq``,
     ``copy_n``).  A duplicated line costs a count, not a row (2 GB of one repeated line
@@ -154,15 +154,13 @@ def fold_copies(batch: EventBatch, near: bool = True) -> EventBatch:
     session (``sessions.split_sessions`` counts the copies), pairing skips it as its row's
     duplicate, and the events around it stay the same.
 
-    ``near``: also fold the middle of each long run of near copies, rows that repeat the
-    one before them but for a later or equal offset (one call's GPU_START written every
+    The middle of each long run of near copies is folded too, rows that repeat the one
+    before them but for a later or equal offset (one call's GPU_START written every
     millisecond): pairing skips each as a duplicate just the same, and the rows kept at
     the run's ends (``NEAR_HEAD``, ``NEAR_TAIL``) hold every window the session split
     reads.  A 200 MB log of one repeated event held 0.5x its size in rows until pairing."""
     batch = _fold(batch, _repeats_of_previous(batch, exact=True))
-    if near:
-        batch = _fold(batch, _middles(_repeats_of_previous(batch, exact=False)))
-    return batch
+    return _fold(batch, _middles(_repeats_of_previous(batch, exact=False)))
 
 
 def _repeats_of_previous(batch: EventBatch, exact: bool) -> np.ndarray:
@@ -171,10 +169,12 @@ def _repeats_of_previous(batch: EventBatch, exact: bool) -> np.ndarray:
     offset = batch.offset
     if exact:
         at = np.flatnonzero(offset[1:] == offset[:-1]) + 1
-    else:
+        rest = VALUE_COLUMNS[1:]
+    else:  # the event column first: consecutive rows of one event type are few
         at = np.flatnonzero(batch.event[1:] == batch.event[:-1]) + 1
         at = at[offset[at] >= offset[at - 1]]
-    for name in VALUE_COLUMNS[1:]:
+        rest = VALUE_COLUMNS[2:]
+    for name in rest:
         if not len(at):
             return at
         col = getattr(batch, name)
