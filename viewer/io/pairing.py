@@ -246,20 +246,25 @@ def _repeats(event: np.ndarray, key: np.ndarray, dense: np.ndarray | None) -> np
         return ~first_seen(key * 8 + event)
     cell = dense * 8
     cell += event
-    ramp = np.arange(len(cell), dtype=_index_type(len(cell) + 1))
-    first = np.full(int(cell.max()) + 1, len(cell), dtype=ramp.dtype)
-    np.minimum.at(first, cell, ramp)
+    first, ramp = _first_rows(cell)
     return first[cell] != ramp
+
+
+def _first_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each value in ``[0, max]`` the row of its first occurrence (``len(values)`` for
+    none), and the row numbers themselves (a ramp: int32 when the rows fit)."""
+    n = len(values)
+    ramp = np.arange(n, dtype=_index_type(n + 1))
+    first = np.full(int(values.max()) + 1 if n else 0, n, dtype=ramp.dtype)
+    np.minimum.at(first, values, ramp)
+    return first, ramp
 
 
 def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the dense values in order of first appearance (``factorize`` through a
     table lookup instead of a hash), and the value of each code."""
     n = len(dense)
-    ramp = np.arange(n, dtype=_index_type(n + 1))
-    first = np.full(int(dense.max()) + 1 if n else 0, n, dtype=ramp.dtype)
-    np.minimum.at(first, dense, ramp)
-    del ramp
+    first = _first_rows(dense)[0]  # the ramp goes at once
     seen = np.flatnonzero(first < n)
     order = seen[np.argsort(first[seen], kind="stable")]
     rank = np.empty(len(first), dtype=np.int64)
