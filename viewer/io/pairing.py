@@ -48,12 +48,21 @@ class Paired:
 
 
 def pair_events(
-    ev: dict[str, np.ndarray], session: np.ndarray | None = None, sessions: int = 1
+    ev: dict[str, np.ndarray],
+    session: np.ndarray | None = None,
+    sessions: int = 1,
+    *,
+    consume: bool = False,
 ) -> Paired:
     """Calls from the events (arrays in file order) of ``sessions`` sessions; ``session``:
     each event's session, non-decreasing (None: all in session 0).  ``ev["copies"]``, when
-    there, counts the exact copies folded into each row: each is a repeat of its row."""
-    job, part, event = ev["job"], ev["partition"], ev["event"]
+    there, counts the exact copies folded into each row: each is a repeat of its row.
+    ``consume``: ``ev`` gives up each column once used (``seq`` and ``offset`` stay), so
+    a caller that holds no other reference to them lowers the peak memory."""
+    take = ev.pop if consume else ev.__getitem__
+    if consume:
+        ev.pop("mono", None)
+    job, part, event = take("job"), take("partition"), ev["event"]
     n = len(job)
     if session is None:
         session = np.zeros(n, np.int32)
@@ -68,13 +77,18 @@ def pair_events(
     call_key = None
     if dense is None:
         call_key = sj.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
+    del job, part, sj, partitioned  # (the scan's columns: gone when consumed)
     dup = _repeats(event, call_key, dense) & ~torn
     per_session.add("duplicate_event", dup)
     if "copies" in ev:  # exact copies folded into their rows: torn as theirs, else repeats
-        per_session.add("malformed_timeline", torn, ev["copies"])
-        per_session.add("duplicate_event", ~torn, ev["copies"])
+        copies = take("copies")
+        per_session.add("malformed_timeline", torn, copies)
+        per_session.add("duplicate_event", ~torn, copies)
+        del copies
     kept = ~(torn | dup)
+    del torn, dup  # a 10^6-event log's pairing peaks here: every byte let go counts
     idx = None if kept.all() else np.flatnonzero(kept)  # the usual log drops nothing
+    del kept
 
     def rows(col: np.ndarray) -> np.ndarray:
         return col if idx is None else col[idx]
@@ -85,6 +99,7 @@ def pair_events(
     else:
         codes, cells = _first_codes(rows(dense))
         sj_call, call_part = cells // width, cells % width - 1
+    del dense, call_key
     calls = len(sj_call)
     cols: dict[str, np.ndarray] = {
         "job": sj_job[sj_call].astype(np.int32),
@@ -95,11 +110,11 @@ def pair_events(
     # other values only for the event types that carry them (a 10^6-event log's pairing
     # held 20 MB more as full tables).
     ev_k = rows(event)
-    times = _table(calls, ev_k, codes, rows(ev["offset"]).astype(np.float64), np.nan)
-    at = {k: np.flatnonzero(ev_k == k) for k in (SYNTH_END, GPU_PICKUP, GPU_START, GPU_END)}
+    times = _table(calls, ev_k, codes, rows(ev["offset"]), np.nan)
+    at = {k: _rows_of(ev_k == k) for k in (SYNTH_END, GPU_PICKUP, GPU_START, GPU_END)}
 
     def column(name: str, code: int, missing: float, dtype: type | None = None) -> np.ndarray:
-        values = ev[name]
+        values = ev[name] if name in ("worker", "seq") else take(name)
         out = np.full(calls, missing, dtype=dtype or values.dtype)
         sel = at[code] if idx is None else idx[at[code]]
         out[codes[at[code]]] = values[sel]
@@ -110,6 +125,8 @@ def pair_events(
     worker = column("worker", GPU_START, -1)  # GPU_START's worker wins, then PICKUP's, END's
     pickup_worker = column("worker", GPU_PICKUP, -1)
     end_worker = column("worker", GPU_END, -1)
+    if consume:
+        ev.pop("worker")
     start_seq = column("seq", GPU_START, -1, np.int64)
     end_seq = column("seq", GPU_END, -1, np.int64)
     accepted = session if idx is None else session[idx]
@@ -131,10 +148,10 @@ def pair_events(
     cols["worker"] = worker.astype(np.int32)
     cols["start_seq"] = start_seq
     cols["end_seq"] = end_seq
-    lo, hi = _bounds(accepted, offsets, sessions)
+    lo, hi, counts = _bounds(accepted, offsets, sessions)
     return Paired(
         calls=cols,
-        accepted=np.bincount(accepted, minlength=sessions),
+        accepted=counts,
         skipped=per_session.counters(),
         start_ms=lo,
         end_ms=hi,
@@ -146,8 +163,8 @@ def _table(
 ) -> np.ndarray:
     """``values`` by (event type, call): row k holds each call's value of its event k (each
     pair occurs once: repeats are gone)."""
-    out = np.full((len(TIME_COLUMNS), calls), missing, dtype=values.dtype)
-    out[event, codes] = values
+    out = np.full((len(TIME_COLUMNS), calls), missing)
+    out[event, codes] = values  # cast as stored: no float copy of 10^6 int64 offsets
     return out
 
 
@@ -201,16 +218,17 @@ def _session_jobs(
 
 
 def _bounds(session: np.ndarray, offset: np.ndarray, sessions: int):
-    """Per session: the least and the greatest ``offset`` (0.0 where there is none);
-    ``session`` non-decreasing."""
+    """Per session: the least and the greatest ``offset`` (0.0 where there is none), and
+    how many rows it has; ``session`` non-decreasing."""
     lo, hi = np.zeros(sessions), np.zeros(sessions)
-    if len(session):
-        starts = np.searchsorted(session, np.arange(sessions))
-        has = np.bincount(session, minlength=sessions) > 0
-        at = starts[has]
+    edges = np.searchsorted(session, np.arange(sessions + 1))
+    counts = np.diff(edges)
+    has = counts > 0
+    if has.any():
+        at = edges[:-1][has]
         lo[has] = np.minimum.reduceat(offset, at)
         hi[has] = np.maximum.reduceat(offset, at)
-    return lo, hi
+    return lo, hi, counts
 
 
 DENSE_SLACK = 1 << 16  # a dense table may have this many more cells than there are
@@ -260,6 +278,11 @@ def _first_rows(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return first, ramp
 
 
+def _rows_of(mask: np.ndarray) -> np.ndarray:
+    """``np.flatnonzero(mask)``, int32 when the rows fit (half the memory)."""
+    return np.flatnonzero(mask).astype(_index_type(len(mask) + 1), copy=False)
+
+
 def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Codes of the dense values in order of first appearance (``factorize`` through a
     table lookup instead of a hash), and the value of each code."""
@@ -267,6 +290,6 @@ def _first_codes(dense: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     first = _first_rows(dense)[0]  # the ramp goes at once
     seen = np.flatnonzero(first < n)
     order = seen[np.argsort(first[seen], kind="stable")]
-    rank = np.empty(len(first), dtype=np.int64)
+    rank = np.empty(len(first), dtype=_index_type(len(order) + 1))
     rank[order] = np.arange(len(order))
     return rank[dense], order

@@ -35,7 +35,7 @@ from viewer.io.records import Ordinals
 from viewer.io.scanner import scan_chunks, scan_range
 from viewer.io.sessions import session_of, split_sessions
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
-from viewer.io.timing import VALUES, Blocks, attribute, build_blocks
+from viewer.io.timing import Blocks, attribute, build_blocks
 from viewer.model import Session, Timeline, session_tables
 from viewer.model.keys import factorize, unique
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
@@ -233,18 +233,21 @@ def _sessions(
     # calls ran on one GPU is known only after the pairing: guessed from every GPU_START,
     # and the blocks built again in the rare case the guess was wrong.
     early = None
+    guess = None
     if n == 1 and len(batch.cuzk.seq) >= EARLY_BLOCKS_LINES:
         guess = _one_gpu_guess(ev["event"], ev["worker"], mapping[0], workers_per_gpu)
+    if consume:  # pairing lets each column go once used: ``ev`` holds the only reference
+        for name in PAIRED_AWAY:  # new empty arrays: an empty view would keep the column
+            setattr(batch, name, np.empty(0, getattr(batch, name).dtype))
+    if guess is not None:
         with ThreadPoolExecutor(1, thread_name_prefix="cuzk-blocks") as pool:
             early = (guess, pool.submit(build_blocks, batch.cuzk, guess))
-            paired = pair_events(ev, sid, n)
+            paired = pair_events(ev, sid, n, consume=consume)
     else:
-        paired = pair_events(ev, sid, n)
+        paired = pair_events(ev, sid, n, consume=consume)
     if consume:
         for name in (*PAIRED_AWAY, "copies"):
             ev.pop(name, None)
-        for name in PAIRED_AWAY:  # new empty arrays: an empty view would keep the column
-            setattr(batch, name, np.empty(0, getattr(batch, name).dtype))
     calls = paired.calls
     for s, counts in enumerate(paired.skipped):
         skipped[s].update(counts)
@@ -255,8 +258,6 @@ def _sessions(
     blocks = [(0, 0, None)] * n  # (blocks read, ambiguous, unattributed) per session
     cz = batch.cuzk
     if len(cz.seq):
-        for name in ("kernel_start", *VALUES):
-            calls[name] = np.full(len(calls["job"]), np.nan)
         c_bounds = np.searchsorted(session_of(cz.seq, ev["seq"], sid, daemon_starts), range(n + 1))
         e_bounds = np.searchsorted(sid, np.arange(n + 1))
         k_bounds = np.searchsorted(calls["session"], np.arange(n + 1))
@@ -291,12 +292,14 @@ def _sessions(
             att.skipped.update(cz_skipped)
             skipped[s].update(att.skipped)
             notes[s] += att.notes
-            for name, col in att.columns.items():
-                calls[name][rows] = col
             if np.isfinite(att.columns["kernel_start"]).any():
                 kernel_source[s] = KERNEL_SOURCE_TIMING
             blocks[s] = (att.blocks, att.ambiguous, att.unattributed)
-    tables = session_tables(calls, job_ids, kinds, mapping, session=calls["session"])
+            _fill(calls, rows, att.columns)  # (columns no session filled: NaN in the tables)
+            del att
+    tables = session_tables(
+        calls, job_ids, kinds, mapping, session=calls.pop("session"), consume=True
+    )
     return [
         Session(
             index=s,
@@ -315,6 +318,19 @@ def _sessions(
         )
         for s, t in enumerate(tables)
     ]
+
+
+def _fill(calls: dict[str, np.ndarray], rows: slice, columns: dict[str, np.ndarray]) -> None:
+    """Write ``columns`` (one session's) into the ``rows`` of ``calls``; a column spanning
+    every call is taken as it is, not copied into a new one."""
+    n = len(calls["job"])
+    for name, col in columns.items():
+        if rows.start == 0 and rows.stop == n and name not in calls:
+            calls[name] = col
+            continue
+        if name not in calls:
+            calls[name] = np.full(n, np.nan)
+        calls[name][rows] = col
 
 
 def _skipped_lines(

@@ -44,6 +44,8 @@ def session_tables(
     kinds: Mapping[str, str | None],
     workers: Sequence[Mapping[int, int]],
     session: np.ndarray | None = None,
+    *,
+    consume: bool = False,
 ) -> list[Tables]:
     """The tables of ``len(workers)`` sessions from their calls, in one pass.
 
@@ -51,6 +53,8 @@ def session_tables(
     GPU call; ``session``: the session of each row, non-decreasing (None: all session 0).
     In each session jobs are numbered in order of first appearance among its rows, and
     rows are sorted by ``SORT_KEYS``.  ``workers``: worker -> GPU, per session.
+    ``consume``: ``calls`` (a dict) gives its columns up, each let go once sorted into the
+    table (the reader's calls are not held twice).
     """
     sessions = len(workers)
     n = len(calls["job"])
@@ -59,12 +63,18 @@ def session_tables(
     codes, uniques = factorize(key)  # sessions are contiguous: so are their job codes
     job_session = uniques // max(len(job_ids), 1)
     first_job = np.searchsorted(job_session, np.arange(sessions + 1))
-    cols = {name: np.asarray(calls[name]) for name in PARTITION_COLUMNS if name in calls}
+    take = calls.pop if consume else calls.__getitem__
+    cols = {name: np.asarray(take(name)) for name in PARTITION_COLUMNS if name in calls}
+    if consume:
+        calls.clear()  # the columns no table keeps
     cols["job"] = (codes - first_job[session]).astype(np.int32)
     cols = _conform_arrays(cols, n)
     mono = np.bincount(codes, weights=cols["partition"] < 0, minlength=len(uniques)) > 0
     order = np.lexsort([cols[k] for k in reversed(SORT_KEYS)] + [session])
-    parts = frame_of({k: v[order] for k, v in cols.items()}, PARTITION_COLUMNS)
+    if not (order[1:] > order[:-1]).all():  # else the rows are in order already
+        for name in cols:  # one column at a time: the unsorted one goes as it is replaced
+            cols[name] = cols[name][order]
+    parts = frame_of(cols, PARTITION_COLUMNS)
     row_bounds = np.searchsorted(session[order], np.arange(sessions + 1))
 
     ids = np.asarray(job_ids, dtype=object)[uniques % max(len(job_ids), 1)]
