@@ -17,6 +17,12 @@ from types import ModuleType
 # set is kept.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
+from viewer import heap  # noqa: E402 - after the environment above
+
+# Every thread allocates from one malloc arena: what the scanner's threads free, the
+# pairing on the main thread reuses (see ``viewer.heap``).  Before any thread starts.
+heap.one_arena()
+
 #: Command name -> module in ``viewer.commands`` (imported only when its parser is built).
 SUBCOMMANDS = {
     "info": "info",

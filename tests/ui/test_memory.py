@@ -1,14 +1,17 @@
-"""What a background job frees goes back to the system (``ui.memory``): glibc kept a load's
-~90 MB of freed scan columns and temporaries in its threads' arenas for the window's life."""
+"""The C heap under the reader's threads (``viewer.heap``): what a background job frees goes
+back to the system (glibc kept a load's ~90 MB of freed scan columns and temporaries in
+its threads' arenas for the window's life), and what a thread frees the next one reuses."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 import threading
 
 import pytest
 
-from viewer.ui import background, memory
+from viewer import heap as memory
+from viewer.ui import background
 from viewer.ui.background import LatestTask
 
 glibc_only = pytest.mark.skipif(
@@ -45,13 +48,61 @@ def test_freed_pages_go_back_to_the_system() -> None:
 
 
 def test_elsewhere_it_does_nothing(monkeypatch) -> None:
+    memory._libc.cache_clear()
     memory._malloc_trim.cache_clear()
     monkeypatch.setattr(sys, "platform", "darwin")
     try:
         assert memory._malloc_trim() is None
         assert memory.release_free_memory() is False
+        assert memory.one_arena() is False
     finally:
+        memory._libc.cache_clear()
         memory._malloc_trim.cache_clear()
+
+
+#: In a fresh interpreter: a thread allocates 96 MB in small blocks and frees them, then
+#: the main thread allocates as much; prints how much the process grew (MB).
+REUSE = """
+import sys, threading
+from viewer import heap
+if sys.argv[1] == "one":
+    assert heap.one_arena()
+def grown():
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096 >> 20
+def work():
+    blocks = [bytearray(32 << 10) for _ in range(3072)]
+    work.kept = blocks[-1]
+    del blocks
+t = threading.Thread(target=work)
+t.start()
+t.join()
+before = grown()
+again = [bytearray(32 << 10) for _ in range(3072)]
+print(grown() - before)
+"""
+
+
+@glibc_only
+def test_with_one_arena_the_main_thread_reuses_what_a_thread_freed(monkeypatch) -> None:
+    """The reader's case: its scanner threads free their pieces, the pairing on the main
+    thread needs as much next.  With an arena per thread the process grows by all of it
+    again; with one arena it reuses the pages."""
+    monkeypatch.delenv("MALLOC_ARENA_MAX", raising=False)
+
+    def grown(mode: str) -> int:
+        out = subprocess.run(
+            [sys.executable, "-c", REUSE, mode], capture_output=True, text=True, check=True
+        )
+        return int(out.stdout)
+
+    assert grown("many") > 80  # the thread's arena keeps its 96 MB; the main one grows
+    assert grown("one") < 16
+
+
+def test_a_chosen_arena_count_is_kept(monkeypatch) -> None:
+    monkeypatch.setenv("MALLOC_ARENA_MAX", "4")
+    assert memory.one_arena() is False
 
 
 def test_every_background_job_hands_back_what_it_freed(qtbot, monkeypatch) -> None:

@@ -16,7 +16,7 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 
 from PySide6 import QtCore
 
-from viewer.ui.memory import release_free_memory
+from viewer.heap import release_free_memory
 
 #: Longest a busy worker keeps the GIL once the GUI thread asks for it (Python's default
 #: is 5 ms). Every Qt -> Python call of the GUI thread (a slot, a paint, a table cell)

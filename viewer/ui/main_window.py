@@ -21,7 +21,7 @@ from viewer.ui.dialogs import ask_save_path, show_about, show_shortcuts
 from viewer.ui.empty_state import EmptyState
 from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
-from viewer.ui.memory import release_free_memory
+from viewer.heap import release_free_memory
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.ui.panels.whatif import install as install_whatif
