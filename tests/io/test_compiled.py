@@ -157,19 +157,28 @@ def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
     st.integers(30, 400),
     st.sampled_from([1, 100, 1 << 20]),
     st.booleans(),
+    st.sampled_from([7, 64, 1 << 20]),
+    st.sampled_from([1, 40, 4 << 20]),
 )
 # Lines skipped at one place (two oversized, then the cut last line) keep their order.
-@example([("truncate", 73)], ["CUZK_TIMING: prep_msm_ms="], 45, 1 << 20, True)
-def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk):
+@example([("truncate", 73)], ["CUZK_TIMING: prep_msm_ms="], 45, 1 << 20, True, 1 << 20, 4 << 20)
+def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk, block, carry):
     """Lines of MAX_LINE bytes or more are skipped whole, and a file that shrinks loses its
-    cut last line, the same way in both scanners, however the file is cut into pieces."""
+    cut last line, the same way in both scanners, however the file is cut into pieces, and
+    however the pure-Python one reads it (``block`` bytes at a time; a line's start held
+    from ``carry`` bytes on as one growing buffer)."""
     from unittest import mock
 
     from viewer.io import source
 
     data = ("\n".join(odd) + "\n").encode() * bool(odd) + apply(ops)
     hi = len(data) + 50 * shrunk  # the file ends before the range: it shrank
-    with tempfile.TemporaryDirectory() as tmp, mock.patch.object(source, "MAX_LINE", max_line):
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        mock.patch.object(source, "MAX_LINE", max_line),
+        mock.patch.object(pure, "READ_BYTES", block),
+        mock.patch.object(source, "LONG_CARRY", carry),
+    ):
         path = Path(tmp) / "run.log"
         path.write_bytes(data)
         with open(path, "rb") as f, mock.patch.object(compiled, "PIECE_BYTES", piece):

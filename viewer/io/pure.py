@@ -13,7 +13,7 @@ import numpy as np
 
 from viewer.io.batch import EventBatch, fold_copies, skipped_batch
 from viewer.io.parse import parse_records
-from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, find_records
+from viewer.io.records import FLUSH_RECORDS, SEQ_SHIFT, Ordinals, RawBatch, find_records
 from viewer.io.source import Chunk, Skip, whole_lines
 
 NAME = "python"
@@ -33,7 +33,8 @@ def scan_chunks(
             raw = _parse_all(raw, jobs, batches)
             batches.append(skipped_batch(raw.base, chunk.reason))
             continue
-        # A long line of glued records is parsed as it is cut, a batch at a time.
+        # A long line of glued records is parsed as it is cut, a small batch at a time:
+        # parsing holds ~400 bytes a record, beside the line itself.
         find_records(*chunk, raw, lambda raw=raw: _parse_all(raw, jobs, batches, whole=False))
         del chunk  # a long line's chunk is freed before the next one is read
         if len(raw.items) >= BATCH_RECORDS:
@@ -47,12 +48,14 @@ def _parse_all(
 ) -> RawBatch:
     """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
     records holds any number of them), freeing the records as they are parsed; the empty
-    batch that follows it.  ``whole`` False: only full batches, and ``raw`` itself keeps the
-    rest (records are still being added to it)."""
+    batch that follows it.  ``whole`` False (a long line is being cut): batches of
+    FLUSH_RECORDS, only full ones, and ``raw`` itself keeps the rest (records are still
+    being added to it)."""
     end = raw.base + len(raw.items)
-    while whole or len(raw.items) >= BATCH_RECORDS:
-        part = RawBatch(base=raw.base, items=raw.items[:BATCH_RECORDS])
-        del raw.items[:BATCH_RECORDS]
+    size = BATCH_RECORDS if whole else FLUSH_RECORDS
+    while whole or len(raw.items) >= size:
+        part = RawBatch(base=raw.base, items=raw.items[:size])
+        del raw.items[:size]
         last = not raw.items
         limit = (raw.base + len(part.items)) << SEQ_SHIFT  # markers before the next part
         part.markers = [m for m in raw.markers if last or m[0] < limit]

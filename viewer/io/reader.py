@@ -190,7 +190,7 @@ def _scan(
         for chunk in checked(src.chunks(), src, progress, cancel):
             if not scan.head and not isinstance(chunk, Skip):
                 buf, start, _ = chunk
-                scan.head = buf[start : start + HEAD_BYTES]
+                scan.head = bytes(buf[start : start + HEAD_BYTES])
             yield chunk
 
     scan.feed_chunks(chunks())

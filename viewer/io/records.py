@@ -85,23 +85,37 @@ def records(
     by default); ``flush()`` is called every FLUSH_RECORDS records cut from glued lines, to
     take records from ``out`` while a long line is still being cut."""
     out = [] if out is None else out
-    found = SCAN_RE.findall(buf, start, end)
-    if buf.count(TL, start, end) + buf.count(CZ, start, end) == len(found):
-        out += found  # one record per line: nothing glued
-        return out
-    del found
+    if not _long_lines(buf, start, end):  # else findall would copy each long line whole
+        found = SCAN_RE.findall(buf, start, end)
+        if buf.count(TL, start, end) + buf.count(CZ, start, end) == len(found):
+            out += found  # one record per line: nothing glued
+            return out
+        del found
     cut = 0
     for line in SCAN_RE.finditer(buf, start, end):
         at, stop = line.span()
         for m in RECORD_RE.finditer(buf, at + 1, stop):
-            out.append(buf[at : m.start()])
+            out.append(bytes(buf[at : m.start()]))
             at = m.start() + (len(CZ) - len(CZ_TEXT)) * (m[0] == CZ)
             cut += 1
             if flush is not None and cut >= FLUSH_RECORDS:
                 flush()
                 cut = 0
-        out.append(buf[at:stop])
+        out.append(bytes(buf[at:stop]))
     return out
+
+
+#: Chunks whose lines are this long on average are cut record by record at once.
+LONG_LINE = 1 << 16
+
+
+def _long_lines(buf: bytes, start: int, end: int) -> bool:
+    """Whether ``buf[start:end]`` holds lines of LONG_LINE bytes on average (a log's lines
+    are ~100 bytes; a line of glued records may be 50 MB)."""
+    size = end - start
+    return size >= LONG_LINE and size >= LONG_LINE * (
+        buf.count(b"\n", start, end) + buf.count(b"\r", start, end) + 1
+    )
 
 
 def find_records(
@@ -123,7 +137,7 @@ def find_records(
         while p >= 0:
             e = line_end(buf, p, end)
             e = end if e < 0 else e
-            found.append((p, marker.code, buf[p + len(marker.words) : e]))
+            found.append((p, marker.code, bytes(buf[p + len(marker.words) : e])))
             p = buf.find(marker.words, e, end)
     pos = start
     for p, kind, text in sorted(found):

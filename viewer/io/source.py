@@ -59,9 +59,11 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
     no line end follows it, is a line, unless ``cut()`` says the stream stopped inside it
     (a truncated .gz, a file that shrank): then it is dropped, counted as ``CUT`` when it
     holds one of our records.  ``_cscan.scan_file`` cuts a file the same way.  The start of
-    a long line is held as a list of blocks, joined once its end comes.
+    a line is held as a list of blocks, joined once its end comes; from LONG_CARRY bytes on
+    as one bytearray that grows in place (joining 50 MB of blocks held the line twice), and
+    that chunk's buffer is then that bytearray.
     """
-    carry: list[bytes] = []  # the start of a line: no line end in it
+    carry: list[bytes] | bytearray = []  # the start of a line: no line end in it
     held = 0  # its length
     skipping = False  # inside an oversized line: dropped up to its end
     for block in _at_most(blocks, MAX_LINE):
@@ -81,10 +83,14 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
                 block = block[first + 1 :]
                 first = line_end(block, 0, len(block))
             if first < 0:
-                carry.append(block)
+                carry = _held(carry, block, held)
                 held += len(block)
                 continue
-        data = b"".join([*carry, block]) if carry else block
+        if isinstance(carry, bytearray):
+            carry += block
+            data: bytes | bytearray = carry
+        else:
+            data = b"".join([*carry, block]) if carry else block
         carry = block = []  # type: ignore[assignment]  # a long line's blocks go now
         last = last_line_end(data, held + first, len(data))
         yield data, 0, last + 1
@@ -92,10 +98,29 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
         held = len(data) - last - 1
         del data  # not held while the next long line is gathered and joined
     if carry and not cut():
-        tail = b"".join(carry)
+        tail = carry if isinstance(carry, bytearray) else b"".join(carry)
         yield tail, 0, len(tail)
-    elif carry and SCAN_RE.search(b"".join(carry)):
+    elif carry and SCAN_RE.search(carry if isinstance(carry, bytearray) else b"".join(carry)):
         yield CUT
+
+
+#: A line's start held from this many bytes on is one growing bytearray, not a list.
+LONG_CARRY = 4 << 20
+
+
+def _held(carry: list[bytes] | bytearray, block: bytes, held: int) -> list[bytes] | bytearray:
+    """``carry`` with ``block`` after it (``held``: its length so far)."""
+    if isinstance(carry, bytearray):
+        carry += block
+        return carry
+    carry.append(block)
+    if held + len(block) < LONG_CARRY:
+        return carry
+    grown = bytearray()
+    for part in carry:
+        grown += part
+    carry.clear()  # the blocks go once copied: LONG_CARRY bytes twice, never the line
+    return grown
 
 
 def _at_most(blocks: Iterable[bytes], size: int) -> Iterator[bytes]:
