@@ -20,7 +20,6 @@ import functools
 import os
 import sys
 
-
 #: ``mallopt``'s parameter for the most arenas (glibc's malloc.h).
 M_ARENA_MAX = -8
 

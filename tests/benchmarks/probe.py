@@ -12,10 +12,10 @@ import time
 
 import viewer.io  # noqa: F401 - the baseline includes the package and its imports
 from viewer import heap
-
-heap.one_arena()  # as the command line and the window do, before any thread starts
 from viewer.io import LogError
 from viewer.io.reader import open_log, scan_log
+
+heap.one_arena()  # as the command line and the window do, before the reader's threads
 
 
 def _held(timeline) -> int:

@@ -11,6 +11,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import duration
 from viewer.export.format import display_path
+from viewer.heap import release_free_memory
 from viewer.io.paths import DIALOG_FILTER, NO_LOG_IN_FOLDER, expand_paths, unlistable
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
@@ -21,7 +22,6 @@ from viewer.ui.dialogs import ask_save_path, show_about, show_shortcuts
 from viewer.ui.empty_state import EmptyState
 from viewer.ui.follow import install as install_follow
 from viewer.ui.loader import LoadJob
-from viewer.heap import release_free_memory
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.ui.panels.whatif import install as install_whatif
