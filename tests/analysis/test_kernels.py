@@ -66,3 +66,26 @@ def test_kernel_without_start_is_placed_at_gpu_start() -> None:
 def test_empty() -> None:
     k = kernel_stats(session())
     assert k.partitions == 0 and k.total_ms == 0 and math.isnan(k.mean_ms)
+
+
+def domain_md_call(part: int, worker: int) -> dict:
+    """domain.md's example call: its parts add to 3882 ms of a 3746 ms gpu_total_ms."""
+    return call(
+        "a", part, 0, 9000, worker, kernel_start=1000 + 5000 * part, kernel_ms=3746,
+        ntt_msm_h_ms=3117, batch_add_ms=640, tail_msm_ms=125,
+    )  # fmt: skip
+
+
+def test_parts_adding_to_more_than_the_kernel_time_get_a_word() -> None:
+    """The daemon times each part on its own: they may add to more than gpu_total_ms.  The
+    breakdown says so, with the share, rather than show 104 % without a word."""
+    from viewer.analysis.kernels import parts_note
+
+    k = kernel_stats(session(domain_md_call(0, 0), domain_md_call(1, 1)))
+    assert k.parts_share == pytest.approx(3882 / 3746)
+    note = parts_note(k)
+    assert note.startswith("The parts add to 104 % of the kernel time (gpu_total_ms)")
+    consistent = kernel_stats(session(timed("a", 0, 0, 3000, 0, 1000, 1500)))
+    assert consistent.parts_share == pytest.approx(1.0) and parts_note(consistent) == ""
+    untimed = kernel_stats(session(call("a", 0, 0, 3000, 0)))  # gpu_ms: no parts at all
+    assert untimed.parts_share is None and parts_note(untimed) == ""

@@ -210,3 +210,12 @@ def test_a_killed_process_leaves_the_sessions_to_this_one(monkeypatch):
         return sm.session.index
 
     assert report.map_sessions(_many_runs(7), None, None, part, 2) == list(range(7))
+
+
+def test_a_breakdown_adding_to_more_than_the_kernel_time_says_by_how_much() -> None:
+    from tests.analysis.test_kernels import domain_md_call
+
+    over = Timeline(Path("x"), [session(domain_md_call(0, 0), domain_md_call(1, 1))])
+    row = "ntt_msm_h 3117 ms / batch_add 640 ms / tail_msm 125 ms (the parts add to 103.6 % of it)"
+    assert row in report_text(over) and row in report_markdown(over)
+    assert "the parts add to" not in report_text(warm_timeline())

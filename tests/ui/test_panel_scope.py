@@ -73,3 +73,15 @@ def test_kernel_figures_say_clipped_or_whole(qtbot, pw20) -> None:
     k = sm.kernel
     assert k.total_ms / k.partitions != pytest.approx(k.mean_ms, rel=0.01)  # why the note
     assert not panel.note.isHidden() and "whole kernels" in panel.note.text()
+
+
+def test_the_kernel_panel_says_when_the_parts_add_to_more_than_the_total(qtbot) -> None:
+    from tests.analysis.builders import session
+    from tests.analysis.test_kernels import domain_md_call
+
+    panel = KernelPanel()
+    qtbot.addWidget(panel)
+    panel.set_summary(summarize(session(domain_md_call(0, 0), domain_md_call(1, 1))))
+    assert panel.form.text("ntt_msm_h").endswith("(83 %)")  # 3117 of 3746
+    assert not panel.note.isHidden()
+    assert "The parts add to 104 % of the kernel time" in panel.note.text()

@@ -9,6 +9,7 @@ import numpy as np
 from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
+from viewer.analysis.units import percent
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.model.frame import Frame
 
@@ -43,6 +44,33 @@ class KernelStats:
     def upper_bound(self) -> bool:
         """True when kernel time is read off the GPU calls (no CUZK_TIMING lines)."""
         return self.source != KERNEL_SOURCE_TIMING
+
+    @property
+    def parts_share(self) -> float | None:
+        """What the breakdown's parts add to, as a share of ``total_ms`` (None: no parts,
+        or no kernel time)."""
+        parts = [v for v in self.breakdown_ms.values() if np.isfinite(v)]
+        if self.upper_bound or not parts or not self.total_ms > 0:
+            return None
+        return float(sum(parts)) / self.total_ms
+
+
+#: Parts adding to more than this share of the kernel time get a word (rounding aside).
+PARTS_OVER = 1.005
+
+
+def parts_note(k: KernelStats) -> str:
+    """The sentence a breakdown whose parts add to more than the kernel time needs ("" when
+    they do not).  The daemon times each part on its own: domain.md's own example adds to
+    3882 of a 3746 ms gpu_total_ms (104 %)."""
+    share = k.parts_share
+    if share is None or share <= PARTS_OVER:
+        return ""
+    return (
+        f"The parts add to {percent(share, 0)} of the kernel time (gpu_total_ms): the daemon "
+        "times each part on its own, so they need not add up to it. The kernel time, and "
+        "every figure built on it, is gpu_total_ms."
+    )
 
 
 def _touching(starts: np.ndarray, ends: np.ndarray, inside: np.ndarray, rng: Range) -> np.ndarray:

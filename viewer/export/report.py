@@ -22,6 +22,7 @@ from viewer.analysis.cache import forget, holds
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range
+from viewer.analysis.kernels import parts_note
 from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
@@ -273,10 +274,11 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
             n: v / k.total_ms * k.mean_ms if k.total_ms else math.nan
             for n, v in k.breakdown_ms.items()
         }
+        over = "" if not parts_note(k) else f" (the parts add to {pct(k.parts_share)} of it)"
         rows.append(
             (
                 "kernel breakdown per partition",
-                " / ".join(f"{n} {ms(v)}" for n, v in share.items()),
+                " / ".join(f"{n} {ms(v)}" for n, v in share.items()) + over,
             )
         )
     idle = float(np.nansum(sm.gaps["ms"]))

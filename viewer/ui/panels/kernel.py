@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from PySide6 import QtWidgets
 
+from viewer.analysis.kernels import parts_note
 from viewer.analysis.units import duration, group
 from viewer.ui.panels.common import FormGrid, ScopedPanel, fmt_pct, note_label, scope_text
 
@@ -112,6 +113,8 @@ class KernelPanel(ScopedPanel):
                 f"whole kernels of the {k.partitions} partitions touching it, so total / "
                 "partitions need not equal it."
             )
+        if parts_note(k):
+            notes.append(parts_note(k))
         if k.unattributed_ms > 0:
             notes.append(
                 f"The total includes {duration(k.unattributed_ms)} of CUZK_TIMING blocks no "
