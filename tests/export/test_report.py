@@ -219,3 +219,44 @@ def test_a_breakdown_adding_to_more_than_the_kernel_time_says_by_how_much() -> N
     row = "ntt_msm_h 3117 ms / batch_add 640 ms / tail_msm 125 ms (the parts add to 103.6 % of it)"
     assert row in report_text(over) and row in report_markdown(over)
     assert "the parts add to" not in report_text(warm_timeline())
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_report_comes_a_session_at_a_time_with_the_same_bytes(jobs, monkeypatch):
+    """``report`` writes each session as it is summarized (a log of thousands of daemon runs
+    starts printing at once, and its report is never held whole): the pieces join into
+    exactly the report made at once, in every format, in processes or not."""
+    import orjson
+
+    from viewer.export import report
+    from viewer.export.format import json_bytes
+
+    monkeypatch.setattr(report, "PARALLEL_SESSIONS", 3)
+    monkeypatch.setattr(report.os, "cpu_count", lambda: 2)  # processes even on one core
+    t = _many_runs(7)
+    parts = list(report.report_json_parts(t, jobs=jobs))
+    assert len(parts) == 7 + 2  # the head, one piece per session, the end
+    assert b"".join(parts) == json_bytes(report_dict(t, jobs=1))
+    assert orjson.loads(b"".join(parts))["sessions"][6]["index"] == 6
+    for pieces, whole in (
+        (report.report_text_parts, report_text),
+        (report.report_markdown_parts, report_markdown),
+    ):
+        got = list(pieces(t, jobs=jobs))
+        assert len(got) == 9 and "".join(got) == whole(t, jobs=1)
+    one = list(report.report_text_parts(t, 3, jobs=jobs))
+    assert "".join(one) == report_text(t, 3) and len(one) == 3
+
+
+def test_a_session_is_summarized_only_when_its_piece_is_asked_for() -> None:
+    from viewer.export import report
+
+    t = _many_runs(3)
+    made: list[int] = []
+    pieces = report.iter_sessions(t, None, None, lambda sm: made.append(sm.session.index), 1)
+    next(pieces)
+    assert made == [0]  # the first is written before the second is summarized
+    list(pieces)
+    assert made == [0, 1, 2]
+    with pytest.raises(ValueError):  # a bad session says so before anything is made
+        report.iter_sessions(t, 9, None, lambda sm: None, 1)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import os
 import sys
 
@@ -90,25 +91,24 @@ def _one(args: argparse.Namespace, path: str) -> int:
 
 
 def _report(args: argparse.Namespace, path: str) -> int:
-    from viewer.export.format import json_bytes
-    from viewer.export.report import report_dict, report_markdown, report_text
+    from viewer.export.report import report_json_parts, report_markdown_parts, report_text_parts
 
     timeline = load("report", path, args.workers_per_gpu)
     if timeline is None:
         return 2
     jobs = args.jobs or os.cpu_count() or 1  # a log of many daemon runs: sessions in parallel
+    # Written a session at a time, as each is summarized: a log of thousands of daemon runs
+    # starts printing at once and is never held whole (JSON: compact; `jq .` pretty-prints).
+    render = report_json_parts if args.json else report_text_parts
+    render = report_markdown_parts if args.markdown else render
     try:
         session = session_position(timeline, args.session)
-        if args.json:
-            # Compact (`jq .` pretty-prints): a 10^6-event report has 10^5 gap objects.
-            text = json_bytes(report_dict(timeline, session, args.range, jobs))
-        elif args.markdown:
-            text = report_markdown(timeline, session, args.range, jobs)
-        else:
-            text = report_text(timeline, session, args.range, jobs)
+        parts = render(timeline, session, args.range, jobs)
+        first = list(itertools.islice(parts, 2))  # what cannot be reported says so first
     except ValueError as exc:  # e.g. no such session
         return fail("report", exc)
-    write_stdout(text)
+    for part in itertools.chain(first, parts):
+        write_stdout(part)
     return 0
 
 

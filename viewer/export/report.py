@@ -27,6 +27,7 @@ from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
     Row,
+    json_bytes,
     markdown_table,
     markdown_text,
     ms,
@@ -43,6 +44,7 @@ from viewer.model import Timeline
 
 SCHEMA = "cuzk-timeline-report/1"
 T = TypeVar("T")
+S = TypeVar("S", str, bytes)
 TEXT_TRANSITION_ROWS = 40  # a terminal shows the first ones; --json / --markdown have all
 
 
@@ -59,29 +61,55 @@ def map_sessions(
     part: Callable[[SessionSummary], T],
     jobs: int = 1,
 ) -> list[T]:
-    """``part(summary)`` of every session (or only ``session``), in order.  With ``jobs``
-    > 1 and a log of many daemon runs, ``jobs`` forked processes summarize them (the
-    sessions are independent; the processes share the loaded log as it is in memory).
-    ``part`` must return something picklable."""
-    global _SHARED
-    n = len(select_sessions(timeline, session))
+    """``part(summary)`` of every session (or only ``session``), in order (see
+    ``iter_sessions``)."""
+    return list(iter_sessions(timeline, session, rng, part, jobs))
+
+
+def iter_sessions(
+    timeline: Timeline,
+    session: int | None,
+    rng: Range,
+    part: Callable[[SessionSummary], T],
+    jobs: int = 1,
+) -> Iterator[T]:
+    """``part(summary)`` of every session (or only ``session``), in order, each as soon as
+    it and those before it are known: a caller writes them out as they come, and never
+    holds the report of thousands of daemon runs at once.  With ``jobs`` > 1 and a log of
+    many daemon runs, ``jobs`` forked processes summarize them (the sessions are
+    independent; the processes share the loaded log as it is in memory); ``part`` must then
+    return something picklable.  A bad ``session`` raises here, before anything is made."""
+    chosen = select_sessions(timeline, session)
+    n = len(chosen)
     # No more processes than cores (more would only add forks), each with ~100 sessions.
     jobs = min(jobs, os.cpu_count() or 1, n // (PARALLEL_SESSIONS // 2))
     # Linux only: macOS offers fork, but system libraries (Accelerate, Qt) are not safe in
     # a forked child there; elsewhere there is no fork.
     forking = sys.platform.startswith("linux")
     if jobs <= 1 or n < PARALLEL_SESSIONS or not forking or _SHARED is not None:
-        return [part(sm) for sm in summaries(timeline, session, rng)]
+        return (part(sm) for sm in _summaries(chosen, rng))
+    return _forked(timeline, rng, part, n, jobs)
+
+
+def _forked(
+    timeline: Timeline, rng: Range, part: Callable[[SessionSummary], T], n: int, jobs: int
+) -> Iterator[T]:
+    """``iter_sessions`` over ``jobs`` forked processes, a span of sessions each."""
+    global _SHARED
     cuts = np.linspace(0, n, 4 * jobs + 1).round().astype(int).tolist()
     spans = [(span,) for span in zip(cuts, cuts[1:], strict=False)]
     _SHARED = (timeline, rng, part)  # read by the forked processes
+    done = 0
     try:
-        chunks = list(process_map(_summarize_range, spans, jobs))
-    except BrokenProcessPool:  # a process was killed (out of memory?): this one does it all
-        chunks = [_summarize_range(*span) for span in spans]
+        try:
+            for chunk in process_map(_summarize_range, spans, jobs):
+                done += 1
+                yield from chunk
+        except BrokenProcessPool:  # a process was killed (out of memory?): this one goes on
+            for span in spans[done:]:
+                yield from _summarize_range(*span)
     finally:
         _SHARED = None
-    return [x for chunk in chunks for x in chunk]
 
 
 def _summarize_range(span: tuple[int, int]) -> list:
@@ -228,13 +256,43 @@ def report_dict(
     timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
 ) -> dict:
     """The ``cuzk-timeline-report/1`` JSON object of ``timeline`` (``jobs``: see
-    ``map_sessions``)."""
+    ``iter_sessions``)."""
+    return {
+        **_report_head(timeline),
+        "sessions": map_sessions(timeline, session, rng, summary_dict, jobs),
+    }
+
+
+def report_json_parts(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> Iterator[bytes]:
+    """``json_bytes(report_dict(...))`` in pieces, a session at a time (``iter_sessions``):
+    the same bytes, never held whole."""
+    head = json_bytes({**_report_head(timeline), "sessions": []}, newline=False)
+    assert head.endswith(b"[]}")  # the sessions come last
+    return _joined(
+        head[:-2], iter_sessions(timeline, session, rng, _session_json, jobs), b",", b"]}\n"
+    )
+
+
+def _report_head(timeline: Timeline) -> dict:
     return {
         "schema": SCHEMA,
         "source": str(timeline.source),
         "skipped_lines": int(sum(timeline.skipped.values())),
-        "sessions": map_sessions(timeline, session, rng, summary_dict, jobs),
     }
+
+
+def _session_json(sm: SessionSummary) -> bytes:
+    return json_bytes(summary_dict(sm), newline=False)
+
+
+def _joined(head: S, parts: Iterator[S], sep: S, end: S) -> Iterator[S]:
+    """``head + sep.join(parts) + end``, a part at a time."""
+    yield head
+    for i, p in enumerate(parts):
+        yield (sep + p) if i else p
+    yield end
 
 
 # ---- tables -----------------------------------------------------------------------------------
@@ -380,11 +438,20 @@ def report_markdown(
     timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
 ) -> str:
     """Markdown tables in the shape of the published reference, one section per session
-    (``jobs``: see ``map_sessions``)."""
-    out = [f"# cuzk timeline report: {markdown_text(timeline.source)}"]
-    for part in map_sessions(timeline, session, rng, _markdown_section, jobs):
-        out += part
-    return "\n\n".join(out) + "\n"
+    (``jobs``: see ``iter_sessions``)."""
+    return "".join(report_markdown_parts(timeline, session, rng, jobs))
+
+
+def report_markdown_parts(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> Iterator[str]:
+    """``report_markdown`` in pieces, a session at a time."""
+    title = f"# cuzk timeline report: {markdown_text(timeline.source)}"
+    return _joined(title, iter_sessions(timeline, session, rng, _markdown_part, jobs), "", "\n")
+
+
+def _markdown_part(sm: SessionSummary) -> str:
+    return "".join(f"\n\n{block}" for block in _markdown_section(sm))
 
 
 def _markdown_section(sm: SessionSummary) -> list[str]:
@@ -407,11 +474,20 @@ def report_text(
     timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
 ) -> str:
     """Plain aligned tables for a terminal (long transition lists are cut; ``jobs``: see
-    ``map_sessions``)."""
-    out = [f"cuzk timeline report: {timeline.source}"]
-    for part in map_sessions(timeline, session, rng, _text_section, jobs):
-        out += part
-    return "\n".join(out) + "\n"
+    ``iter_sessions``)."""
+    return "".join(report_text_parts(timeline, session, rng, jobs))
+
+
+def report_text_parts(
+    timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
+) -> Iterator[str]:
+    """``report_text`` in pieces, a session at a time."""
+    title = f"cuzk timeline report: {timeline.source}"
+    return _joined(title, iter_sessions(timeline, session, rng, _text_part, jobs), "", "\n")
+
+
+def _text_part(sm: SessionSummary) -> str:
+    return "".join(f"\n{line}" for line in _text_section(sm))
 
 
 def _text_section(sm: SessionSummary) -> list[str]:
