@@ -37,6 +37,11 @@ def test_json_has_the_documented_shape(capsys) -> None:
     assert d["scenario"]["s_per_proof"] == pytest.approx(42.9, rel=0.05)
     assert (d["baseline"]["bound"], d["scenario"]["bound"]) == ("kernel", "worker")
     assert d["scenario"]["floors"]["kernel_s"] == pytest.approx(18.24, rel=0.01)
+    # 3 of its 5 jobs waited for a synthesis slot: the scenario's other end is there too.
+    late = d["late_arrivals"]
+    assert late["hidden_arrivals"] == 3 and late["s_per_proof"] >= d["scenario"]["s_per_proof"]
+    code, out, _ = run(capsys, str(SAMPLE), "--json")  # no knob: no scenario of its own
+    assert json.loads(out)["late_arrivals"] is None
 
 
 def test_text_table_and_sentence(capsys) -> None:

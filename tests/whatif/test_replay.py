@@ -233,3 +233,38 @@ def test_no_planned_duration_is_negative() -> None:
                          "barrier", "batch", "tail", "b_g2", "epilogue", "hold"):  # fmt: skip
                 assert (getattr(d, name) >= 0).all(), (path.name, name)
             assert (d.pickup <= d.dispatch).all()
+
+
+#: Jobs arrive every 40 s but synthesis (50 s a partition, 10 slots) is slower: each job
+#: waits for a slot, so the log hides when it arrived.
+SPACED = SimConfig(
+    sectors=12, pw=10, gw=1, gpus=3, seed=907, synth_ms=50_000.0, kernel_ms=1873.0,
+    interval_ms=40_000.0, warmup_ms=0.0,
+)  # fmt: skip
+
+
+def test_hidden_arrivals_give_the_prediction_its_other_end() -> None:
+    """A job that waited for a synthesis slot arrived with the job before it at the
+    earliest (domain.md's rule, the prediction) and at its first SYNTH_START at the latest.
+    With 30 slots, this run as simulated gives 40 s/proof (its arrivals bind); the
+    prediction says 15.6, as if the jobs had been a backlog.  The what-if also replays the
+    other end and says so: the truth lies between the two."""
+    w = what_if(_read(simulate(SPACED)), Knobs(pw=30))
+    truth = _measured(replace(SPACED, pw=30))
+    assert truth == pytest.approx(40.0, rel=0.02)
+    assert w.scenario.s_per_proof < 0.5 * truth  # the backlog end, as domain.md defines it
+    assert w.late is not None and w.hidden_arrivals == 11
+    low, high = sorted((w.scenario.s_per_proof, w.late.s_per_proof))
+    assert low < truth < high
+    assert w.notes[0].startswith("the log hides when 11 of the 12 jobs arrived")
+    assert w.notes[0].endswith(f"only as it started, {w.late.s_per_proof:.1f} s/proof")
+    unchanged = what_if(_read(simulate(SPACED)))
+    assert unchanged.late is None and not any("hides" in n for n in unchanged.notes)
+
+
+def test_without_hidden_arrivals_there_is_no_other_end() -> None:
+    """Jobs that never waited for a slot show when they arrived: one prediction."""
+    roomy = replace(SPACED, pw=30, synth_ms=20_000.0)
+    w = what_if(_read(simulate(roomy)), Knobs(kernel_scale=0.5))
+    assert w.hidden_arrivals == 0 and w.late is None
+    assert not any("hides" in n for n in w.notes)

@@ -56,6 +56,14 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
         "measured": outcome_dict(w.measured),
         "baseline": outcome_dict(w.baseline),
         "scenario": outcome_dict(w.scenario),
+        # The scenario had every job whose arrival the log hides arrived only as it started
+        # (the scenario takes each as arrived with the job before it): null without one.
+        "late_arrivals": None
+        if w.late is None
+        else {
+            "hidden_arrivals": w.hidden_arrivals,
+            "s_per_proof": num(w.late.s_per_proof, S_DIGITS),
+        },
         "replay_error": num(w.replay_error, FRACTION_DIGITS),
         "sentence": sentence(w),
         "notes": list(w.notes),

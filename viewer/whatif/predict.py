@@ -43,6 +43,10 @@ class WhatIf:
     schedule: Schedule  # the scenario as played (``viewer.sim.writer`` writes it as a log)
     notes: tuple[str, ...]
     was: dict[str, float | int | None]  # what each knob replaces: the replayed shape and means
+    #: The scenario with every inferred arrival at its latest (``replay(latest=True)``):
+    #: the other end of what the log allows; None when no arrival is inferred or no knob set.
+    late: Outcome | None = None
+    hidden_arrivals: int = 0  # jobs whose arrival the log hides (waited for a synthesis slot)
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -112,7 +116,14 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
     pl = plan(session) if pl is None else pl
     measured, b, base = _measured_and_baseline(pl)
     scen = base if not knobs.changed() else replay(pl, knobs)
+    scenario = b if scen is base else outcome(pl, scen)
+    late = None
+    if scen is not base and pl.latest is not None:
+        late = outcome(pl, replay(pl, knobs, latest=True))
     notes = list(pl.notes)
+    hidden = hidden_arrivals_note(pl, scenario, late)
+    if hidden:
+        notes.insert(0, hidden)
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
         notes.append(no_spacing_reason(n, " in the log"))
@@ -120,10 +131,31 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         knobs=knobs,
         measured=measured,
         baseline=b,
-        scenario=b if scen is base else outcome(pl, scen),
+        scenario=scenario,
         schedule=scen,
         notes=tuple(notes),
         was=measured_knobs(pl),
+        late=late,
+        hidden_arrivals=pl.hidden,
+    )
+
+
+#: Predictions this far apart (relative) under the two ends of the hidden arrivals differ.
+ARRIVALS_MATTER = 0.005
+
+
+def hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:
+    """What the prediction would be had the jobs whose arrival the log hides arrived only
+    as they started ("" when no arrival is hidden or it changes nothing)."""
+    s = scenario.s_per_proof
+    t = None if late is None else late.s_per_proof
+    if s is None or t is None or abs(t - s) <= ARRIVALS_MATTER * s:
+        return ""
+    jobs = len(pl.draws.arrival)
+    return (
+        f"the log hides when {pl.hidden} of the {jobs} jobs arrived (each waited for a "
+        f"synthesis slot): the prediction takes them as a backlog; had each arrived only as it "
+        f"started, {t:.1f} s/proof"
     )
 
 

@@ -44,6 +44,11 @@ class Plan:
     upper_bound: bool  # no CUZK_TIMING: the whole GPU call is taken as kernel time
     blocked: int  # partitions the log shows held by a full queue
     notes: tuple[str, ...] = field(default=())
+    #: Per job (plan order), its arrival at the latest the log allows, where the arrival is
+    #: inferred (the job waited for a synthesis slot: it arrived with the job before it at
+    #: the earliest, at its first SYNTH_START at the latest); None when none is inferred.
+    latest: np.ndarray | None = None
+    hidden: int = 0  # jobs whose arrival is inferred
 
 
 def plan(session: Session) -> Plan:
@@ -92,6 +97,10 @@ def plan(session: Session) -> Plan:
     first = arr["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
     arrival = np.maximum(arrival[jobs], 0.0)
+    hidden = arr["inferred"][jobs]
+    latest = None
+    if hidden.any():
+        latest = _ms(np.where(hidden, np.fmax(arr["first_synth"][jobs], arrival), arrival))
     counted = np.isfinite(completions(session))[jobs]
     kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
     mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
@@ -148,7 +157,10 @@ def plan(session: Session) -> Plan:
         queue_cap=queue_cap,
         jitter=0.0,
     )
-    return Plan(session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes))
+    return Plan(
+        session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
+        latest, int(hidden.sum()),
+    )  # fmt: skip
 
 
 def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
@@ -178,9 +190,12 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
     return cfg, d
 
 
-def replay(pl: Plan, knobs: Knobs | None = None) -> Schedule:
-    """Play the plan forward, unchanged or with ``knobs``."""
+def replay(pl: Plan, knobs: Knobs | None = None, *, latest: bool = False) -> Schedule:
+    """Play the plan forward, unchanged or with ``knobs``; ``latest``: every inferred
+    arrival at its latest (``Plan.latest``) instead of its earliest (domain.md's rule)."""
     cfg, d = with_knobs(pl, knobs or Knobs())
+    if latest and pl.latest is not None:
+        d = replace(d, arrival=pl.latest)
     return run(cfg, d)
 
 

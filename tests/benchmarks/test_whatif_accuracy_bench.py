@@ -1,0 +1,93 @@
+"""How well the what-if predicts, on random pairs of simulated runs (``make bench``).
+
+Each pair is two runs of the bundled simulator from one seed that differ in one knob (GPU
+workers, synthesis slots, GPUs, kernel / synthesis / prep time, queue bound), over 8-20
+jobs arriving at once or every 20-40 s on 1-3 GPUs.  Run A's log alone is replayed with
+the knob changed, and the prediction is held to run B's measured s/proof.  Where the log
+hides when jobs arrived, the what-if also gives the other end (``WhatIf.late``): the
+misses are counted with run B between the two ends or not.  Not a timed assertion: it
+prints rows of the table; it asserts only that no pair raises.
+"""
+
+from __future__ import annotations
+
+import random
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from table import add_row
+
+from viewer.analysis import throughput
+from viewer.io import open_log
+from viewer.model import Session
+from viewer.sim.model import SimConfig, simulate
+from viewer.sim.writer import WriteOptions, write
+from viewer.whatif import Knobs, what_if
+
+pytestmark = pytest.mark.bench
+PAIRS = 300
+CLOSE = 0.05  # a prediction this close (relative) to run B counts as right
+
+
+def _measured(cfg: SimConfig) -> tuple[Session, float | None]:
+    """Run ``cfg`` through the simulator, its log through the reader: (session, s/proof)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "run.log"
+        write(simulate(cfg), path, WriteOptions())
+        session = open_log(path).sessions[0]
+    return session, throughput(session).measured_s_per_proof
+
+
+def _pair(rnd: random.Random) -> tuple[SimConfig, Knobs, SimConfig]:
+    """Run A, the knob, run B."""
+    a = SimConfig(
+        sectors=rnd.choice([8, 12, 20]), pw=rnd.choice([4, 6, 10, 14, 20, 30]),
+        gw=rnd.choice([1, 2, 3]), gpus=rnd.choice([1, 1, 2, 3]),
+        synth_ms=rnd.choice([20_000.0, 37_000.0, 50_000.0]),
+        kernel_ms=rnd.choice([1873.0, 3746.0]),
+        interval_ms=rnd.choice([0.0, 0.0, 20_000.0, 40_000.0]),
+        queue_cap=rnd.choice([None, None, 4, 12]), jitter=rnd.choice([0.04, 0.1]),
+        warmup_ms=rnd.choice([0.0, 2000.0]), seed=rnd.randrange(1000),
+    )  # fmt: skip
+    knob = rnd.choice(["gw", "pw", "gpus", "kernel", "synth", "prep", "queue_cap"])
+    if knob in ("gw", "pw", "gpus", "queue_cap"):
+        values = {"gw": (1, 2, 3, 4), "pw": (4, 6, 10, 14, 20, 30, 40), "gpus": (1, 2, 3, 4)}
+        v = rnd.choice([x for x in values.get(knob, (2, 4, 12, 100)) if x != getattr(a, knob)])
+        return a, Knobs(**{knob: v}), replace(a, **{knob: v})
+    scale = rnd.choice({"prep": [0.3, 0.5, 2.0]}.get(knob, [0.5, 0.7, 1.5]))
+    field = f"{knob}_ms"
+    return a, Knobs(**{f"{knob}_scale": scale}), replace(a, **{field: getattr(a, field) * scale})
+
+
+def test_one_knob_predictions_against_the_simulated_runs() -> None:
+    rnd = random.Random(20261204)
+    close = misses = between = hidden = 0
+    for _ in range(PAIRS):
+        a, knobs, b = _pair(rnd)
+        session, _ = _measured(a)
+        _, truth = _measured(b)
+        w = what_if(session, knobs)
+        predicted = w.scenario.s_per_proof
+        if truth is None or predicted is None:
+            continue
+        if abs(predicted / truth - 1) <= CLOSE:
+            close += 1
+            continue
+        misses += 1
+        if w.late is not None and w.late.s_per_proof is not None:
+            hidden += 1
+            low, high = sorted((predicted, w.late.s_per_proof))
+            between += low * (1 - CLOSE) <= truth <= high * (1 + CLOSE)
+    add_row(
+        f"what-if on {PAIRS} random one-knob pairs of simulated runs",
+        f"{close} within {CLOSE:.0%} of run B",
+        f"{PAIRS} pairs",
+        close / PAIRS,
+    )
+    add_row(
+        "... of the others: the log hides arrivals / run B between the two ends",
+        f"{hidden} / {between} of {misses}",
+        "",
+    )
