@@ -2,7 +2,8 @@
 
 Each pair is two runs of the bundled simulator from one seed that differ in one knob (GPU
 workers, synthesis slots, GPUs, kernel / synthesis / prep time, queue bound), over 8-20
-jobs arriving at once or every 20-40 s on 1-3 GPUs.  Run A's log alone is replayed with
+jobs (porep, or mixed with snap updates or posts) arriving at once or every 20-40 s on 1-3
+GPUs.  Run A's log alone is replayed with
 the knob changed, and the prediction is held to run B's measured s/proof.  Where the log
 hides when jobs arrived, the what-if also gives the other end (``WhatIf.late``): the
 misses are counted with run B between the two ends or not.  Not a timed assertion: it
@@ -28,6 +29,14 @@ from viewer.whatif import Knobs, what_if
 
 pytestmark = pytest.mark.bench
 PAIRS = 300
+#: Proof kinds of a run: porep alone (half the runs), with snap updates, with window and
+#: winning posts (one GPU call each).
+KINDS = (
+    (("porep-c2", 1.0),),
+    (("porep-c2", 1.0),),
+    (("porep-c2", 0.6), ("snap-update", 0.4)),
+    (("porep-c2", 0.5), ("window-post", 0.3), ("winning-post", 0.2)),
+)
 CLOSE = 0.05  # a prediction this close (relative) to run B counts as right
 
 
@@ -50,6 +59,7 @@ def _pair(rnd: random.Random) -> tuple[SimConfig, Knobs, SimConfig]:
         interval_ms=rnd.choice([0.0, 0.0, 20_000.0, 40_000.0]),
         queue_cap=rnd.choice([None, None, 4, 12]), jitter=rnd.choice([0.04, 0.1]),
         warmup_ms=rnd.choice([0.0, 2000.0]), seed=rnd.randrange(1000),
+        dispatch_ms=rnd.choice([4.0, 40.0]), kinds=rnd.choice(KINDS),
     )  # fmt: skip
     knob = rnd.choice(["gw", "pw", "gpus", "kernel", "synth", "prep", "queue_cap"])
     if knob in ("gw", "pw", "gpus", "queue_cap"):
@@ -63,12 +73,14 @@ def _pair(rnd: random.Random) -> tuple[SimConfig, Knobs, SimConfig]:
 
 def test_one_knob_predictions_against_the_simulated_runs() -> None:
     rnd = random.Random(20261204)
-    close = misses = between = hidden = 0
+    close = misses = between = hidden = replayed = 0
     for _ in range(PAIRS):
         a, knobs, b = _pair(rnd)
         session, _ = _measured(a)
         _, truth = _measured(b)
         w = what_if(session, knobs)
+        error = w.replay_error
+        replayed += error is not None and abs(error) <= 0.03
         predicted = w.scenario.s_per_proof
         if truth is None or predicted is None:
             continue
@@ -90,4 +102,10 @@ def test_one_knob_predictions_against_the_simulated_runs() -> None:
         "... of the others: the log hides arrivals / run B between the two ends",
         f"{hidden} / {between} of {misses}",
         "",
+    )
+    add_row(
+        "... run A replayed unchanged within 3 % of its measured s/proof",
+        f"{replayed} of {PAIRS}",
+        f"{PAIRS} pairs",
+        replayed / PAIRS,
     )

@@ -268,3 +268,21 @@ def test_without_hidden_arrivals_there_is_no_other_end() -> None:
     w = what_if(_read(simulate(roomy)), Knobs(kernel_scale=0.5))
     assert w.hidden_arrivals == 0 and w.late is None
     assert not any("hides" in n for n in w.notes)
+
+
+def test_jobs_that_started_in_one_millisecond_keep_the_engine_s_order() -> None:
+    """A winning-post, three window-posts and two porep jobs all start synthesis at the
+    engine's first millisecond; 20 slots, so the second porep job starts only 6 of its 10
+    partitions.  The replay ordered such ties by job code (the order the log's threads
+    happened to write them): the second porep job took all its slots before the posts,
+    which then waited 33 s, and the unchanged replay gave 7.9 s/proof for a measured 14.0.
+    A job whose partitions all started comes before one whose last started later."""
+    mixed = SimConfig(
+        sectors=8, pw=20, gw=2, gpus=1, seed=873, synth_ms=37_000.0, kernel_ms=1873.0,
+        warmup_ms=2000.0, dispatch_ms=40.0, queue_cap=12,
+        kinds=(("porep-c2", 0.5), ("window-post", 0.3), ("winning-post", 0.2)),
+    )  # fmt: skip
+    session = _read(simulate(mixed))
+    w = what_if(session)
+    assert w.measured.s_per_proof == pytest.approx(13.96, abs=0.01)
+    assert w.baseline.s_per_proof == pytest.approx(w.measured.s_per_proof, rel=0.01)

@@ -62,8 +62,15 @@ def plan(session: Session) -> Plan:
     job = p["job"]
     first_seen = _first_event(p, len(session.jobs))
     order_key = np.where(np.isfinite(arr["first_synth"]), arr["first_synth"], first_seen)
+    # Ties (first SYNTH_STARTs in one millisecond): the job whose partitions all started
+    # first goes first.  Slots are taken in job-then-partition order, so a job can start
+    # only once every partition of the jobs before it has: one whose last partition started
+    # later came after (a porep job's 10 partitions beside window-posts that all got a slot).
+    last = np.full(len(session.jobs), -np.inf)
+    np.fmax.at(last, job, p["synth_start"].astype(np.float64, copy=False))
+    last = np.where(np.isfinite(last), last, order_key)
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
-    jobs = jobs[np.lexsort((jobs, order_key[jobs]))]
+    jobs = jobs[np.lexsort((jobs, last[jobs], order_key[jobs]))]
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
