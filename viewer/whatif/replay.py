@@ -71,6 +71,7 @@ def plan(session: Session) -> Plan:
     last = np.where(np.isfinite(last), last, order_key)
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
     jobs = jobs[np.lexsort((jobs, last[jobs], order_key[jobs]))]
+    jobs = _served_order(p, jobs, order_key[jobs], last[jobs])
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
@@ -168,6 +169,56 @@ def plan(session: Session) -> Plan:
         session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
         latest, int(hidden.sum()),
     )  # fmt: skip
+
+
+#: Tied jobs with more GPU calls than this keep their order (the evidence is a table of
+#: calls by calls).
+MAX_TIED_CALLS = 4000
+
+
+def _served_order(p: Frame, jobs: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
+    """``jobs`` (in order) with each run of ties (the same first and last SYNTH_START) in
+    the order the GPU queue served them.  A free worker takes a call of the oldest job among
+    those queued, so a job whose call was taken while another's waited in the queue is the
+    older.  Without such evidence a tie keeps its order."""
+    edges = np.flatnonzero((np.diff(first) != 0) | (np.diff(last) != 0)) + 1
+    out = [jobs]
+    for group in np.split(jobs, edges):
+        if len(group) > 1:
+            out.append(group)
+    if len(out) == 1:
+        return jobs
+    order = jobs.copy()
+    at = {int(j): i for i, j in enumerate(jobs.tolist())}
+    for group in out[1:]:
+        start = at[int(group[0])]
+        order[start : start + len(group)] = _by_queue(p, group)
+    return order
+
+
+def _by_queue(p: Frame, members: np.ndarray) -> np.ndarray:
+    """``members`` oldest first, as the GPU queue's picks show them (see ``_served_order``)."""
+    rows = np.flatnonzero(np.isin(p["job"], members))
+    queued = p["queued"][rows]
+    taken = p["pickup"][rows]
+    taken = np.where(np.isfinite(taken), taken, p["gpu_start"][rows])
+    ok = np.isfinite(queued) & np.isfinite(taken)
+    rows, queued, taken = rows[ok], queued[ok], taken[ok]
+    if len(rows) > MAX_TIED_CALLS or not len(rows):
+        return members
+    by_code = np.argsort(members)  # positions in ``members``, by job code
+    who = by_code[np.searchsorted(members[by_code], p["job"][rows])]  # each call's member
+    # a, b: call b waited in the queue (queued before, taken after) when call a was taken.
+    a, b = np.nonzero((queued[None, :] < taken[:, None]) & (taken[None, :] > taken[:, None]))
+    other = who[a] != who[b]
+    older = np.zeros((len(members), len(members)), np.int64)  # [x, y]: x served, y waited
+    np.add.at(older, (who[a][other], who[b][other]), 1)
+    left = list(range(len(members)))
+    out = []
+    while left:  # the member fewest of those left were served ahead of, first
+        against = older[np.ix_(left, left)].sum(axis=0)
+        out.append(left.pop(int(np.argmin(against))))
+    return members[out]
 
 
 def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
