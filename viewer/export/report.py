@@ -8,6 +8,7 @@ transition | gap | overlap).
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import sys
@@ -447,11 +448,15 @@ def report_markdown_parts(
 ) -> Iterator[str]:
     """``report_markdown`` in pieces, a session at a time."""
     title = f"# cuzk timeline report: {markdown_text(timeline.source)}"
-    return _joined(title, iter_sessions(timeline, session, rng, _markdown_part, jobs), "", "\n")
+    part = functools.partial(_section_text, _markdown_section, "\n\n")
+    return _joined(title, iter_sessions(timeline, session, rng, part, jobs), "", "\n")
 
 
-def _markdown_part(sm: SessionSummary) -> str:
-    return "".join(f"\n\n{block}" for block in _markdown_section(sm))
+def _section_text(
+    section: Callable[[SessionSummary], list[str]], sep: str, sm: SessionSummary
+) -> str:
+    """One session's blocks (``section``) as the text that follows what came before."""
+    return "".join(sep + block for block in section(sm))
 
 
 def _markdown_section(sm: SessionSummary) -> list[str]:
@@ -483,11 +488,8 @@ def report_text_parts(
 ) -> Iterator[str]:
     """``report_text`` in pieces, a session at a time."""
     title = f"cuzk timeline report: {timeline.source}"
-    return _joined(title, iter_sessions(timeline, session, rng, _text_part, jobs), "", "\n")
-
-
-def _text_part(sm: SessionSummary) -> str:
-    return "".join(f"\n{line}" for line in _text_section(sm))
+    part = functools.partial(_section_text, _text_section, "\n")
+    return _joined(title, iter_sessions(timeline, session, rng, part, jobs), "", "\n")
 
 
 def _text_section(sm: SessionSummary) -> list[str]:
