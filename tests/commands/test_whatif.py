@@ -131,3 +131,21 @@ def test_a_run_whose_jobs_all_finished_at_once_has_no_replay_error(capsys) -> No
     d = json.loads(out)
     assert d["measured"]["s_per_proof"] is None and d["replay_error"] is None
     assert any("the 2 jobs in the log completed in the same millisecond" in n for n in d["notes"])
+
+
+def test_json_gives_the_other_ends_of_what_the_log_cannot_show(capsys, tmp_path: Path) -> None:
+    """``late_arrivals`` and ``bounded_queue``: the scenario replayed with the hidden
+    arrivals at their latest, and with the queue bounded at the most the log shows."""
+    from viewer.sim.model import SimConfig, simulate
+    from viewer.sim.writer import WriteOptions, write
+
+    log = tmp_path / "run.log"
+    cfg = SimConfig(sectors=8, pw=14, gw=2, seed=664, jitter=0.1, synth_ms=50_000.0,
+                    kernel_ms=1873.0, warmup_ms=2000.0, queue_cap=12)  # fmt: skip
+    write(simulate(cfg), log, WriteOptions())
+    code, out, _ = run(capsys, str(log), "--pw", "40", "--json")
+    d = json.loads(out)
+    assert code == 0 and d["bounded_queue"]["queue_cap"] == 4
+    assert d["bounded_queue"]["s_per_proof"] < d["scenario"]["s_per_proof"]
+    assert d["late_arrivals"]["hidden_arrivals"] == 6
+    assert any("queues up to" in n for n in d["notes"])

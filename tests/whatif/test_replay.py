@@ -333,3 +333,44 @@ def test_the_queue_order_of_tied_jobs_from_their_calls() -> None:
     assert _by_queue(apart, np.array([5, 2, 9])).tolist() == [9, 5, 2]  # 9 > 5, then 5 > 2
     alone = Frame({**{k: p[k] for k in p.columns}, "queued": np.array([299.0, 199.0, 149.0, nan])})
     assert _by_queue(alone, np.array([5, 2, 9])).tolist() == [5, 2, 9]  # no call waited
+
+
+def test_a_queue_bound_the_log_never_shows_gives_another_end() -> None:
+    """The run as simulated bounds its queue at 12 partitions, but at 14 synthesis slots
+    the log never shows more than 4 queued, nor a full queue: the replay's queue is
+    unbounded (domain.md).  With 40 slots it queues 42 at once and predicts 19.9 s/proof;
+    the run simulated with 40 slots gives 16.5.  The what-if replays the change bounded at
+    the 4 seen too (14.1) and says so: run B lies between."""
+    a = SimConfig(
+        sectors=8, pw=14, gw=2, gpus=1, seed=664, jitter=0.1, synth_ms=50_000.0,
+        kernel_ms=1873.0, warmup_ms=2000.0, queue_cap=12,
+    )  # fmt: skip
+    w = what_if(_read(simulate(a)), Knobs(pw=40))
+    truth = _measured(replace(a, pw=40))
+    assert w.bounded is not None and w.bounded_at == 4
+    low, high = sorted((w.scenario.s_per_proof, w.bounded.s_per_proof))
+    assert low < truth < high
+    note = next(n for n in w.notes if "queues up to" in n)
+    assert note.endswith(f"bounded at 4, {w.bounded.s_per_proof:.1f} s/proof")
+    bound = what_if(_read(simulate(a)), Knobs(pw=40, queue_cap=12))  # the user's bound
+    assert bound.bounded is None and not any("queues up to" in n for n in bound.notes)
+
+
+def test_slots_a_run_never_filled_are_said_to_be_a_guess() -> None:
+    """Jobs that never waited for a synthesis slot show only how many slots were needed at
+    once (13 of the 30 the run had).  Synthesis 1.5x slower needs more: the replay's 13
+    make partitions wait (43.1 s/proof, the run with 30 gives 40.0), and the what-if says
+    that more slots in the daemon would be faster; with the slots set, it is exact."""
+    b = SimConfig(
+        sectors=20, pw=30, gw=1, gpus=2, seed=945, synth_ms=37_000.0, kernel_ms=3746.0,
+        interval_ms=40_000.0,
+    )  # fmt: skip
+    session = _read(simulate(b))
+    w = what_if(session, Knobs(synth_scale=1.5))
+    assert w.hidden_arrivals == 0
+    assert w.notes[0].startswith("no partition waited for a synthesis slot in the log")
+    truth = _measured(replace(b, synth_ms=37_000.0 * 1.5))
+    assert w.scenario.s_per_proof > 1.05 * truth
+    told = what_if(session, Knobs(synth_scale=1.5, pw=30))
+    assert told.scenario.s_per_proof == pytest.approx(truth, rel=0.005)
+    assert not any("synthesis slot in the log" in n for n in told.notes)

@@ -64,6 +64,11 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
             "hidden_arrivals": w.hidden_arrivals,
             "s_per_proof": num(w.late.s_per_proof, S_DIGITS),
         },
+        # The scenario with its queue bounded at the most the log shows queued, where it
+        # queued more and the log shows no bound: null otherwise.
+        "bounded_queue": None
+        if w.bounded is None
+        else {"queue_cap": w.bounded_at, "s_per_proof": num(w.bounded.s_per_proof, S_DIGITS)},
         "replay_error": num(w.replay_error, FRACTION_DIGITS),
         "sentence": sentence(w),
         "notes": list(w.notes),

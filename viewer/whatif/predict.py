@@ -4,7 +4,7 @@ scenario), each with its s/proof, GPU efficiency and floors."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -13,11 +13,19 @@ from viewer.analysis.floors import LABEL, Floors, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
 from viewer.analysis.jobs import no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
-from viewer.analysis.units import percent
+from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
-from viewer.whatif.replay import Plan, plan, predicted_session, replay, stage_means
+from viewer.whatif.replay import (
+    Plan,
+    plan,
+    predicted_session,
+    queue_depth,
+    replay,
+    stage_means,
+    waited_for_slots,
+)
 
 FORMAT = "cuzk-timeline-whatif/1"
 
@@ -47,6 +55,10 @@ class WhatIf:
     #: the other end of what the log allows; None when no arrival is inferred or no knob set.
     late: Outcome | None = None
     hidden_arrivals: int = 0  # jobs whose arrival the log hides (waited for a synthesis slot)
+    #: The scenario with its queue bounded at the most the log shows queued at once, where it
+    #: queued more and no bound was seen (the daemon's is unknown): None otherwise.
+    bounded: Outcome | None = None
+    bounded_at: int = 0  # that bound: the most partitions the log shows queued at once
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -117,13 +129,17 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
     measured, b, base = _measured_and_baseline(pl)
     scen = base if not knobs.changed() else replay(pl, knobs)
     scenario = b if scen is base else outcome(pl, scen)
-    late = None
-    if scen is not base and pl.latest is not None:
-        late = outcome(pl, replay(pl, knobs, latest=True))
+    late = bounded = None
     notes = list(pl.notes)
-    hidden = hidden_arrivals_note(pl, scenario, late)
-    if hidden:
-        notes.insert(0, hidden)
+    if scen is not base:
+        if pl.latest is not None:
+            late = outcome(pl, replay(pl, knobs, latest=True))
+        unbounded = pl.cfg.queue_cap is None and knobs.queue_cap is None
+        if unbounded and queue_depth(scen) > pl.queue_seen:
+            capped = replace(knobs, queue_cap=pl.queue_seen)
+            bounded = outcome(pl, replay(pl, capped))
+        unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded)
+        notes[:0] = [n for n in unseen if n]
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
         notes.append(no_spacing_reason(n, " in the log"))
@@ -137,11 +153,48 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         was=measured_knobs(pl),
         late=late,
         hidden_arrivals=pl.hidden,
+        bounded=bounded,
+        bounded_at=pl.queue_seen,
     )
+
+
+def _unseen_notes(
+    pl: Plan,
+    knobs: Knobs,
+    base: Schedule,
+    scen: Schedule,
+    scenario: Outcome,
+    late: Outcome | None,
+    bounded: Outcome | None,
+) -> list[str]:
+    """What the prediction takes that the log cannot show, where it changes the answer."""
+    out = [hidden_arrivals_note(pl, scenario, late), queue_note(pl, scen, scenario, bounded)]
+    if knobs.pw is None and waited_for_slots(scen) and not waited_for_slots(base):
+        needed = f"{counted(pl.cfg.pw, 'slot')} {'was' if pl.cfg.pw == 1 else 'were'}"
+        out.append(
+            f"no partition waited for a synthesis slot in the log, so it shows only that "
+            f"{needed} needed at once, and the replay has {pl.cfg.pw}; here partitions wait "
+            "for one: with more slots in the daemon, the run is faster (set the slots)"
+        )
+    return out
 
 
 #: Predictions this far apart (relative) under the two ends of the hidden arrivals differ.
 ARRIVALS_MATTER = 0.005
+
+
+def queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
+    """What the prediction would be with the queue bounded at the most the log shows queued
+    ("" when it queued no more, or the bound changes nothing)."""
+    s = scenario.s_per_proof
+    t = None if bounded is None else bounded.s_per_proof
+    if s is None or t is None or abs(t - s) <= ARRIVALS_MATTER * s:
+        return ""
+    return (
+        f"the prediction queues up to {queue_depth(scen)} partitions at once, and the log never "
+        f"shows more than {pl.queue_seen} queued nor a full queue: the daemon's bound is not "
+        f"in it (at most 32); bounded at {pl.queue_seen}, {t:.1f} s/proof"
+    )
 
 
 def hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:

@@ -49,6 +49,7 @@ class Plan:
     #: the earliest, at its first SYNTH_START at the latest); None when none is inferred.
     latest: np.ndarray | None = None
     hidden: int = 0  # jobs whose arrival is inferred
+    queue_seen: int = 0  # the most partitions the log shows queued at once
 
 
 def plan(session: Session) -> Plan:
@@ -149,7 +150,8 @@ def plan(session: Session) -> Plan:
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
     gpu_start = p["gpu_start"][rows]
-    queue_cap = _queue_cap(st, rows, gpu_start - dispatch) if blocked.any() else None
+    queue_seen = _queue_cap(st, rows, gpu_start - dispatch)
+    queue_cap = queue_seen if blocked.any() else None
     if queue_cap is not None:
         notes.append(
             f"{int(blocked.sum())} partitions waited over {BLOCKED_MS:.0f} ms between "
@@ -167,7 +169,7 @@ def plan(session: Session) -> Plan:
     )
     return Plan(
         session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
-        latest, int(hidden.sum()),
+        latest, int(hidden.sum()), queue_seen,
     )  # fmt: skip
 
 
@@ -255,6 +257,19 @@ def replay(pl: Plan, knobs: Knobs | None = None, *, latest: bool = False) -> Sch
     if latest and pl.latest is not None:
         d = replace(d, arrival=pl.latest)
     return run(cfg, d)
+
+
+def queue_depth(s: Schedule) -> int:
+    """The most partitions a played run held queued at once (queued until a worker took
+    them)."""
+    ok = (s.queued >= 0) & (s.pickup > s.queued)
+    return max_overlap(s.queued[ok].astype(np.float64), s.pickup[ok].astype(np.float64))
+
+
+def waited_for_slots(s: Schedule) -> bool:
+    """Whether a played run had a partition wait for a synthesis slot after its job came."""
+    arrived = s.draws.arrival[s.draws.job]
+    return bool(((s.synth_start >= 0) & (s.synth_start > arrived)).any())
 
 
 def predicted_session(pl: Plan, s: Schedule) -> Session:
