@@ -435,3 +435,29 @@ def test_the_dock_arranges_itself_to_its_width(qtbot) -> None:
     qtbot.waitUntil(lambda: panel.arrangement() == "row", timeout=5000)
     panel.resize(420, 900)
     qtbot.waitUntil(lambda: panel.arrangement() == "column", timeout=5000)
+
+
+def test_the_range_of_what_the_log_cannot_show_sits_under_the_prediction(
+    qtbot, window, tmp_path
+) -> None:
+    """A run whose queue bound and arrivals the log does not show: under the predicted
+    s/proof, the range its other ends give; the notes say what each end assumes.  With no
+    knob changed, no range."""
+    from viewer.sim.model import SimConfig, simulate
+    from viewer.sim.writer import WriteOptions, write
+
+    log = tmp_path / "run.log"
+    cfg = SimConfig(sectors=8, pw=14, gw=2, seed=664, jitter=0.1, synth_ms=50_000.0,
+                    kernel_ms=1873.0, warmup_ms=2000.0, queue_cap=12)  # fmt: skip
+    write(simulate(cfg), log, WriteOptions())
+    open_and_answer(qtbot, window, log)
+    panel = window.whatif_panel
+    w = set_knobs(qtbot, panel, pw=40).result
+    lo, hi = w.span
+    aside = panel.figures["predicted"].aside
+    assert aside.isVisible() and aside.text() == f"range {lo:.1f}–{hi:.1f}"
+    assert lo < w.scenario.s_per_proof < hi
+    assert f"({lo:.1f}-{hi:.1f} by what the log cannot show)" in panel.sentence.text()
+    assert "queues up to" in panel.notes.text() and "the log hides" in panel.notes.text()
+    open_and_answer(qtbot, window, PHASE8)  # nothing changed: one replay, no range
+    assert not aside.isVisible() and "by what the log" not in panel.sentence.text()

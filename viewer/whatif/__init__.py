@@ -6,7 +6,7 @@ gives the measured, replayed and predicted figures side by side.
 """
 
 from viewer.whatif.knobs import KnobError, Knobs
-from viewer.whatif.predict import FORMAT, Outcome, WhatIf, sentence, what_if
+from viewer.whatif.predict import FORMAT, Outcome, WhatIf, sentence, span_text, what_if
 from viewer.whatif.replay import Plan, plan
 
 __all__ = [
@@ -18,5 +18,6 @@ __all__ = [
     "WhatIf",
     "plan",
     "sentence",
+    "span_text",
     "what_if",
 ]

@@ -71,6 +71,18 @@ class WhatIf:
         return None if m is None or b is None else b / m - 1.0
 
     @property
+    def span(self) -> tuple[float, float] | None:
+        """The least and the most s/proof the scenario gives over what the log cannot show
+        (its hidden arrivals at their earliest and latest, its queue unbounded and bounded
+        at the most seen), where they differ by more than ARRIVALS_MATTER; else None."""
+        values = [o.s_per_proof for o in (self.scenario, self.late, self.bounded) if o]
+        values = [v for v in values if v is not None]
+        if self.scenario.s_per_proof is None or len(values) < 2:
+            return None
+        lo, hi = min(values), max(values)
+        return (lo, hi) if hi - lo > ARRIVALS_MATTER * self.scenario.s_per_proof else None
+
+    @property
     def change(self) -> float | None:
         """Scenario against baseline s/proof, as a fraction (negative: faster)."""
         b, s = self.baseline.s_per_proof, self.scenario.s_per_proof
@@ -183,6 +195,11 @@ def _unseen_notes(
 ARRIVALS_MATTER = 0.005
 
 
+def span_text(span: tuple[float, float]) -> str:
+    """``14.1-32.8 by what the log cannot show`` (see ``WhatIf.span`` and the notes)."""
+    return f"{span[0]:.1f}-{span[1]:.1f} by what the log cannot show"
+
+
 def queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
     """What the prediction would be with the queue bounded at the most the log shows queued
     ("" when it queued no more, or the bound changes nothing)."""
@@ -227,13 +244,13 @@ def sentence(w: WhatIf) -> str:
         return "No prediction of s/proof: " + (w.notes[-1] if w.notes else "too few jobs") + "."
     what = w.describe()
     change = w.change or 0.0
+    span = w.span
+    figure = f"{s:.1f} s/proof" + ("" if span is None else f" ({span_text(span)})")
     if abs(change) < 0.005:
-        head = f"With {what}: {s:.1f} s/proof, no gain on the replayed {b:.1f}"
+        head = f"With {what}: {figure}, no gain on the replayed {b:.1f}"
     else:
         word = "faster" if change < 0 else "slower"
-        head = (
-            f"With {what}: {s:.1f} s/proof, {percent(abs(change))} {word} than the replayed {b:.1f}"
-        )
+        head = f"With {what}: {figure}, {percent(abs(change))} {word} than the replayed {b:.1f}"
     bound = f.bound
     if bound is None:
         return head + "."

@@ -24,7 +24,7 @@ from viewer.ui.compare_window import open_runs
 from viewer.ui.floor_bars import FloorBars
 from viewer.ui.panels.common import fmt_pct, section_label
 from viewer.ui.whatif_runner import Answer, WhatIfRunner
-from viewer.whatif import KnobError, Knobs, sentence
+from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
 
 Qt = QtCore.Qt
@@ -77,6 +77,8 @@ class _Figure(QtWidgets.QWidget):
         self.number = _label("—", scale=1.9, bold=True)
         self.unit = _label("s/proof")
         self.note = _label()
+        self.aside = _label()  # a quieter line below the note (hidden when empty)
+        self.aside.setVisible(False)
         row = QtWidgets.QHBoxLayout()
         row.setSpacing(4)
         row.addWidget(self.number, 0, Qt.AlignmentFlag.AlignBaseline)
@@ -88,6 +90,7 @@ class _Figure(QtWidgets.QWidget):
         layout.addWidget(self.caption)
         layout.addLayout(row)
         layout.addWidget(self.note)
+        layout.addWidget(self.aside)
 
 
 class WhatIfPanel(QtWidgets.QScrollArea):
@@ -178,7 +181,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         numbers = QtWidgets.QHBoxLayout()
         numbers.setSpacing(12)
         for fig in self.figures.values():
-            numbers.addWidget(fig)
+            numbers.addWidget(fig, 0, Qt.AlignmentFlag.AlignTop)
         numbers.addStretch(1)
         # Messages come and go: they must not widen the column (that would re-arrange).
         self.status.setSizePolicy(
@@ -432,6 +435,8 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         for fig in self.figures.values():
             fig.number.setText("—")
             fig.note.setText("")
+            fig.aside.setText("")
+            fig.aside.setVisible(False)
         self.efficiency.setText("")
         self.sentence.setText("")
         self.notes.setText("")
@@ -465,6 +470,13 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.efficiency.setText(
             f"GPU efficiency: measured {fmt_pct(m.gpu_efficiency)}, "
             f"predicted {fmt_pct(s.gpu_efficiency)}"
+        )
+        span = w.span
+        aside = f["predicted"].aside
+        aside.setText("" if span is None else f"range {span[0]:.1f}–{span[1]:.1f}")
+        aside.setVisible(span is not None)
+        aside.setToolTip(
+            "" if span is None else f"{span_text(span)}: the notes below say what each end assumes"
         )
         self.sentence.setText(sentence(w))
         self.notes.setText("\n".join(f"• {n}" for n in w.notes))
