@@ -173,9 +173,10 @@ def plan(session: Session) -> Plan:
     )  # fmt: skip
 
 
-#: Tied jobs with more GPU calls than this keep their order (the evidence is a table of
-#: calls by calls).
+#: Tied jobs with more GPU calls than this, or more jobs, keep their order (the evidence is
+#: a table of calls by calls, the ordering a pass per job).
 MAX_TIED_CALLS = 4000
+MAX_TIED_JOBS = 64
 
 
 def _served_order(p: Frame, jobs: np.ndarray, first: np.ndarray, last: np.ndarray) -> np.ndarray:
@@ -183,24 +184,28 @@ def _served_order(p: Frame, jobs: np.ndarray, first: np.ndarray, last: np.ndarra
     the order the GPU queue served them.  A free worker takes a call of the oldest job among
     those queued, so a job whose call was taken while another's waited in the queue is the
     older.  Without such evidence a tie keeps its order."""
-    edges = np.flatnonzero((np.diff(first) != 0) | (np.diff(last) != 0)) + 1
-    out = [jobs]
-    for group in np.split(jobs, edges):
-        if len(group) > 1:
-            out.append(group)
-    if len(out) == 1:
+    tied = (np.diff(first) == 0) & (np.diff(last) == 0)
+    if not tied.any():
         return jobs
+    by_job = np.argsort(p["job"], kind="stable")  # each job's calls, found by bisection
+    sorted_jobs = p["job"][by_job]
     order = jobs.copy()
-    at = {int(j): i for i, j in enumerate(jobs.tolist())}
-    for group in out[1:]:
-        start = at[int(group[0])]
-        order[start : start + len(group)] = _by_queue(p, group)
+    edges = np.flatnonzero(~tied) + 1
+    for a, b in zip(np.r_[0, edges], np.r_[edges, len(jobs)], strict=True):
+        if 1 < b - a <= MAX_TIED_JOBS:
+            group = jobs[a:b]
+            lo = np.searchsorted(sorted_jobs, group, side="left")
+            hi = np.searchsorted(sorted_jobs, group, side="right")
+            rows = np.concatenate([by_job[x:y] for x, y in zip(lo, hi, strict=True)])
+            order[a:b] = _by_queue(p, group, rows)
     return order
 
 
-def _by_queue(p: Frame, members: np.ndarray) -> np.ndarray:
-    """``members`` oldest first, as the GPU queue's picks show them (see ``_served_order``)."""
-    rows = np.flatnonzero(np.isin(p["job"], members))
+def _by_queue(p: Frame, members: np.ndarray, rows: np.ndarray | None = None) -> np.ndarray:
+    """``members`` oldest first, as the GPU queue's picks show them (see ``_served_order``);
+    ``rows``: their calls (all of them when None)."""
+    if rows is None:
+        rows = np.flatnonzero(np.isin(p["job"], members))
     queued = p["queued"][rows]
     taken = p["pickup"][rows]
     taken = np.where(np.isfinite(taken), taken, p["gpu_start"][rows])
