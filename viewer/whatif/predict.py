@@ -74,13 +74,13 @@ class WhatIf:
     def span(self) -> tuple[float, float] | None:
         """The least and the most s/proof the scenario gives over what the log cannot show
         (its hidden arrivals at their earliest and latest, its queue unbounded and bounded
-        at the most seen), where they differ by more than ARRIVALS_MATTER; else None."""
+        at the most seen), where they differ by more than ENDS_MATTER; else None."""
         values = [o.s_per_proof for o in (self.scenario, self.late, self.bounded) if o]
         values = [v for v in values if v is not None]
         if self.scenario.s_per_proof is None or len(values) < 2:
             return None
         lo, hi = min(values), max(values)
-        return (lo, hi) if hi - lo > ARRIVALS_MATTER * self.scenario.s_per_proof else None
+        return (lo, hi) if hi - lo > ENDS_MATTER * self.scenario.s_per_proof else None
 
     @property
     def change(self) -> float | None:
@@ -180,7 +180,7 @@ def _unseen_notes(
     bounded: Outcome | None,
 ) -> list[str]:
     """What the prediction takes that the log cannot show, where it changes the answer."""
-    out = [hidden_arrivals_note(pl, scenario, late), queue_note(pl, scen, scenario, bounded)]
+    out = [_hidden_arrivals_note(pl, scenario, late), _queue_note(pl, scen, scenario, bounded)]
     if knobs.pw is None and waited_for_slots(scen) and not waited_for_slots(base):
         needed = f"{counted(pl.cfg.pw, 'slot')} {'was' if pl.cfg.pw == 1 else 'were'}"
         out.append(
@@ -191,8 +191,17 @@ def _unseen_notes(
     return out
 
 
-#: Predictions this far apart (relative) under the two ends of the hidden arrivals differ.
-ARRIVALS_MATTER = 0.005
+#: Two ends of what the log cannot show this far apart (relative to the prediction) differ.
+ENDS_MATTER = 0.005
+#: The most partitions upstream's queue holds (``synthesis_lookahead``, domain.md).
+UPSTREAM_QUEUE_MAX = 32
+
+
+def _other_end(scenario: Outcome, other: Outcome | None) -> float | None:
+    """The s/proof of ``other`` where it differs from the scenario's, else None."""
+    s = scenario.s_per_proof
+    t = None if other is None else other.s_per_proof
+    return None if s is None or t is None or abs(t - s) <= ENDS_MATTER * s else t
 
 
 def span_text(span: tuple[float, float]) -> str:
@@ -200,26 +209,24 @@ def span_text(span: tuple[float, float]) -> str:
     return f"{span[0]:.1f}-{span[1]:.1f} by what the log cannot show"
 
 
-def queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
+def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
     """What the prediction would be with the queue bounded at the most the log shows queued
     ("" when it queued no more, or the bound changes nothing)."""
-    s = scenario.s_per_proof
-    t = None if bounded is None else bounded.s_per_proof
-    if s is None or t is None or abs(t - s) <= ARRIVALS_MATTER * s:
+    t = _other_end(scenario, bounded)
+    if t is None:
         return ""
     return (
         f"the prediction queues up to {queue_depth(scen)} partitions at once, and the log never "
         f"shows more than {pl.queue_seen} queued nor a full queue: the daemon's bound is not "
-        f"in it (at most 32); bounded at {pl.queue_seen}, {t:.1f} s/proof"
+        f"in it (at most {UPSTREAM_QUEUE_MAX}); bounded at {pl.queue_seen}, {t:.1f} s/proof"
     )
 
 
-def hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:
+def _hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:
     """What the prediction would be had the jobs whose arrival the log hides arrived only
     as they started ("" when no arrival is hidden or it changes nothing)."""
-    s = scenario.s_per_proof
-    t = None if late is None else late.s_per_proof
-    if s is None or t is None or abs(t - s) <= ARRIVALS_MATTER * s:
+    t = _other_end(scenario, late)
+    if t is None:
         return ""
     jobs = len(pl.draws.arrival)
     return (
