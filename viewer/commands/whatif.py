@@ -37,7 +37,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="predict s/proof with other workers, GPUs or stage durations (replay)",
         description="Replay a session with other GPU workers, synthesis slots, GPUs or "
         "kernel / prep / post / synthesis times, and compare the predicted s/proof, GPU "
-        "efficiency and floors with the measured run.",
+        "efficiency and floors with the measured run. Where the log cannot show what the "
+        "replay takes (when jobs that waited for a synthesis slot arrived, a queue bound it "
+        "never reached), the change is replayed at the other end too, and a note gives it.",
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
