@@ -76,7 +76,8 @@ def iter_sessions(
 ) -> Iterator[T]:
     """``part(summary)`` of every session (or only ``session``), in order, each as soon as
     it and those before it are known: a caller writes them out as they come, and never
-    holds the report of thousands of daemon runs at once.  With ``jobs`` > 1 and a log of
+    holds the report of thousands of daemon runs at once (forked processes work at most a
+    few spans ahead of the one written: ``processes.AHEAD``).  With ``jobs`` > 1 and a log of
     many daemon runs, ``jobs`` forked processes summarize them (the sessions are
     independent; the processes share the loaded log as it is in memory); ``part`` must then
     return something picklable.  A bad ``session`` raises here, before anything is made."""
