@@ -175,7 +175,7 @@ def plan(session: Session) -> Plan:
 
 #: Tied jobs with more GPU calls than this, or more jobs, keep their order (the evidence is
 #: a table of calls by calls, the ordering a pass per job).
-MAX_TIED_CALLS = 4000
+MAX_TIED_CALLS = 2000
 MAX_TIED_JOBS = 64
 #: A call counts as waiting when another was taken only if it was ready more than this
 #: before: offsets are whole ms, and a worker's first call is known only by its GPU_PICKUP,
@@ -227,12 +227,13 @@ def _by_queue(
         return members
     by_code = np.argsort(members)  # positions in ``members``, by job code
     who = by_code[np.searchsorted(members[by_code], p["job"][rows])]  # each call's member
-    # a, b: call b waited in the queue (ready well before, taken after) when a was taken.
-    waiting = ready[None, :] < taken[:, None] - TAKE_SLACK_MS
-    a, b = np.nonzero(waiting & (taken[None, :] > taken[:, None]))
-    other = who[a] != who[b]
-    older = np.zeros((len(members), len(members)), np.int64)  # [x, y]: x served, y waited
-    np.add.at(older, (who[a][other], who[b][other]), 1)
+    # [a, b]: call b waited in the queue (ready well before, taken after) when a was taken;
+    # summed by member: [x, y], how often x was served while y waited.
+    waiting = (ready[None, :] < taken[:, None] - TAKE_SLACK_MS) & (taken[None, :] > taken[:, None])
+    member = np.zeros((len(rows), len(members)), np.float32)
+    member[np.arange(len(rows)), who] = 1.0
+    older = member.T @ waiting.astype(np.float32) @ member
+    np.fill_diagonal(older, 0.0)  # a job's own calls say nothing of its order
     left = list(range(len(members)))
     out = []
     while left:  # the member fewest of those left were served ahead of, first
