@@ -320,8 +320,9 @@ def test_tied_jobs_keep_the_simulator_s_order_when_its_lines_are_in_order(tmp_pa
 
 def test_the_queue_order_of_tied_jobs_from_their_calls() -> None:
     """``_by_queue`` on hand-made calls: job 9's call was taken while job 2's and job 5's
-    waited, and job 5's while job 2's waited: 9, 5, 2 (whatever order they come in).  A call
-    ready within a millisecond of another's take, or never seen waiting, is no evidence."""
+    waited, and job 5's while job 2's waited: 9, 5, 2 (whatever order they come in), both
+    ways.  A call ready within a millisecond of another's take, or never seen waiting, is no
+    evidence: the order stays, and the other way round is the reverse."""
     from viewer.model.frame import Frame
     from viewer.whatif.replay import _by_queue
 
@@ -334,16 +335,36 @@ def test_the_queue_order_of_tied_jobs_from_their_calls() -> None:
         }
     )
 
-    def st(ready: list[float]) -> Frame:
-        return Frame({"ready": np.array(ready), "taken": np.array([300.0, 200.0, 150.0, nan])})
+    def order(ready: list[float], members: list[int]) -> tuple[list[int], list[int]]:
+        st = Frame({"ready": np.array(ready), "taken": np.array([300.0, 200.0, 150.0, nan])})
+        got, other = _by_queue(p, st, np.array(members))
+        return got.tolist(), other.tolist()
 
     for members in ([5, 9, 2], [2, 5, 9], [9, 2, 5]):
-        assert _by_queue(p, st([100.0, 100.0, 100.0, nan]), np.array(members)).tolist() == [
-            9, 5, 2
-        ]  # fmt: skip
-    apart = st([180.0, 120.0, 100.0, nan])  # 9 taken while 5 waited, then 5 while 2 did
-    assert _by_queue(p, apart, np.array([5, 2, 9])).tolist() == [9, 5, 2]
-    alone = st([299.5, 199.5, 149.0, nan])  # each ready just before its own take
-    assert _by_queue(p, alone, np.array([5, 2, 9])).tolist() == [5, 2, 9]
-    close = st([200.0, 150.0, 100.0, nan])  # ready in the ms of the other's take
-    assert _by_queue(p, close, np.array([5, 2, 9])).tolist() == [5, 2, 9]
+        assert order([100.0, 100.0, 100.0, nan], members) == ([9, 5, 2], [9, 5, 2])
+    apart = [180.0, 120.0, 100.0, nan]  # 9 taken while 5 waited, then 5 while 2 did
+    assert order(apart, [5, 2, 9]) == ([9, 5, 2], [9, 5, 2])
+    alone = [299.5, 199.5, 149.0, nan]  # each ready just before its own take
+    assert order(alone, [5, 2, 9]) == ([5, 2, 9], [9, 2, 5])
+    close = [200.0, 150.0, 100.0, nan]  # ready in the ms of the other's take
+    assert order(close, [5, 2, 9]) == ([5, 2, 9], [9, 2, 5])
+    part = [299.5, 100.0, 149.0, nan]  # only: 9 was served while 5 waited
+    assert order(part, [5, 2, 9]) == ([2, 9, 5], [9, 2, 5])  # 9 stays ahead of 5
+
+
+def test_tied_jobs_the_log_does_not_order_give_another_end() -> None:
+    """Two porep jobs and five posts all start synthesis in one millisecond, with slots for
+    all: the queue shows only that one porep job came before the other.  With 14 slots the
+    order decides who gets one: the log's order predicts 11.5 s/proof, the run simulated with
+    14 slots gives 20.8, and the other way round (posts first) 21.0, said in a note."""
+    posts = SimConfig(
+        sectors=8, pw=30, gw=2, gpus=1, seed=661, synth_ms=50_000.0, kernel_ms=1873.0,
+        warmup_ms=2000.0, queue_cap=4,
+        kinds=(("porep-c2", 0.5), ("window-post", 0.3), ("winning-post", 0.2)),
+    )  # fmt: skip
+    w = what_if(_read(simulate(posts)), Knobs(pw=14))
+    truth = _measured(replace(posts, pw=14))
+    assert w.swapped is not None and w.tied_jobs >= 2
+    low, high = w.span
+    assert low * 0.99 <= truth <= high * 1.01
+    assert w.notes[0].endswith(f"the other way round, {w.swapped.s_per_proof:.1f} s/proof")

@@ -69,6 +69,11 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
         "bounded_queue": None
         if w.bounded is None
         else {"queue_cap": w.bounded_at, "s_per_proof": num(w.bounded.s_per_proof, S_DIGITS)},
+        # The scenario with the tied jobs whose order the log does not show the other way
+        # round: null without such ties.
+        "other_order": None
+        if w.swapped is None
+        else {"tied_jobs": w.tied_jobs, "s_per_proof": num(w.swapped.s_per_proof, S_DIGITS)},
         "replay_error": num(w.replay_error, FRACTION_DIGITS),
         "sentence": sentence(w),
         "notes": list(w.notes),

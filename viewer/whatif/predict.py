@@ -25,6 +25,7 @@ from viewer.whatif.replay import (
     replay,
     stage_means,
     waited_for_slots,
+    with_other_order,
 )
 
 FORMAT = "cuzk-timeline-whatif/1"
@@ -59,6 +60,10 @@ class WhatIf:
     #: queued more and no bound was seen (the daemon's is unknown): None otherwise.
     bounded: Outcome | None = None
     bounded_at: int = 0  # that bound: the most partitions the log shows queued at once
+    #: The scenario with the tied jobs whose order the log does not show the other way round
+    #: (``replay.with_other_order``); None without such ties or a knob set.
+    swapped: Outcome | None = None
+    tied_jobs: int = 0  # jobs in those ties
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -74,8 +79,10 @@ class WhatIf:
     def span(self) -> tuple[float, float] | None:
         """The least and the most s/proof the scenario gives over what the log cannot show
         (its hidden arrivals at their earliest and latest, its queue unbounded and bounded
-        at the most seen), where they differ by more than ENDS_MATTER; else None."""
-        values = [o.s_per_proof for o in (self.scenario, self.late, self.bounded) if o]
+        at the most seen, its tied jobs in either order), where they differ by more than
+        ENDS_MATTER; else None."""
+        others = (self.scenario, self.late, self.bounded, self.swapped)
+        values = [o.s_per_proof for o in others if o]
         values = [v for v in values if v is not None]
         if self.scenario.s_per_proof is None or len(values) < 2:
             return None
@@ -141,7 +148,7 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
     measured, b, base = _measured_and_baseline(pl)
     scen = base if not knobs.changed() else replay(pl, knobs)
     scenario = b if scen is base else outcome(pl, scen)
-    late = bounded = None
+    late = bounded = swapped = None
     notes = list(pl.notes)
     if scen is not base:
         if pl.latest is not None:
@@ -150,7 +157,11 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         if unbounded and queue_depth(scen) > pl.queue_seen:
             capped = replace(knobs, queue_cap=pl.queue_seen)
             bounded = outcome(pl, replay(pl, capped))
+        if pl.other_order is not None:
+            other = with_other_order(pl)
+            swapped = outcome(other, replay(other, knobs))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded)
+        unseen.append(_ties_note(pl, scenario, swapped))
         notes[:0] = [n for n in unseen if n]
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
@@ -167,6 +178,8 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         hidden_arrivals=pl.hidden,
         bounded=bounded,
         bounded_at=pl.queue_seen,
+        swapped=swapped,
+        tied_jobs=_tied_jobs(pl),
     )
 
 
@@ -220,6 +233,26 @@ def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | 
         f"shows more than {pl.queue_seen} queued nor a full queue: the daemon's bound is not "
         f"in it (at most {UPSTREAM_QUEUE_MAX}); bounded at {pl.queue_seen}, {t:.1f} s/proof"
     )
+
+
+def _ties_note(pl: Plan, scenario: Outcome, swapped: Outcome | None) -> str:
+    """What the prediction would be with the tied jobs the log does not order the other way
+    round ("" when there are none or it changes nothing)."""
+    t = _other_end(scenario, swapped)
+    if t is None:
+        return ""
+    tied = _tied_jobs(pl)
+    return (
+        f"{tied} jobs started synthesis in one millisecond and nothing in the log says which "
+        f"came first (the queue never took one ahead of another): the prediction keeps the "
+        f"log's order; the other way round, {t:.1f} s/proof"
+    )
+
+
+def _tied_jobs(pl: Plan) -> int:
+    """Jobs whose place the other order changes."""
+    perm = pl.other_order
+    return 0 if perm is None else int((perm != np.arange(len(perm))).sum())
 
 
 def _hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:

@@ -12,7 +12,7 @@ that every figure of the prediction comes from ``viewer.analysis``, and
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
@@ -50,6 +50,10 @@ class Plan:
     latest: np.ndarray | None = None
     hidden: int = 0  # jobs whose arrival is inferred
     queue_seen: int = 0  # the most partitions the log shows queued at once
+    #: The other order the log allows (plan positions, ``draws`` in that order is the
+    #: other end): tied jobs (synthesis started in one millisecond) that the queue never
+    #: showed one ahead of another are taken the other way round; None when it shows all.
+    other_order: np.ndarray | None = None
 
 
 def plan(session: Session) -> Plan:
@@ -72,7 +76,12 @@ def plan(session: Session) -> Plan:
     last = np.where(np.isfinite(last), last, order_key)
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
     jobs = jobs[np.lexsort((jobs, last[jobs], order_key[jobs]))]
-    jobs = _served_order(p, st, jobs, order_key[jobs], last[jobs])
+    jobs, other = _served_order(p, st, jobs, order_key[jobs], last[jobs])
+    other_order = None
+    if (other != jobs).any():
+        place = np.empty(int(jobs.max()) + 1, np.int64)
+        place[jobs] = np.arange(len(jobs))
+        other_order = place[other]
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
     rows = np.flatnonzero(started)
@@ -169,7 +178,7 @@ def plan(session: Session) -> Plan:
     )
     return Plan(
         session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
-        latest, int(hidden.sum()), queue_seen,
+        latest, int(hidden.sum()), queue_seen, other_order,
     )  # fmt: skip
 
 
@@ -186,33 +195,39 @@ TAKE_SLACK_MS = 1.0
 
 def _served_order(
     p: Frame, st: Frame, jobs: np.ndarray, first: np.ndarray, last: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """``jobs`` (in order) with each run of ties (the same first and last SYNTH_START) in
     the order the GPU queue served them.  A free worker takes a call of the oldest job among
     those queued, so a job whose call was taken while another's waited in the queue is the
-    older.  Without such evidence a tie keeps its order."""
+    older.  What the queue does not show keeps its order; the second order returned takes
+    all of that the other way round (the other end, ``Plan.other_order``)."""
     tied = (np.diff(first) == 0) & (np.diff(last) == 0)
     if not tied.any():
-        return jobs
+        return jobs, jobs
     by_job = np.argsort(p["job"], kind="stable")  # each job's calls, found by bisection
     sorted_jobs = p["job"][by_job]
-    order = jobs.copy()
+    order, other = jobs.copy(), jobs.copy()
     edges = np.flatnonzero(~tied) + 1
-    for a, b in zip(np.r_[0, edges], np.r_[edges, len(jobs)], strict=True):
-        if 1 < b - a <= MAX_TIED_JOBS:
-            group = jobs[a:b]
-            lo = np.searchsorted(sorted_jobs, group, side="left")
-            hi = np.searchsorted(sorted_jobs, group, side="right")
-            rows = np.concatenate([by_job[x:y] for x, y in zip(lo, hi, strict=True)])
-            order[a:b] = _by_queue(p, st, group, rows)
-    return order
+    for a, b in zip(np.r_[0, edges].tolist(), np.r_[edges, len(jobs)].tolist(), strict=True):
+        if b - a < 2:
+            continue
+        group = jobs[a:b]
+        if b - a > MAX_TIED_JOBS:
+            other[a:b] = group[::-1]
+            continue
+        lo = np.searchsorted(sorted_jobs, group, side="left")
+        hi = np.searchsorted(sorted_jobs, group, side="right")
+        rows = np.concatenate([by_job[x:y] for x, y in zip(lo, hi, strict=True)])
+        order[a:b], other[a:b] = _by_queue(p, st, group, rows)
+    return order, other
 
 
 def _by_queue(
     p: Frame, st: Frame, members: np.ndarray, rows: np.ndarray | None = None
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """``members`` oldest first, as the GPU queue's takes show them (see ``_served_order``;
-    ``st``: the session's ``stages``); ``rows``: their calls (all of them when None)."""
+    ``st``: the session's ``stages``); ``rows``: their calls (all of them when None).  Twice:
+    where the queue shows nothing, in their order, then the other way round."""
     if rows is None:
         rows = np.flatnonzero(np.isin(p["job"], members))
     ready = st["ready"][rows]
@@ -223,23 +238,68 @@ def _by_queue(
     taken = np.where(np.isfinite(taken), taken, p["gpu_start"][rows])
     ok = np.isfinite(ready) & np.isfinite(taken)
     rows, ready, taken = rows[ok], ready[ok], taken[ok]
-    if len(rows) > MAX_TIED_CALLS or not len(rows):
-        return members
-    by_code = np.argsort(members)  # positions in ``members``, by job code
-    who = by_code[np.searchsorted(members[by_code], p["job"][rows])]  # each call's member
-    # [a, b]: call b waited in the queue (ready well before, taken after) when a was taken;
-    # summed by member: [x, y], how often x was served while y waited.
-    waiting = (ready[None, :] < taken[:, None] - TAKE_SLACK_MS) & (taken[None, :] > taken[:, None])
-    member = np.zeros((len(rows), len(members)), np.float32)
-    member[np.arange(len(rows)), who] = 1.0
-    older = member.T @ waiting.astype(np.float32) @ member
-    np.fill_diagonal(older, 0.0)  # a job's own calls say nothing of its order
-    left = list(range(len(members)))
+    older = np.zeros((len(members), len(members)), np.float32)
+    if 0 < len(rows) <= MAX_TIED_CALLS:
+        by_code = np.argsort(members)  # positions in ``members``, by job code
+        who = by_code[np.searchsorted(members[by_code], p["job"][rows])]  # each call's member
+        # [a, b]: call b waited in the queue (ready well before, taken after) when a was
+        # taken; summed by member: [x, y], how often x was served while y waited.
+        waiting = (ready[None, :] < taken[:, None] - TAKE_SLACK_MS) & (
+            taken[None, :] > taken[:, None]
+        )
+        member = np.zeros((len(rows), len(members)), np.float32)
+        member[np.arange(len(rows)), who] = 1.0
+        older = member.T @ waiting.astype(np.float32) @ member
+        np.fill_diagonal(older, 0.0)  # a job's own calls say nothing of its order
+    return members[_oldest_first(older, False)], members[_oldest_first(older, True)]
+
+
+def _oldest_first(older: np.ndarray, other_way: bool) -> list[int]:
+    """Positions, the member fewest of those left were served ahead of first; ties between
+    them in position order, or (``other_way``) the other way round."""
+    left = list(range(len(older)))
+    if other_way:
+        left.reverse()
     out = []
-    while left:  # the member fewest of those left were served ahead of, first
+    while left:
         against = older[np.ix_(left, left)].sum(axis=0)
         out.append(left.pop(int(np.argmin(against))))
-    return members[out]
+    return out
+
+
+def with_other_order(pl: Plan) -> Plan:
+    """``pl`` with its jobs in ``Plan.other_order`` (the tied jobs arrived together: arrivals
+    stay theirs)."""
+    perm = pl.other_order
+    if perm is None:
+        return pl
+    d = pl.draws
+    rank = np.empty_like(perm)
+    rank[perm] = np.arange(len(perm))  # each job's new place
+    tasks = np.lexsort((d.part, rank[d.job]))
+    per_task = {
+        f.name: getattr(d, f.name)[tasks]
+        for f in fields(d)
+        if f.name not in ("job_ids", "job_kind", "arrival", "assemble", "job")
+    }
+    draws = replace(
+        d,
+        job_ids=[d.job_ids[i] for i in perm],
+        job_kind=[d.job_kind[i] for i in perm],
+        arrival=d.arrival[perm],
+        assemble=d.assemble[perm],
+        job=rank[d.job][tasks],
+        **per_task,
+    )
+    latest = None if pl.latest is None else pl.latest[perm]
+    return replace(
+        pl,
+        draws=draws,
+        rows=pl.rows[tasks],
+        counted=pl.counted[perm],
+        latest=latest,
+        other_order=None,
+    )
 
 
 def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
