@@ -86,11 +86,7 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
                 carry = _held(carry, block, held)
                 held += len(block)
                 continue
-        if isinstance(carry, bytearray):
-            carry += block
-            data: bytes | bytearray = carry
-        else:
-            data = b"".join([*carry, block]) if carry else block
+        data = _whole(carry, block)
         carry = block = []  # type: ignore[assignment]  # a long line's blocks go now
         last = last_line_end(data, held + first, len(data))
         yield data, 0, last + 1
@@ -98,9 +94,9 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
         held = len(data) - last - 1
         del data  # not held while the next long line is gathered and joined
     if carry and not cut():
-        tail = carry if isinstance(carry, bytearray) else b"".join(carry)
+        tail = _whole(carry)
         yield tail, 0, len(tail)
-    elif carry and SCAN_RE.search(carry if isinstance(carry, bytearray) else b"".join(carry)):
+    elif carry and SCAN_RE.search(_whole(carry)):
         yield CUT
 
 
@@ -108,11 +104,19 @@ def whole_lines(blocks: Iterable[bytes], cut: Callable[[], bool]) -> Iterator[Ch
 LONG_CARRY = 4 << 20
 
 
-def _held(carry: list[bytes] | bytearray, block: bytes, held: int) -> list[bytes] | bytearray:
-    """``carry`` with ``block`` after it (``held``: its length so far)."""
+def _whole(carry: list[bytes] | bytearray, block: bytes = b"") -> bytes | bytearray:
+    """The held start of a line with ``block`` after it, as one buffer (a grown bytearray is
+    that buffer itself)."""
     if isinstance(carry, bytearray):
         carry += block
         return carry
+    return b"".join([*carry, block]) if carry else block
+
+
+def _held(carry: list[bytes] | bytearray, block: bytes, held: int) -> list[bytes] | bytearray:
+    """``carry`` with ``block`` after it (``held``: its length so far)."""
+    if isinstance(carry, bytearray):
+        return _whole(carry, block)
     carry.append(block)
     if held + len(block) < LONG_CARRY:
         return carry
