@@ -160,8 +160,7 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         if pl.other_order is not None:
             other = with_other_order(pl)
             swapped = outcome(other, replay(other, knobs))
-        unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded)
-        unseen.append(_ties_note(pl, scenario, swapped))
+        unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         notes[:0] = [n for n in unseen if n]
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
@@ -191,6 +190,7 @@ def _unseen_notes(
     scenario: Outcome,
     late: Outcome | None,
     bounded: Outcome | None,
+    swapped: Outcome | None,
 ) -> list[str]:
     """What the prediction takes that the log cannot show, where it changes the answer."""
     out = [_hidden_arrivals_note(pl, scenario, late), _queue_note(pl, scen, scenario, bounded)]
@@ -201,6 +201,7 @@ def _unseen_notes(
             f"{needed} needed at once, and the replay has {pl.cfg.pw}; here partitions wait "
             "for one: with more slots in the daemon, the run is faster (set the slots)"
         )
+    out.append(_ties_note(pl, scenario, swapped))
     return out
 
 

@@ -77,13 +77,9 @@ def plan(session: Session) -> Plan:
     jobs = np.flatnonzero(np.bincount(job[started], minlength=len(session.jobs)) > 0)
     jobs = jobs[np.lexsort((jobs, last[jobs], order_key[jobs]))]
     jobs, other = _served_order(p, st, jobs, order_key[jobs], last[jobs])
-    other_order = None
-    if (other != jobs).any():
-        place = np.empty(int(jobs.max()) + 1, np.int64)
-        place[jobs] = np.arange(len(jobs))
-        other_order = place[other]
     rank = np.full(len(session.jobs), -1)
     rank[jobs] = np.arange(len(jobs))
+    other_order = rank[other] if (other != jobs).any() else None
     rows = np.flatnonzero(started)
     rows = rows[np.lexsort((p["partition"][rows], rank[job[rows]]))]
     # What the reader had to assume (e.g. every worker on GPU 0 without "GPU worker started"
