@@ -449,7 +449,21 @@ def report_markdown_parts(
 ) -> Iterator[str]:
     """``report_markdown`` in pieces, a session at a time."""
     title = f"# cuzk timeline report: {markdown_text(timeline.source)}"
-    part = functools.partial(_section_text, _markdown_section, "\n\n")
+    return _sections(title, _markdown_section, "\n\n", timeline, session, rng, jobs)
+
+
+def _sections(
+    title: str,
+    section: Callable[[SessionSummary], list[str]],
+    sep: str,
+    timeline: Timeline,
+    session: int | None,
+    rng: Range,
+    jobs: int,
+) -> Iterator[str]:
+    """``title``, then each session's blocks (``section``), each after ``sep``, then a line
+    end: a text report in pieces, a session at a time."""
+    part = functools.partial(_section_text, section, sep)
     return _joined(title, iter_sessions(timeline, session, rng, part, jobs), "", "\n")
 
 
@@ -489,8 +503,7 @@ def report_text_parts(
 ) -> Iterator[str]:
     """``report_text`` in pieces, a session at a time."""
     title = f"cuzk timeline report: {timeline.source}"
-    part = functools.partial(_section_text, _text_section, "\n")
-    return _joined(title, iter_sessions(timeline, session, rng, part, jobs), "", "\n")
+    return _sections(title, _text_section, "\n", timeline, session, rng, jobs)
 
 
 def _text_section(sm: SessionSummary) -> list[str]:
