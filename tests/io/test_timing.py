@@ -12,7 +12,8 @@ from io_logs import partition_lines
 
 from viewer.io import open_log
 from viewer.io.batch import CuzkLines
-from viewer.io.timing import VALUES, _next_owners, _owners, build_blocks
+from viewer.io.grammar import CUZK_FORMS, CUZK_MALFORMED
+from viewer.io.timing import VALUES, BlockBuilder, _next_owners, _owners, build_blocks
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 #: The figures a call gets from its CUZK_TIMING lines (all but kernel_start).
@@ -116,6 +117,35 @@ def test_closed_forms_follow_the_rules(marks):
     a, s = np.array(acq, np.int64), np.array(seq, np.int64)
     assert _owners(a, s, single_gpu=False).tolist() == owners_loop(acq, seq, before=True)
     assert _next_owners(a, s).tolist() == owners_loop(acq, seq, before=False)
+
+
+@given(
+    st.lists(st.sampled_from([*range(len(CUZK_FORMS)), CUZK_MALFORMED]), max_size=60),
+    st.lists(st.integers(0, 60), max_size=6),
+    st.booleans(),
+)
+def test_blocks_fed_in_pieces_are_the_blocks_of_all_the_lines(kinds, cuts, single_gpu):
+    """A log read in pieces groups its lines as if read whole, cut anywhere: a block's
+    lines in the piece after its acquire, a prep line before a piece that opens its block,
+    a tail before the piece of its mutex_held line."""
+    n = len(kinds)
+    whole = CuzkLines(
+        np.arange(n, dtype=np.int64) * 7,
+        np.array(kinds, np.int8),
+        np.arange(n, dtype=np.float64) + 0.5,
+        np.arange(n, dtype=np.float64) + 1000.25,
+    )
+    want, want_skipped = build_blocks(whole, single_gpu)
+    builder = BlockBuilder()
+    edges = sorted({0, n, *(min(c, n) for c in cuts)})
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        builder.feed(CuzkLines(whole.seq[a:b], whole.kind[a:b], whole.a[a:b], whole.b[a:b]))
+    got, got_skipped = builder.result(single_gpu)
+    assert got_skipped == want_skipped
+    assert got.seq.tolist() == want.seq.tolist()
+    np.testing.assert_array_equal(got.lock_ms, want.lock_ms)
+    for name in VALUES:
+        np.testing.assert_array_equal(got.values[name], want.values[name], err_msg=name)
 
 
 def schedule_figures(made) -> pd.DataFrame:

@@ -32,8 +32,8 @@ from viewer.io.grammar import (
     CUZK_PREP,
     CUZK_TAIL,
 )
+from viewer.io.grow import Growing
 from viewer.model.frame import Frame
-from viewer.model.keys import first_seen
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
 AMBIGUOUS_MS = 50.0
@@ -62,6 +62,9 @@ class Blocks:
     seq: np.ndarray  # ordinal of the acquire line (records.SEQ_SHIFT): file order
     lock_ms: np.ndarray  # pre_lock_cpu_ms + mutex_wait_ms
     values: dict[str, np.ndarray]  # VALUES
+    #: The offsets of the session's events before and after each acquire line (-inf / inf
+    #: past its ends), when the reader found them; else ``attribute`` finds them.
+    around: tuple[np.ndarray, np.ndarray] | None = None
 
 
 def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
@@ -77,70 +80,195 @@ def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[st
       block opening after the line that has no prep yet.
     - ``b_g2_msm_ms`` (after the release, often after the next block's acquire): the oldest
       block opened before the line that lacks b_g2 (FIFO), whatever the GPUs.
+
+    (``BlockBuilder`` fed all the lines at once.)
     """
-    skipped: Counter[str] = Counter()
-    skipped["malformed_cuzk_timing"] += int((lines.kind == CUZK_MALFORMED).sum())
-    acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
-    acq_seq = lines.seq[acq]
-    n = len(acq)
-    values = {name: np.full(n, np.nan) for name in VALUES}
-    tails = (np.empty(0, np.int64), np.empty(0, np.int64))  # (seq, block) of tail lines
-    for code, (first, second) in COLUMNS.items():  # CUZK_TAIL before CUZK_HELD
-        if code == CUZK_ACQUIRE:
-            owner, sel = np.arange(n), acq
-        else:
+    builder = BlockBuilder()
+    builder.feed(lines)
+    return builder.result(single_gpu)
+
+
+#: The region's lines (grouped one way on one GPU, another on several) and the columns
+#: their values fill; the other lines group alike either way.
+REGION = (CUZK_NTT, CUZK_BARRIER, CUZK_BATCH, CUZK_TAIL, CUZK_HELD)
+REGION_VALUES = tuple(n for code in REGION for n in COLUMNS[code] if n)
+SHARED_VALUES = tuple(n for n in VALUES if n not in REGION_VALUES)
+
+
+class BlockBuilder:
+    """``build_blocks`` a piece of the lines at a time (a log read in pieces), grouping the
+    region's lines both ways, since whether a session ran on one GPU is known only once
+    all its calls are paired.  Each line's block follows from the lines before it (closed
+    forms with what the pieces before left over); a ``prep_msm_ms`` line waits for the
+    acquire after it.  ``around``: where each block stands among the session's events (the
+    offsets of the events before and after its acquire line, ``attribute``), given by a
+    reader that lets the events go."""
+
+    def __init__(self) -> None:
+        self.seq = Growing(np.int64, 0)
+        self.low = Growing(np.float64, np.nan)
+        self.high = Growing(np.float64, np.nan)
+        self.shared = {name: Growing(np.float64, np.nan) for name in SHARED_VALUES}
+        self.region = {
+            single: {name: Growing(np.float64, np.nan) for name in REGION_VALUES}
+            for single in (True, False)
+        }
+        self.placed = True  # every piece came with ``around``
+        self.malformed = 0
+        self.orphans = {True: 0, False: 0}  # region lines no block took, per grouping
+        self.shared_orphans = 0
+        # What the pieces so far leave to the next: per kind, the blocks FIFO gave out, the
+        # latest block of one GPU (as found, repeats included), the last prep's block.
+        self.fifo = dict.fromkeys((*REGION, CUZK_BG2), 0)
+        self.latest = dict.fromkeys(REGION, -2)
+        self.last_tail = (-1, -1)  # (seq, block) of the latest tail line one GPU took
+        self.last_prep = -1
+        self.preps: list[tuple[np.ndarray, np.ndarray]] = []  # (block, value) not yet open
+
+    def feed(self, lines: CuzkLines, around: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+        """The next lines in file order."""
+        self.malformed += int((lines.kind == CUZK_MALFORMED).sum())
+        before = len(self.seq)
+        acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
+        acq_seq = lines.seq[acq]
+        self.seq.append(acq_seq)
+        if around is None:  # ``attribute`` finds them from the events
+            self.placed = False
+            around = (np.full(len(acq), np.nan), np.full(len(acq), np.nan))
+        self.low.append(around[0])
+        self.high.append(around[1])
+        for col in (*self.shared.values(), *(c for m in self.region.values() for c in m.values())):
+            col.grow(len(acq))
+        self.shared["pre_lock_cpu_ms"].rows[before:] = lines.a[acq]
+        self.shared["mutex_wait_ms"].rows[before:] = lines.b[acq]
+        tails = (acq_seq[:0], acq_seq[:0])  # (seq, block) of the tail lines one GPU took
+        for code in (*REGION, CUZK_PREP, CUZK_BG2):
             sel = np.flatnonzero(lines.kind == code)
+            if not len(sel):
+                continue
             seq = lines.seq[sel]
             if code == CUZK_PREP:
-                owner = _next_owners(acq_seq, seq)
-            elif code == CUZK_HELD and single_gpu:
-                owner = _latest(*tails, seq)
-            else:
-                owner = _owners(acq_seq, seq, single_gpu and code != CUZK_BG2)
-            ok = owner >= 0
+                opened = before + np.searchsorted(acq_seq, seq, side="right")
+                owner, self.last_prep = _next_blocks(opened, self.last_prep)
+                self.preps.append((owner, lines.a[sel]))
+                continue
+            opened = before + np.searchsorted(acq_seq, seq, side="left")
+            owner, self.fifo[code] = _fifo_blocks(opened, self.fifo[code])
+            if code == CUZK_BG2:
+                self.shared_orphans += self._put(self.shared, code, owner, sel, lines)
+                continue
+            self.orphans[False] += self._put(self.region[False], code, owner, sel, lines)
+            if code == CUZK_HELD:
+                owner = self._after_tails(tails, seq)
+            else:  # the latest acquire before each line (acquires and lines never tie)
+                at = opened - 1
+                owner = np.where(_new_runs(at, self.latest[code]), at, -1)
+                self.latest[code] = int(at[-1])
             if code == CUZK_TAIL:
-                tails = (seq[ok], owner[ok])
-            skipped["orphan_cuzk_timing"] += int((~ok).sum())
-            owner, sel = owner[ok], sel[ok]
-        values[first][owner] = lines.a[sel]
+                tails = (seq[owner >= 0], owner[owner >= 0])
+            self.orphans[True] += self._put(self.region[True], code, owner, sel, lines)
+        if len(tails[0]):
+            self.last_tail = (int(tails[0][-1]), int(tails[1][-1]))
+        self._open_preps()
+
+    def _after_tails(self, tails: tuple[np.ndarray, np.ndarray], seq: np.ndarray) -> np.ndarray:
+        """One GPU: the block of the latest tail line before each mutex_held line (``tails``:
+        the (seq, block) this piece's tail lines were given, after the pieces' before);
+        repeats -1."""
+        t_seq, t_block = tails
+        if self.last_tail[1] >= 0:
+            t_seq = np.concatenate([[self.last_tail[0]], t_seq])
+            t_block = np.concatenate([[self.last_tail[1]], t_block])
+        at = np.searchsorted(t_seq, seq, side="right") - 1
+        owner = np.where(at >= 0, t_block[np.maximum(at, 0)] if len(t_block) else -1, -1)
+        keep = _new_runs(owner, self.latest[CUZK_HELD])
+        self.latest[CUZK_HELD] = int(owner[-1])
+        return np.where(keep, owner, -1)
+
+    def _put(self, cols: dict[str, Growing], code: int, owner, sel, lines: CuzkLines) -> int:
+        """Write the lines' values into their blocks; the lines no block took."""
+        ok = owner >= 0
+        first, second = COLUMNS[code]
+        cols[first].buf[owner[ok]] = lines.a[sel[ok]]
         if second is not None:
-            values[second][owner] = lines.b[sel]
-    blocks = Blocks(acq_seq, values["pre_lock_cpu_ms"] + values["mutex_wait_ms"], values)
-    return blocks, +skipped
+            cols[second].buf[owner[ok]] = lines.b[sel[ok]]
+        return int((~ok).sum())
+
+    def _open_preps(self) -> None:
+        """Give the prep lines waiting for an acquire the blocks now open."""
+        n = len(self.seq)
+        waiting = []
+        for owner, value in self.preps:
+            ok = owner < n
+            self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+            if not ok.all():
+                waiting.append((owner[~ok], value[~ok]))
+        self.preps = waiting
+
+    def result(self, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
+        """The blocks, grouped as on one GPU or on several, and the lines skipped; the
+        builder is spent."""
+        values = {name: col.take() for name, col in self.shared.items()}
+        values.update({name: col.take() for name, col in self.region.pop(single_gpu).items()})
+        self.region.clear()
+        values = {name: values[name] for name in VALUES}
+        skipped: Counter[str] = Counter()
+        skipped["malformed_cuzk_timing"] += self.malformed
+        waiting = sum(len(owner) for owner, _ in self.preps)
+        skipped["orphan_cuzk_timing"] += self.orphans[single_gpu] + self.shared_orphans + waiting
+        lock = values["pre_lock_cpu_ms"] + values["mutex_wait_ms"]
+        low, high = self.low.take(), self.high.take()
+        around = (low, high) if self.placed else None
+        return Blocks(self.seq.take(), lock, values, around), +skipped
+
+
+def _new_runs(values: np.ndarray, last: int) -> np.ndarray:
+    """True where a value differs from the one before it (``last`` before the first): the
+    first line of each block in a non-decreasing run of blocks."""
+    prev = np.empty(len(values), values.dtype)
+    prev[0] = last
+    prev[1:] = values[:-1]
+    return values != prev
+
+
+def _fifo_blocks(opened: np.ndarray, given: int) -> tuple[np.ndarray, int]:
+    """FIFO: the i-th line takes the oldest block not yet given this kind, if that block
+    opened before it (``opened``: the blocks opened before each line; ``given``: the blocks
+    given before the first).  With x_i the blocks given after line i, x_i = min(x_{i-1} + 1,
+    opened_i), whose closed form is below.  (The blocks, -1 for orphans; the blocks given.)"""
+    i = np.arange(len(opened))
+    taken = np.minimum(np.minimum.accumulate(opened - i) + i, given + i + 1)
+    before = np.concatenate([[given], taken[:-1]]).astype(np.int64)
+    return np.where(taken > before, before, -1), int(taken[-1])
+
+
+def _next_blocks(opened: np.ndarray, last: int) -> tuple[np.ndarray, int]:
+    """The block each line written before its acquire belongs to: the i-th line takes the
+    oldest block opening after it that no earlier line took.  With b_i blocks opened before
+    line i, it takes x_i = max(x_{i-1} + 1, b_i) (``last``: x before the first line), whose
+    closed form is x_i = max(last + i + 1, i + max_{j <= i} (b_j - j)).  (The blocks, which
+    may not be open yet; the last one.)"""
+    i = np.arange(len(opened))
+    taken = np.maximum(np.maximum.accumulate(opened - i) + i, last + i + 1)
+    return taken.astype(np.int64), int(taken[-1])
 
 
 def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarray:
     """Index of the block each line written after its acquire belongs to; -1 for orphans
-    and repeats."""
+    and repeats (the lines of one kind, whole)."""
+    if not len(seq):
+        return np.zeros(0, np.int64)
     if single_gpu:
-        return _latest(acq_seq, np.arange(len(acq_seq)), seq)
-    # FIFO: the i-th line takes the oldest block not yet given this metric if that block
-    # opened before it.  With a_i blocks opened before line i, the blocks taken after
-    # line i are x_i = min(x_{i-1} + 1, a_i), x_{-1} = 0, whose closed form is below.
-    opened = np.searchsorted(acq_seq, seq, side="left")
-    i = np.arange(len(seq))
-    taken = np.minimum(np.minimum.accumulate(opened - i) + i, i + 1) if len(seq) else i
-    before = np.concatenate([[0], taken[:-1]]).astype(np.int64)
-    return np.where(taken > before, before, -1)
-
-
-def _latest(marks: np.ndarray, block: np.ndarray, seq: np.ndarray) -> np.ndarray:
-    """The ``block`` of the latest of the sorted ``marks`` before each line; -1 for lines
-    before every mark and for repeats (a block already taken by an earlier line)."""
-    at = np.searchsorted(marks, seq, side="right") - 1
-    owner = np.where(at >= 0, block[np.maximum(at, 0)] if len(block) else -1, -1)
-    return np.where(first_seen(owner), owner, -1)
+        at = np.searchsorted(acq_seq, seq, side="right") - 1
+        return np.where(_new_runs(at, -2), at, -1)
+    return _fifo_blocks(np.searchsorted(acq_seq, seq, side="left"), 0)[0]
 
 
 def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
-    """Index of the block each line written before its acquire belongs to (-1: none): the
-    i-th line takes the oldest block opening after it that no earlier line took.  With b_i
-    blocks opened before line i, it takes x_i = max(x_{i-1} + 1, b_i), x_{-1} = -1, whose
-    closed form is x_i = i + max_{j <= i} (b_j - j)."""
-    i = np.arange(len(seq))
+    """Index of the block each line written before its acquire belongs to (-1: none)."""
     if not len(seq):
-        return i
-    taken = i + np.maximum.accumulate(np.searchsorted(acq_seq, seq, side="right") - i)
+        return np.zeros(0, np.int64)
+    taken = _next_blocks(np.searchsorted(acq_seq, seq, side="right"), -1)[0]
     return np.where(taken < len(acq_seq), taken, -1)
 
 
@@ -202,6 +330,20 @@ def attribute(
     return Attribution(out, +skipped, notes, len(blocks.seq), ambiguous, unattributed)
 
 
+def around(
+    block_seq: np.ndarray, event_seq: np.ndarray, event_offset: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The offsets of the events before and after each block's acquire line (-inf / inf
+    past the ends), read for the blocks only: no copy of the session's 10^6 offsets."""
+    where = np.searchsorted(event_seq, block_seq)
+    n_events = len(event_offset)
+    if not n_events:
+        return np.full(len(where), -np.inf), np.full(len(where), np.inf)
+    lows = np.where(where > 0, event_offset[np.maximum(where - 1, 0)], -np.inf)
+    highs = np.where(where < n_events, event_offset[np.minimum(where, n_events - 1)], np.inf)
+    return lows.astype(np.float64), highs.astype(np.float64)
+
+
 def _match(
     calls: Mapping[str, np.ndarray],
     blocks: Blocks,
@@ -225,15 +367,7 @@ def _match(
     gpu_start = np.asarray(calls["gpu_start"], dtype=np.float64)
     locks = blocks.lock_ms.astype(np.float64)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
-    # The offsets of the events around each block (-inf / inf past the ends), read for the
-    # blocks only: no copy of the session's 10^6 offsets.
-    where = np.searchsorted(event_seq, blocks.seq)
-    n_events = len(event_offset)
-    if n_events:
-        lows = np.where(where > 0, event_offset[np.maximum(where - 1, 0)], -np.inf)
-        highs = np.where(where < n_events, event_offset[np.minimum(where, n_events - 1)], np.inf)
-    else:
-        lows, highs = np.full(len(where), -np.inf), np.full(len(where), np.inf)
+    lows, highs = blocks.around or around(blocks.seq, event_seq, event_offset)
     placed = np.where(np.isfinite(lows), lows, highs)
     ids = np.unique(gpu[order]).astype(np.int64)
     queues = [order[gpu[order] == g] for g in ids.tolist()]
