@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from viewer.io.grammar import GPU_END, GPU_PICKUP, GPU_START, SYNTH_END
-from viewer.io.pairing import TIME_COLUMNS, pair_events
+from viewer.io.pairing import TIME_COLUMNS, Pairing, pair_events
 
 GPU_EVENTS = (GPU_PICKUP, GPU_START, GPU_END)
 
@@ -59,18 +59,23 @@ def reference(rows, sessions):
             st.integers(0, 5),  # event
             st.integers(0, 2),  # worker
             st.integers(0, 50),  # offset
+            st.sampled_from([0, 0, 0, 1, 3]),  # exact copies folded into the row
         ),
         max_size=60,
-    )
+    ),
+    st.lists(st.integers(0, 60), max_size=5),
 )
-def test_pairing_follows_the_rules(drawn):
+def test_pairing_follows_the_rules(drawn, cuts):
+    """Whole, and read in pieces cut anywhere (``cuts``): a call going on in the next
+    piece, its repeats or its torn events there, a session starting mid-piece."""
     drawn = sorted(drawn, key=lambda r: r[0])  # events come grouped by session
     rows = [
         dict(
             session=s, job=j, partition=p, event=e, offset=o, seq=k << 20,
             worker=w if e in GPU_EVENTS else -1, synth_ms=float(o % 7), gpu_ms=float(o % 5),
+            copies=c,
         )
-        for k, (s, j, p, e, w, o) in enumerate(drawn)
+        for k, (s, j, p, e, w, o, c) in enumerate(drawn)
     ]  # fmt: skip
     sessions = max((r["session"] for r in rows), default=0) + 1
     ev = {
@@ -82,10 +87,21 @@ def test_pairing_follows_the_rules(drawn):
         "seq": np.array([r["seq"] for r in rows], np.int64),
         "synth_ms": np.array([r["synth_ms"] for r in rows]),
         "gpu_ms": np.array([r["gpu_ms"] for r in rows]),
+        "copies": np.array([r["copies"] for r in rows], np.int64),
     }
     session = np.array([r["session"] for r in rows], np.int32)
-    got = pair_events(ev, session, sessions)
-    want, skipped, accepted, bounds = reference(rows, sessions)
+    want, skipped, accepted, bounds = reference(
+        [r for r in rows for _ in range(1 + r["copies"])], sessions
+    )
+    check(pair_events(ev, session, sessions), want, skipped, accepted, bounds)
+    pairing = Pairing()
+    edges = sorted({0, len(rows), *(min(c, len(rows)) for c in cuts)})
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        pairing.feed({k: v[a:b] for k, v in ev.items()}, session[a:b])
+    check(pairing.result(sessions), want, skipped, accepted, bounds)
+
+
+def check(got, want, skipped, accepted, bounds) -> None:
     c = got.calls
     columns = (c["session"].tolist(), c["job"].tolist(), c["partition"].tolist())
     keys = list(zip(*columns, strict=True))

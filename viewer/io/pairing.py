@@ -22,6 +22,7 @@ from viewer.io.grammar import (
     SYNTH_END,
     SYNTH_START,
 )
+from viewer.io.grow import Growing
 from viewer.model.keys import factorize, first_seen
 
 TIME_COLUMNS = {
@@ -58,104 +59,211 @@ def pair_events(
     each event's session, non-decreasing (None: all in session 0).  ``ev["copies"]``, when
     there, counts the exact copies folded into each row: each is a repeat of its row.
     ``consume``: ``ev`` gives up each column once used (``seq`` and ``offset`` stay), so
-    a caller that holds no other reference to them lowers the peak memory."""
+    a caller that holds no other reference to them lowers the peak memory.  (``Pairing``
+    fed all the events at once.)"""
+    if session is None:
+        session = np.zeros(len(ev["job"]), np.int32)
+    pairing = Pairing()
+    pairing.feed(ev, session, consume=consume)
+    return pairing.result(sessions)
+
+
+#: The columns a call keeps of its events: the event type whose first occurrence fills
+#: each, the event column it comes from, its type and its value when there is none.  (The
+#: times are kept as one table, a row per event type.)
+KEPT = {
+    "synth_ms": (SYNTH_END, "synth_ms", np.float64, np.nan),
+    "gpu_ms": (GPU_END, "gpu_ms", np.float64, np.nan),
+    "start_worker": (GPU_START, "worker", np.int32, -1),
+    "pickup_worker": (GPU_PICKUP, "worker", np.int32, -1),
+    "end_worker": (GPU_END, "worker", np.int32, -1),
+    "start_seq": (GPU_START, "seq", np.int64, -1),
+    "end_seq": (GPU_END, "seq", np.int64, -1),
+}
+#: Where a call's key keeps its partition: key = job << 32 | (partition + PART_BIAS).
+PART_BIAS = 1 << 31
+
+
+class Pairing:
+    """``pair_events`` a piece of the events at a time (a log read in pieces).  Each piece
+    is paired on its own (the first occurrence of each event type of each call, and how
+    many events each call had); its calls then fill the cells still empty of the calls
+    pieces before began, or are added after them.  Only the latest session's calls can
+    go on in the next piece: they alone are looked up.  What depends on a whole session
+    (an event without partition of a job with partitions, a GPU_END before its GPU_START,
+    the repeats) is settled in ``result``."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, Growing] = {
+            "job": Growing(np.int32, 0),
+            "partition": Growing(np.int32, 0),
+            "session": Growing(np.int32, 0),
+            "events": Growing(np.int64, 0),  # events of the call, copies and repeats too
+            **{name: Growing(dtype, missing) for name, (_, _, dtype, missing) in KEPT.items()},
+        }
+        self.times = [Growing(np.float64, np.nan) for _ in TIME_COLUMNS]
+        self.last = -1  # the latest session
+        self.keys = np.empty(0, np.int64)  # its calls' keys, sorted
+        self.rows = np.empty(0, np.int64)  # and their rows
+
+    def feed(self, ev: dict[str, np.ndarray], session: np.ndarray, *, consume: bool = False):
+        """The next events, in file order (``pair_events``' arguments); ``session``: each
+        event's session, non-decreasing, from the one of the last piece on."""
+        if not len(session):
+            return
+        piece = _piece_calls(ev, session, consume)
+        n = len(piece["key"])
+        new = np.arange(n)
+        if int(piece["session"][0]) == self.last and len(self.keys):
+            go_on = int(np.searchsorted(piece["session"], self.last, side="right"))
+            at = np.minimum(np.searchsorted(self.keys, piece["key"][:go_on]), len(self.keys) - 1)
+            found = np.flatnonzero(self.keys[at] == piece["key"][:go_on])
+            self._fill(found, self.rows[at[found]], piece)
+            taken = np.zeros(n, bool)
+            taken[found] = True
+            new = np.flatnonzero(~taken)
+        first_row = len(self.cols["job"])
+        for name, col in self.cols.items():
+            col.append(piece[name][new])
+        for k, col in enumerate(self.times):
+            col.append(piece["times"][k][new])
+        self._index(piece["key"][new], piece["session"][new], first_row)
+
+    def _fill(self, found: np.ndarray, rows: np.ndarray, piece: dict) -> None:
+        """The piece's calls ``found`` go on calls begun before (``rows``): each cell still
+        empty takes the piece's first event of its type."""
+        for k, col in enumerate(self.times):
+            empty = np.flatnonzero(np.isnan(col.rows[rows]) & ~np.isnan(piece["times"][k][found]))
+            col.rows[rows[empty]] = piece["times"][k][found[empty]]
+            for name, (code, *_) in KEPT.items():
+                if code == k:
+                    self.cols[name].rows[rows[empty]] = piece[name][found[empty]]
+        self.cols["events"].rows[rows] += piece["events"][found]
+
+    def _index(self, keys: np.ndarray, session: np.ndarray, first_row: int) -> None:
+        """Add the new calls (rows from ``first_row``) of the latest session to the index."""
+        if not len(keys):
+            return
+        last = int(session[-1])
+        mine = np.flatnonzero(session == last)
+        keys, rows = keys[mine], first_row + mine
+        if last != self.last:
+            self.last, self.keys, self.rows = last, keys[:0], rows[:0]
+        order = np.argsort(keys, kind="stable")
+        keys, rows = keys[order], rows[order]
+        at = np.searchsorted(self.keys, keys)
+        self.keys = np.insert(self.keys, at, keys)
+        self.rows = np.insert(self.rows, at, rows)
+
+    def result(self, sessions: int) -> Paired:
+        """The calls of every session (``sessions`` of them) and what the pairing skipped;
+        the pairing is spent."""
+        self.keys = self.rows = np.empty(0, np.int64)
+        cols = {name: col.take() for name, col in self.cols.items()}
+        times = np.stack([col.take() for col in self.times]) if self.times else None
+        self.times = []
+        job, part, session = cols["job"], cols["partition"], cols["session"]
+        events = cols.pop("events")
+        per_session = _Counts(session, sessions)
+        # An event without partition of a job that has partitions is a torn line: its call
+        # and every event of it go.
+        torn = part < 0
+        if torn.any():
+            pair = (session.astype(np.int64) << 32) | job
+            torn[torn] = np.isin(pair[torn], pair[part >= 0])
+        filled = (~np.isnan(times)).sum(axis=0)
+        per_session.add("malformed_timeline", torn, events)
+        per_session.add("duplicate_event", ~torn, events - filled)
+        backwards = (times[GPU_END] < times[GPU_START]) & ~torn  # per call
+        if backwards.any():
+            per_session.add("gpu_end_before_start", backwards)
+            times[GPU_END][backwards] = np.nan
+            for name in ("gpu_ms", "end_worker", "end_seq"):
+                cols[name][backwards] = KEPT[name][3]
+            filled = filled - backwards
+        keep = None if not torn.any() else np.flatnonzero(~torn)
+
+        def rows(col: np.ndarray) -> np.ndarray:
+            return col if keep is None else col[keep]
+
+        kept_session = rows(session)
+        lo, hi, counts = _bounds(
+            kept_session,
+            rows(np.fmin.reduce(times, axis=0)),
+            rows(np.fmax.reduce(times, axis=0)),
+            rows(filled),
+            sessions,
+        )
+        out = {"job": rows(job), "partition": rows(part), "session": kept_session}
+        for code, name in TIME_COLUMNS.items():
+            out[name] = rows(times[code])
+        del times
+        out["synth_ms"] = rows(cols["synth_ms"])
+        out["gpu_ms"] = rows(cols["gpu_ms"])
+        worker = cols["start_worker"]  # GPU_START's worker wins, then PICKUP's, END's
+        for other in (cols["pickup_worker"], cols["end_worker"]):
+            worker = np.where(worker >= 0, worker, other)
+        out["worker"] = rows(worker).astype(np.int32)
+        out["start_seq"] = rows(cols["start_seq"])
+        out["end_seq"] = rows(cols["end_seq"])
+        return Paired(
+            calls=out, accepted=counts, skipped=per_session.counters(), start_ms=lo, end_ms=hi
+        )
+
+
+def _piece_calls(ev: dict[str, np.ndarray], session: np.ndarray, consume: bool) -> dict:
+    """One piece's events paired on their own: per call (in order of first appearance) its
+    key, session, job, partition, the first event of each type (``times``, ``KEPT``), and
+    how many events it had (copies and repeats too)."""
     take = ev.pop if consume else ev.__getitem__
     if consume:
         ev.pop("mono", None)
     job, part, event = take("job"), take("partition"), ev["event"]
-    n = len(job)
-    if session is None:
-        session = np.zeros(n, np.int32)
-    per_session = _Counts(session, sessions)
-    sj, sj_session, sj_job = _session_jobs(session, job, sessions)
-    # A partition-less event of a partitioned job is a torn line, not a monolithic job.
-    partitioned = np.zeros(len(sj_job), dtype=bool)
-    partitioned[sj[part >= 0]] = True
-    torn = (part < 0) & partitioned[sj]
-    per_session.add("malformed_timeline", torn)
+    first = int(session[0])
+    local = session - first if first else session
+    sj, sj_session, sj_job = _session_jobs(local, job, int(local[-1]) + 1)
     dense, width = _dense(sj, part)
-    call_key = None
     if dense is None:
-        call_key = sj.astype(np.int64) * (1 << 32) + (part.astype(np.int64) + 1)
-    del job, part, sj, partitioned  # (the scan's columns: gone when consumed)
-    dup = _repeats(event, call_key, dense) & ~torn
-    per_session.add("duplicate_event", dup)
-    if "copies" in ev:  # exact copies folded into their rows: torn as theirs, else repeats
-        copies = take("copies")
-        per_session.add("malformed_timeline", torn, copies)
-        per_session.add("duplicate_event", ~torn, copies)
-        del copies
-    kept = ~(torn | dup)
-    del torn, dup  # a 10^6-event log's pairing peaks here: every byte let go counts
-    idx = None if kept.all() else np.flatnonzero(kept)  # the usual log drops nothing
-    del kept
+        call_key = (sj.astype(np.int64) << 32) | (part.astype(np.int64) + PART_BIAS)
+        codes, uniques = factorize(call_key)
+        sj_call, call_part = uniques >> 32, (uniques & 0xFFFFFFFF) - PART_BIAS
+        dup = ~first_seen(call_key * 8 + event)
+    else:
+        codes, cells = _first_codes(dense)
+        sj_call, call_part = cells // width, cells % width - 1
+        dup = _repeats(event, None, dense)
+    del job, part, sj, dense
+    calls = len(sj_call)
+    weights = ev["copies"] + 1 if "copies" in ev else None
+    if consume:
+        ev.pop("copies", None)
+    c_job = sj_job[sj_call].astype(np.int32)
+    out: dict = {
+        "job": c_job,
+        "partition": call_part.astype(np.int32),
+        "session": (sj_session[sj_call] + first).astype(np.int32),
+        "events": np.bincount(codes, weights=weights, minlength=calls).astype(np.int64),
+    }
+    out["key"] = (c_job.astype(np.int64) << 32) | (out["partition"].astype(np.int64) + PART_BIAS)
+    idx = None if not dup.any() else np.flatnonzero(~dup)  # the usual piece repeats nothing
+    del dup
 
     def rows(col: np.ndarray) -> np.ndarray:
         return col if idx is None else col[idx]
 
-    if dense is None:
-        codes, uniques = factorize(rows(call_key))
-        sj_call, call_part = uniques >> 32, (uniques & 0xFFFFFFFF) - 1
-    else:
-        codes, cells = _first_codes(rows(dense))
-        sj_call, call_part = cells // width, cells % width - 1
-    del dense, call_key
-    calls = len(sj_call)
-    cols: dict[str, np.ndarray] = {
-        "job": sj_job[sj_call].astype(np.int32),
-        "partition": call_part.astype(np.int32),
-        "session": sj_session[sj_call].astype(np.int32),
-    }
-    # One value per (event type, call): the times as rows of one table (one scatter), the
-    # other values only for the event types that carry them (a 10^6-event log's pairing
-    # held 20 MB more as full tables).
-    ev_k = rows(event)
-    times = _table(calls, ev_k, codes, rows(ev["offset"]), np.nan)
-    at = {k: _rows_of(ev_k == k) for k in (SYNTH_END, GPU_PICKUP, GPU_START, GPU_END)}
-
-    def column(name: str, code: int, missing: float, dtype: type | None = None) -> np.ndarray:
-        values = ev[name] if name in ("worker", "seq") else take(name)
-        out = np.full(calls, missing, dtype=dtype or values.dtype)
-        sel = at[code] if idx is None else idx[at[code]]
-        out[codes[at[code]]] = values[sel]
-        return out
-
-    synth_ms = column("synth_ms", SYNTH_END, np.nan)
-    gpu_ms = column("gpu_ms", GPU_END, np.nan)
-    worker = column("worker", GPU_START, -1)  # GPU_START's worker wins, then PICKUP's, END's
-    pickup_worker = column("worker", GPU_PICKUP, -1)
-    end_worker = column("worker", GPU_END, -1)
+    k_codes, ev_k = rows(codes), rows(event)
+    del codes
+    out["times"] = _table(calls, ev_k, k_codes, rows(ev["offset"]), np.nan)
+    for name, (code, source, dtype, missing) in KEPT.items():
+        values = ev[source]
+        col = np.full(calls, missing, dtype=dtype)
+        at = _rows_of(ev_k == code)
+        col[k_codes[at]] = values[at if idx is None else idx[at]]
+        out[name] = col
     if consume:
-        ev.pop("worker")
-    start_seq = column("seq", GPU_START, -1, np.int64)
-    end_seq = column("seq", GPU_END, -1, np.int64)
-    accepted = session if idx is None else session[idx]
-    offsets = rows(ev["offset"])
-    backwards = times[GPU_END] < times[GPU_START]  # per call
-    if backwards.any():
-        dropped = (ev_k == GPU_END) & backwards[codes]
-        per_session.add("gpu_end_before_start", dropped, at=idx)
-        times[GPU_END][backwards] = np.nan
-        for col, missing in ((gpu_ms, np.nan), (end_worker, -1), (end_seq, -1)):
-            col[backwards] = missing
-        accepted, offsets = accepted[~dropped], offsets[~dropped]
-    for code, name in TIME_COLUMNS.items():
-        cols[name] = times[code]
-    cols["synth_ms"] = synth_ms
-    cols["gpu_ms"] = gpu_ms
-    for other in (pickup_worker, end_worker):
-        worker = np.where(worker >= 0, worker, other)
-    cols["worker"] = worker.astype(np.int32)
-    cols["start_seq"] = start_seq
-    cols["end_seq"] = end_seq
-    lo, hi, counts = _bounds(accepted, offsets, sessions)
-    return Paired(
-        calls=cols,
-        accepted=counts,
-        skipped=per_session.counters(),
-        start_ms=lo,
-        end_ms=hi,
-    )
+        for name in ("worker", "synth_ms", "gpu_ms"):
+            ev.pop(name, None)
+    return out
 
 
 def _table(
@@ -217,17 +325,19 @@ def _session_jobs(
     return codes, (uniques // width).astype(np.int32), (uniques % width).astype(np.int32)
 
 
-def _bounds(session: np.ndarray, offset: np.ndarray, sessions: int):
-    """Per session: the least and the greatest ``offset`` (0.0 where there is none), and
-    how many rows it has; ``session`` non-decreasing."""
+def _bounds(
+    session: np.ndarray, low: np.ndarray, high: np.ndarray, events: np.ndarray, sessions: int
+):
+    """Per session (``session`` of each call, non-decreasing): the least ``low`` and the
+    greatest ``high`` of its calls (0.0 where it has none), and the sum of ``events``."""
     lo, hi = np.zeros(sessions), np.zeros(sessions)
+    counts = np.bincount(session, weights=events, minlength=sessions).astype(np.int64)
     edges = np.searchsorted(session, np.arange(sessions + 1))
-    counts = np.diff(edges)
-    has = counts > 0
+    has = np.diff(edges) > 0
     if has.any():
         at = edges[:-1][has]
-        lo[has] = np.minimum.reduceat(offset, at)
-        hi[has] = np.maximum.reduceat(offset, at)
+        lo[has] = np.minimum.reduceat(low, at)
+        hi[has] = np.maximum.reduceat(high, at)
     return lo, hi, counts
 
 
