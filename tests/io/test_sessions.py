@@ -7,7 +7,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from numpy.lib.stride_tricks import sliding_window_view
 
-from viewer.io.sessions import NEXT_WINDOW, PREV_WINDOW, RESTART_DROP_MS, _first_restart
+from viewer.io.sessions import (
+    NEXT_WINDOW,
+    PREV_WINDOW,
+    RESTART_DROP_MS,
+    SessionSplit,
+    _first_restart,
+    split_sessions,
+)
 
 
 def reference(o: np.ndarray) -> int | None:
@@ -52,6 +59,64 @@ def test_folded_copies_find_what_the_repeated_events_find(runs, walk):
     assert _first_restart(o, w) == (None if hit is None else heads.index(hit))
 
 
+def whole_split(seq, offset, daemon_starts, copies) -> list[int]:
+    """The split as first written: each run between daemon starts searched whole."""
+    n = len(seq)
+    starts = np.zeros(n, dtype=bool)
+    edges = sorted({0, *(int(i) for i in np.searchsorted(seq, daemon_starts) if i < n), n})
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        i = a
+        while i < b:
+            starts[i] = True
+            hit = _first_restart(offset[i:b].astype(np.float64), copies[i:b] + 1)
+            if hit is None:
+                break
+            i += hit
+    return (np.cumsum(starts) - 1).tolist()
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.integers(-300, 600),  # step of the offset, or the offset a restart falls to
+            st.sampled_from("....rg"),  # a step, a restart, a glitch (one offset low)
+            st.sampled_from([0, 0, 0, 2]),  # copies folded into the event
+            st.sampled_from([False] * 9 + [True]),  # a daemon start line before the event
+        ),
+        min_size=1,
+        max_size=50,
+    ),
+    st.lists(st.integers(0, 50), max_size=6),
+    st.booleans(),
+)
+def test_split_in_pieces_is_the_split_of_the_whole(rows, cuts, start_after):
+    """Read in pieces cut anywhere (a restart among a piece's last events, confirmed by
+    the next piece's first; a daemon start between pieces), the sessions are those of the
+    whole log, and those of the split as first written."""
+    at, offsets = 0, []
+    for step, kind, _, _ in rows:
+        at = abs(step) if kind == "r" else at + step
+        offsets.append(abs(step) if kind == "g" else at)
+    offset = np.array(offsets, np.int64)
+    copies = np.array([c for _, _, c, _ in rows], np.int64)
+    seq = np.arange(len(rows), dtype=np.int64) * 10 + 10
+    daemon = [int(q) - 5 for q, (*_, d) in zip(seq, rows, strict=True) if d]
+    if start_after:  # a daemon start after the last event starts nothing
+        daemon.append(int(seq[-1]) + 5)
+    daemon = np.array(daemon, np.int64)
+    want = whole_split(seq, offset, daemon, copies)
+    assert split_sessions(seq, offset, daemon, copies).tolist() == want
+    split = SessionSplit()
+    got: list[int] = []
+    n = len(rows)
+    edges = sorted({0, n, *(min(c, n) for c in cuts)})
+    for a, b in zip(edges[:-1], edges[1:], strict=True):
+        ahead = (seq[b : b + NEXT_WINDOW - 1], offset[b:], copies[b:])
+        got += split.feed(seq[a:b], offset[a:b], daemon, copies[a:b], ahead).tolist()
+    assert got == want
+
+
 def test_many_daemon_runs_are_built_in_one_pass(tmp_path, monkeypatch):
     """300 daemon runs in one log: the calls are paired and the tables built once for all
     of them (3000 runs took 26 s, one pandas build per run), and each run is what it is
@@ -91,3 +156,31 @@ def test_many_daemon_runs_are_built_in_one_pass(tmp_path, monkeypatch):
         assert (got.skipped, got.notes, got.events, got.start_ms, got.end_ms) == (
             want.skipped, want.notes, want.events, want.start_ms, want.end_ms,
         )  # fmt: skip
+
+
+def test_split_at_every_cut_is_the_split_of_the_whole():
+    """Logs of rises, restarts, one-event glitches and slow falls, cut at every place in
+    two and three pieces: a restart confirmed or refuted by the next piece's first events,
+    a window reaching back into the piece before."""
+    rng = np.random.default_rng(7)
+    for _ in range(150):
+        n = int(rng.integers(2, 30))
+        kind = rng.choice(list("..rgf"), n)
+        at, offsets = int(rng.integers(0, 3000)), []
+        for k in kind:
+            at = {"r": int(rng.integers(0, 500)), "f": at - 700}.get(
+                k, at + int(rng.integers(-50, 400))
+            )
+            offsets.append(int(rng.integers(0, 500)) if k == "g" else at)
+        offset = np.array(offsets, np.int64)
+        copies = rng.choice([0, 0, 0, 1, 4], n).astype(np.int64)
+        seq = np.arange(n, dtype=np.int64) * 10 + 10
+        daemon = seq[rng.random(n) < 0.05] - 5
+        want = whole_split(seq, offset, daemon, copies)
+        for cut in range(1, n):
+            for cut2 in sorted({cut, min(n, cut + 1), min(n, cut + 3)}):
+                split, got = SessionSplit(), []
+                for a, b in ((0, cut), (cut, cut2), (cut2, n)):
+                    ahead = (seq[b : b + NEXT_WINDOW - 1], offset[b:], copies[b:])
+                    got += split.feed(seq[a:b], offset[a:b], daemon, copies[a:b], ahead).tolist()
+                assert got == want, (offset.tolist(), copies.tolist(), cut, cut2)

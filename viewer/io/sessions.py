@@ -26,27 +26,97 @@ def split_sessions(
 ) -> np.ndarray:
     """Session number of every event (events in file order).  ``copies``: how many exact
     copies of each event were folded into it (``parse.fold_copies``); the windows count
-    them as the events they are."""
-    n = len(seq)
-    starts = np.zeros(n, dtype=bool)
-    if not n:
-        return np.zeros(0, dtype=np.int32)
-    forced = np.searchsorted(seq, daemon_starts)
-    edges = sorted({0, *(int(i) for i in forced if i < n), n})
-    for a, b in zip(edges[:-1], edges[1:], strict=True):
-        i = a
-        while i < b:
-            starts[i] = True
-            w = None if copies is None else copies[i:b] + 1
-            hit = _first_restart(offset[i:b].astype(np.float64), w)
-            if hit is None:
-                break
-            i += hit
-    return (np.cumsum(starts) - 1).astype(np.int32)
+    them as the events they are.  (``SessionSplit`` fed all the events at once.)"""
+    return SessionSplit().feed(seq, offset, np.sort(daemon_starts), copies)
 
 
-def _first_restart(o: np.ndarray, w: np.ndarray | None = None) -> int | None:
-    """Index (> 0) of the first event where the offsets start again, else None.
+class SessionSplit:
+    """``split_sessions`` a piece of the events at a time (a log read in pieces).  What a
+    piece leaves to the next: the last PREV_WINDOW events of the session under way (the
+    window its next events are judged by) and the last event's place; what it needs of
+    the next: its first NEXT_WINDOW - 1 events (``ahead``), where a restart among its own
+    last events is confirmed."""
+
+    def __init__(self) -> None:
+        self.sessions = 0  # sessions begun so far
+        self.last_seq = -1  # place of the last event so far
+        self.tail = (np.empty(0), np.empty(0, np.int64))  # (offsets, copies + 1) of the
+        # latest events of the run of events no daemon start cuts, at most PREV_WINDOW
+
+    def feed(
+        self,
+        seq: np.ndarray,
+        offset: np.ndarray,
+        daemon_starts: np.ndarray,
+        copies: np.ndarray | None = None,
+        ahead: tuple[np.ndarray, np.ndarray, np.ndarray | None] | None = None,
+    ) -> np.ndarray:
+        """The session of each of the next events (``split_sessions``' arguments;
+        ``daemon_starts`` sorted, all known up to ``ahead``); ``ahead``: (seq, offset,
+        copies) of the events after these, NEXT_WINDOW - 1 of them will do, none at the
+        end of the log."""
+        n = len(seq)
+        if not n:
+            return np.zeros(0, dtype=np.int32)
+        starts = np.zeros(n, dtype=bool)
+        prev = np.concatenate([[self.last_seq], seq[:-1]])
+        forced = np.flatnonzero(
+            np.searchsorted(daemon_starts, seq) > np.searchsorted(daemon_starts, prev)
+        )
+        if not self.sessions:
+            forced = np.union1d([0], forced)
+        weights = np.ones(n, np.int64) if copies is None else copies + 1
+        o_all = offset.astype(np.float64)
+        edges = [0, *(int(i) for i in forced if i > 0), n]
+        tail_o, tail_w = self.tail
+        forced_at = set(forced.tolist())
+        for a, b in zip(edges[:-1], edges[1:], strict=True):
+            if a in forced_at:
+                starts[a] = True
+                tail_o, tail_w = o_all[:0], weights[:0]
+            next_o, next_w = (
+                self._ahead(seq[-1], daemon_starts, ahead) if b == n else (o_all[:0], weights[:0])
+            )
+            i = a
+            while True:
+                o = np.concatenate([tail_o, o_all[i:b], next_o])
+                w = np.concatenate([tail_w, weights[i:b], next_w])
+                hit = _first_restart(o, w, len(tail_o), len(tail_o) + b - i)
+                if hit is None:
+                    break
+                i += hit - len(tail_o)
+                starts[i] = True
+                tail_o, tail_w = o_all[:0], weights[:0]
+            tail_o = np.concatenate([tail_o, o_all[i:b]])[-PREV_WINDOW:]
+            tail_w = np.concatenate([tail_w, weights[i:b]])[-PREV_WINDOW:]
+        self.tail = (tail_o, tail_w)
+        self.last_seq = int(seq[-1])
+        sid = np.cumsum(starts, dtype=np.int64) + (self.sessions - 1)
+        self.sessions = int(sid[-1]) + 1
+        return sid.astype(np.int32)
+
+    @staticmethod
+    def _ahead(last_seq: int, daemon_starts: np.ndarray, ahead) -> tuple[np.ndarray, np.ndarray]:
+        """(offsets, copies + 1) of the events after ``last_seq`` in its run: up to the
+        first daemon start after it, NEXT_WINDOW - 1 of them at most."""
+        if ahead is None or not len(ahead[0]):
+            return np.empty(0), np.empty(0, np.int64)
+        seq, offset, copies = ahead
+        cut = np.searchsorted(daemon_starts, last_seq, side="right")
+        end = (
+            len(seq) if cut == len(daemon_starts) else int(np.searchsorted(seq, daemon_starts[cut]))
+        )
+        end = min(end, NEXT_WINDOW - 1)
+        w = np.ones(end, np.int64) if copies is None else copies[:end] + 1
+        return offset[:end].astype(np.float64), w
+
+
+def _first_restart(
+    o: np.ndarray, w: np.ndarray | None = None, lo: int = 0, hi: int | None = None
+) -> int | None:
+    """Index (> 0) of the first event where the offsets start again, else None; only
+    events ``[lo, hi)`` are judged (those before are the window of the first, those after
+    the window of the last).
 
     ``w``: how many times each event occurs in a row (copies folded into it); the result
     is that of the events repeated so, and a copy never qualifies (the event before it,
@@ -56,6 +126,7 @@ def _first_restart(o: np.ndarray, w: np.ndarray | None = None) -> int | None:
     before), and the medians are computed for those alone.
     """
     n = len(o)
+    hi = n if hi is None else hi
     if n < 2:
         return None
     before = np.concatenate([np.full(PREV_WINDOW, o[0]), o])
@@ -63,7 +134,7 @@ def _first_restart(o: np.ndarray, w: np.ndarray | None = None) -> int | None:
     for k in range(1, PREV_WINDOW):
         np.maximum(prev_max, before[k : k + n], out=prev_max)
     cand = np.flatnonzero(o < prev_max - RESTART_DROP_MS)
-    cand = cand[cand > 0]
+    cand = cand[(cand >= max(lo, 1)) & (cand < hi)]
     if not cand.size:
         return None
     if w is None or (w == 1).all():
