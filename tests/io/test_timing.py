@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from io_logs import partition_lines
 
@@ -119,33 +119,50 @@ def test_closed_forms_follow_the_rules(marks):
     assert _next_owners(a, s).tolist() == owners_loop(acq, seq, before=False)
 
 
+@settings(max_examples=300, deadline=None)
 @given(
-    st.lists(st.sampled_from([*range(len(CUZK_FORMS)), CUZK_MALFORMED]), max_size=60),
-    st.lists(st.integers(0, 60), max_size=6),
-    st.booleans(),
+    st.lists(
+        st.tuples(
+            st.sampled_from([*range(len(CUZK_FORMS)), CUZK_MALFORMED]),
+            st.sampled_from([False] * 6 + [True]),  # a new session from this line on
+        ),
+        max_size=80,
+    ),
+    st.lists(st.integers(0, 80), max_size=6),
+    st.lists(st.booleans(), min_size=12, max_size=12),
 )
-def test_blocks_fed_in_pieces_are_the_blocks_of_all_the_lines(kinds, cuts, single_gpu):
-    """A log read in pieces groups its lines as if read whole, cut anywhere: a block's
-    lines in the piece after its acquire, a prep line before a piece that opens its block,
-    a tail before the piece of its mutex_held line."""
-    n = len(kinds)
+def test_blocks_fed_in_pieces_are_the_blocks_of_each_session(drawn, cuts, one_gpu):
+    """The lines of several sessions read in pieces cut anywhere are grouped as each
+    session's lines alone: a block's lines in the piece after its acquire, a prep line
+    before the piece that opens its block or before its session's end, a tail before
+    the piece of its mutex_held line; one session grouped as on one GPU, the next not."""
+    n = len(drawn)
+    session = np.cumsum([new for _, new in drawn], dtype=np.int64)
+    session = np.minimum(session, 11)
     whole = CuzkLines(
         np.arange(n, dtype=np.int64) * 7,
-        np.array(kinds, np.int8),
+        np.array([k for k, _ in drawn], np.int8),
         np.arange(n, dtype=np.float64) + 0.5,
         np.arange(n, dtype=np.float64) + 1000.25,
     )
-    want, want_skipped = build_blocks(whole, single_gpu)
     builder = BlockBuilder()
     edges = sorted({0, n, *(min(c, n) for c in cuts)})
     for a, b in zip(edges[:-1], edges[1:], strict=True):
-        builder.feed(CuzkLines(whole.seq[a:b], whole.kind[a:b], whole.a[a:b], whole.b[a:b]))
-    got, got_skipped = builder.result(single_gpu)
-    assert got_skipped == want_skipped
-    assert got.seq.tolist() == want.seq.tolist()
-    np.testing.assert_array_equal(got.lock_ms, want.lock_ms)
-    for name in VALUES:
-        np.testing.assert_array_equal(got.values[name], want.values[name], err_msg=name)
+        part = CuzkLines(whole.seq[a:b], whole.kind[a:b], whole.a[a:b], whole.b[a:b])
+        builder.feed(part, session=session[a:b])
+    sessions = int(session[-1]) + 1 if n else 0
+    got, got_skipped, with_lines = builder.result(np.array(one_gpu[:sessions], bool))
+    assert with_lines == sorted(set(session.tolist()))
+    for s in range(sessions):
+        mine = session == s
+        lines_s = CuzkLines(whole.seq[mine], whole.kind[mine], whole.a[mine], whole.b[mine])
+        want, want_skipped = build_blocks(lines_s, one_gpu[s])
+        rows = got.session == s
+        assert got_skipped[s] == want_skipped, s
+        assert got.seq[rows].tolist() == want.seq.tolist()
+        np.testing.assert_array_equal(got.lock_ms[rows], want.lock_ms)
+        for name in VALUES:
+            np.testing.assert_array_equal(got.values[name][rows], want.values[name], err_msg=name)
 
 
 def schedule_figures(made) -> pd.DataFrame:

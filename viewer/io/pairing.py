@@ -9,6 +9,7 @@ paired in one pass (a log of 3000 daemon restarts costs one pass, not 3000).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 
@@ -160,7 +161,7 @@ class Pairing:
         the pairing is spent."""
         self.keys = self.rows = np.empty(0, np.int64)
         cols = {name: col.take() for name, col in self.cols.items()}
-        times = np.stack([col.take() for col in self.times]) if self.times else None
+        times = [col.take() for col in self.times]  # a column per event type
         self.times = []
         job, part, session = cols["job"], cols["partition"], cols["session"]
         events = cols.pop("events")
@@ -171,7 +172,9 @@ class Pairing:
         if torn.any():
             pair = (session.astype(np.int64) << 32) | job
             torn[torn] = np.isin(pair[torn], pair[part >= 0])
-        filled = (~np.isnan(times)).sum(axis=0)
+        filled = np.zeros(len(job), np.int64)  # the cells of each call its events filled
+        for col in times:
+            filled += ~np.isnan(col)
         per_session.add("malformed_timeline", torn, events)
         per_session.add("duplicate_event", ~torn, events - filled)
         backwards = (times[GPU_END] < times[GPU_START]) & ~torn  # per call
@@ -189,8 +192,8 @@ class Pairing:
         kept_session = rows(session)
         lo, hi, counts = _bounds(
             kept_session,
-            rows(np.fmin.reduce(times, axis=0)),
-            rows(np.fmax.reduce(times, axis=0)),
+            rows(functools.reduce(np.fmin, times)),
+            rows(functools.reduce(np.fmax, times)),
             rows(filled),
             sessions,
         )

@@ -65,6 +65,14 @@ class Blocks:
     #: The offsets of the session's events before and after each acquire line (-inf / inf
     #: past its ends), when the reader found them; else ``attribute`` finds them.
     around: tuple[np.ndarray, np.ndarray] | None = None
+    session: np.ndarray | None = None  # each block's session (``BlockBuilder``)
+
+    def rows(self, a: int, b: int) -> Blocks:
+        """Blocks ``a`` to ``b`` (views)."""
+        around = None if self.around is None else (self.around[0][a:b], self.around[1][a:b])
+        session = None if self.session is None else self.session[a:b]
+        values = {name: col[a:b] for name, col in self.values.items()}
+        return Blocks(self.seq[a:b], self.lock_ms[a:b], values, around, session)
 
 
 def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
@@ -81,11 +89,12 @@ def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[st
     - ``b_g2_msm_ms`` (after the release, often after the next block's acquire): the oldest
       block opened before the line that lacks b_g2 (FIFO), whatever the GPUs.
 
-    (``BlockBuilder`` fed all the lines at once.)
+    (``BlockBuilder`` fed all the lines of one session at once.)
     """
     builder = BlockBuilder()
     builder.feed(lines)
-    return builder.result(single_gpu)
+    blocks, skipped, _ = builder.result(np.array([single_gpu]))
+    return blocks, skipped[0]
 
 
 #: The region's lines (grouped one way on one GPU, another on several) and the columns
@@ -93,19 +102,25 @@ def build_blocks(lines: CuzkLines, single_gpu: bool) -> tuple[Blocks, Counter[st
 REGION = (CUZK_NTT, CUZK_BARRIER, CUZK_BATCH, CUZK_TAIL, CUZK_HELD)
 REGION_VALUES = tuple(n for code in REGION for n in COLUMNS[code] if n)
 SHARED_VALUES = tuple(n for n in VALUES if n not in REGION_VALUES)
+#: What ``BlockBuilder`` counts per session.
+COUNTS = ("lines", "malformed", "orphans_one_gpu", "orphans_gpus", "orphans")
 
 
 class BlockBuilder:
-    """``build_blocks`` a piece of the lines at a time (a log read in pieces), grouping the
-    region's lines both ways, since whether a session ran on one GPU is known only once
-    all its calls are paired.  Each line's block follows from the lines before it (closed
-    forms with what the pieces before left over); a ``prep_msm_ms`` line waits for the
-    acquire after it.  ``around``: where each block stands among the session's events (the
-    offsets of the events before and after its acquire line, ``attribute``), given by a
-    reader that lets the events go."""
+    """``build_blocks`` for the lines of every session, fed a piece at a time in file order
+    (each line with its session, sessions in order), grouping the region's lines both ways:
+    whether a session ran on one GPU is known only once all its calls are paired.
+
+    Blocks are numbered across sessions; a line's block follows from the lines before it in
+    its session by closed forms, computed for all the sessions of a piece at once (running
+    minima and maxima that start again at each session), with what the pieces before left
+    to the session still open.  A ``prep_msm_ms`` line waits for the acquire after it,
+    until its session ends.  ``around``: where each block stands among its session's
+    events (``attribute``), given by a reader that lets the events go."""
 
     def __init__(self) -> None:
         self.seq = Growing(np.int64, 0)
+        self.session = Growing(np.int32, 0)
         self.low = Growing(np.float64, np.nan)
         self.high = Growing(np.float64, np.nan)
         self.shared = {name: Growing(np.float64, np.nan) for name in SHARED_VALUES}
@@ -113,25 +128,46 @@ class BlockBuilder:
             single: {name: Growing(np.float64, np.nan) for name in REGION_VALUES}
             for single in (True, False)
         }
+        self.counts = {name: Growing(np.int64, 0) for name in COUNTS}  # per session
         self.placed = True  # every piece came with ``around``
-        self.malformed = 0
-        self.orphans = {True: 0, False: 0}  # region lines no block took, per grouping
-        self.shared_orphans = 0
-        # What the pieces so far leave to the next: per kind, the blocks FIFO gave out, the
-        # latest block of one GPU (as found, repeats included), the last prep's block.
+        # The session still open and what its lines so far leave to the next: its first
+        # block; per kind, the blocks FIFO gave out, the latest block before a line on one
+        # GPU (as found, repeats included); the block of the last prep line; the latest
+        # tail line one GPU took (seq, block); the prep lines whose block is not open yet.
+        self.open = -1
+        self.first = 0
         self.fifo = dict.fromkeys((*REGION, CUZK_BG2), 0)
         self.latest = dict.fromkeys(REGION, -2)
-        self.last_tail = (-1, -1)  # (seq, block) of the latest tail line one GPU took
         self.last_prep = -1
-        self.preps: list[tuple[np.ndarray, np.ndarray]] = []  # (block, value) not yet open
+        self.last_tail = (-1, -1)
+        self.preps = (np.empty(0, np.int64), np.empty(0))
 
-    def feed(self, lines: CuzkLines, around: tuple[np.ndarray, np.ndarray] | None = None) -> None:
-        """The next lines in file order."""
-        self.malformed += int((lines.kind == CUZK_MALFORMED).sum())
+    def feed(
+        self,
+        lines: CuzkLines,
+        around: tuple[np.ndarray, np.ndarray] | None = None,
+        session: np.ndarray | None = None,
+    ) -> None:
+        """The next lines in file order; ``session``: each one's, non-decreasing, from the
+        one still open on (None: all in it, session 0 at first)."""
+        n = len(lines.seq)
+        if not n:
+            return
+        if session is None:
+            session = np.full(n, max(self.open, 0), np.int64)
+        session = session.astype(np.int64, copy=False)
         before = len(self.seq)
         acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
         acq_seq = lines.seq[acq]
+        # The sessions that begin in this piece, and the first block of each line's session.
+        begins = np.flatnonzero(np.diff(session, prepend=self.open))
+        first = before + np.searchsorted(acq_seq, lines.seq[begins], side="left")
+        seg = np.searchsorted(begins, np.arange(n), side="right") - 1  # -1: the open one
+        first_of = first[np.maximum(seg, 0)] if len(begins) else np.zeros(n, np.int64)
+        first_of = np.where(seg >= 0, first_of, self.first)
+        self._count(session, lines.kind)
         self.seq.append(acq_seq)
+        self.session.append(session[acq])
         if around is None:  # ``attribute`` finds them from the events
             self.placed = False
             around = (np.full(len(acq), np.nan), np.full(len(acq), np.nan))
@@ -141,85 +177,204 @@ class BlockBuilder:
             col.grow(len(acq))
         self.shared["pre_lock_cpu_ms"].rows[before:] = lines.a[acq]
         self.shared["mutex_wait_ms"].rows[before:] = lines.b[acq]
+        if len(begins):  # the open session ends where the next begins
+            self._close(int(first[0]))
+        opened_left = before + np.searchsorted(acq_seq, lines.seq, side="left")
         tails = (acq_seq[:0], acq_seq[:0])  # (seq, block) of the tail lines one GPU took
+        ends = {}  # per kind: the state its last line leaves
         for code in (*REGION, CUZK_PREP, CUZK_BG2):
             sel = np.flatnonzero(lines.kind == code)
             if not len(sel):
                 continue
-            seq = lines.seq[sel]
+            runs = _Runs(session[sel])
+            cont = session[sel][runs.start] == self.open  # a run going on in the open session
+            b0 = first_of[sel]
+            if session[sel][-1] == session[-1]:  # the kind goes on in the session left open
+                ends[code] = None
             if code == CUZK_PREP:
-                opened = before + np.searchsorted(acq_seq, seq, side="right")
-                owner, self.last_prep = _next_blocks(opened, self.last_prep)
-                self.preps.append((owner, lines.a[sel]))
+                opened = before + np.searchsorted(acq_seq, lines.seq[sel], side="right")
+                last = np.where(cont, self.last_prep, b0[runs.start] - 1)
+                owner = runs.climb(opened, last)
+                if code in ends:
+                    ends[code] = int(owner[-1])
+                self._preps(owner, lines.a[sel], session[sel], first, begins, session)
                 continue
-            opened = before + np.searchsorted(acq_seq, seq, side="left")
-            owner, self.fifo[code] = _fifo_blocks(opened, self.fifo[code])
+            opened = opened_left[sel]
+            given = np.where(cont, self.fifo[code], b0[runs.start])
+            owner, taken = runs.fifo(opened, given)
+            if code in ends:
+                ends[code] = taken
             if code == CUZK_BG2:
-                self.shared_orphans += self._put(self.shared, code, owner, sel, lines)
+                self._put(self.shared, code, owner, sel, lines, session[sel], "orphans")
                 continue
-            self.orphans[False] += self._put(self.region[False], code, owner, sel, lines)
-            if code == CUZK_HELD:
-                owner = self._after_tails(tails, seq)
-            else:  # the latest acquire before each line (acquires and lines never tie)
-                at = opened - 1
-                owner = np.where(_new_runs(at, self.latest[code]), at, -1)
-                self.latest[code] = int(at[-1])
+            self._put(self.region[False], code, owner, sel, lines, session[sel], "orphans_gpus")
+            if code == CUZK_HELD:  # one GPU: the block of the latest tail line before
+                t_seq, t_block = tails
+                if self.last_tail[1] >= 0:
+                    t_seq = np.concatenate([[self.last_tail[0]], t_seq])
+                    t_block = np.concatenate([[self.last_tail[1]], t_block])
+                at = np.searchsorted(t_seq, lines.seq[sel], side="right") - 1
+                raw = np.where(at >= 0, t_block[np.maximum(at, 0)] if len(t_block) else -1, -1)
+            else:  # one GPU: the latest acquire before each line (lines never tie with it)
+                raw = opened - 1
+            owner = np.where((raw >= b0) & _new_runs(raw, self.latest[code]), raw, -1)
+            self.latest[code] = int(raw[-1])
             if code == CUZK_TAIL:
-                tails = (seq[owner >= 0], owner[owner >= 0])
-            self.orphans[True] += self._put(self.region[True], code, owner, sel, lines)
+                tails = (lines.seq[sel][owner >= 0], owner[owner >= 0])
+            self._put(self.region[True], code, owner, sel, lines, session[sel], "orphans_one_gpu")
         if len(tails[0]):
             self.last_tail = (int(tails[0][-1]), int(tails[1][-1]))
+        if len(begins):
+            self.open, self.first = int(session[-1]), int(first[-1])
+            self.fifo = dict.fromkeys(self.fifo, self.first)
+            self.last_prep = self.first - 1
+        for code, end in ends.items():  # what the kind's lines leave to the open session
+            if code == CUZK_PREP:
+                self.last_prep = end
+            else:
+                self.fifo[code] = end
         self._open_preps()
 
-    def _after_tails(self, tails: tuple[np.ndarray, np.ndarray], seq: np.ndarray) -> np.ndarray:
-        """One GPU: the block of the latest tail line before each mutex_held line (``tails``:
-        the (seq, block) this piece's tail lines were given, after the pieces' before);
-        repeats -1."""
-        t_seq, t_block = tails
-        if self.last_tail[1] >= 0:
-            t_seq = np.concatenate([[self.last_tail[0]], t_seq])
-            t_block = np.concatenate([[self.last_tail[1]], t_block])
-        at = np.searchsorted(t_seq, seq, side="right") - 1
-        owner = np.where(at >= 0, t_block[np.maximum(at, 0)] if len(t_block) else -1, -1)
-        keep = _new_runs(owner, self.latest[CUZK_HELD])
-        self.latest[CUZK_HELD] = int(owner[-1])
-        return np.where(keep, owner, -1)
+    def _count(self, session: np.ndarray, kind: np.ndarray) -> None:
+        """Count the lines of each session, and the damaged ones."""
+        top = int(session[-1]) + 1
+        for col in self.counts.values():
+            if len(col) < top:
+                col.grow(top - len(col))
+        self.counts["lines"].rows[:top] += np.bincount(session, minlength=top)
+        bad = kind == CUZK_MALFORMED
+        if bad.any():
+            self.counts["malformed"].rows[:top] += np.bincount(session[bad], minlength=top)
 
-    def _put(self, cols: dict[str, Growing], code: int, owner, sel, lines: CuzkLines) -> int:
-        """Write the lines' values into their blocks; the lines no block took."""
+    def _put(self, cols, code, owner, sel, lines, session, orphans: str) -> None:
+        """Write the lines' values into their blocks; count the lines no block took."""
         ok = owner >= 0
         first, second = COLUMNS[code]
         cols[first].buf[owner[ok]] = lines.a[sel[ok]]
         if second is not None:
             cols[second].buf[owner[ok]] = lines.b[sel[ok]]
-        return int((~ok).sum())
+        if not ok.all():
+            lost = session[~ok]
+            top = int(lost[-1]) + 1
+            self.counts[orphans].rows[:top] += np.bincount(lost, minlength=top)
+
+    def _preps(self, owner, value, session, first, begins, all_sessions) -> None:
+        """Give prep lines the blocks open; those of a session that ended without their
+        block are orphans; the open session's others wait."""
+        n = len(self.seq)
+        # Where each line's session ends: at the first block of the next one begun here.
+        end = np.full(len(owner), np.iinfo(np.int64).max)
+        if len(begins):
+            nxt = np.searchsorted(all_sessions[begins], session, side="right")
+            later = nxt < len(begins)
+            end[later] = first[nxt[later]]
+        ok = owner < np.minimum(end, n)
+        self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+        lost = (owner >= end) & ~ok
+        if lost.any():
+            top = int(session[lost][-1]) + 1
+            self.counts["orphans"].rows[:top] += np.bincount(session[lost], minlength=top)
+        wait = ~ok & ~lost  # the open session's, past the blocks opened so far
+        self.preps = (
+            np.concatenate([self.preps[0], owner[wait]]),
+            np.concatenate([self.preps[1], value[wait]]),
+        )
 
     def _open_preps(self) -> None:
-        """Give the prep lines waiting for an acquire the blocks now open."""
-        n = len(self.seq)
-        waiting = []
-        for owner, value in self.preps:
-            ok = owner < n
+        """Give the waiting prep lines the blocks now open."""
+        owner, value = self.preps
+        if len(owner):
+            ok = owner < len(self.seq)
             self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
-            if not ok.all():
-                waiting.append((owner[~ok], value[~ok]))
-        self.preps = waiting
+            self.preps = (owner[~ok], value[~ok])
 
-    def result(self, single_gpu: bool) -> tuple[Blocks, Counter[str]]:
-        """The blocks, grouped as on one GPU or on several, and the lines skipped; the
-        builder is spent."""
+    def _close(self, end: int) -> None:
+        """The open session ends before block ``end``: its waiting prep lines get their
+        blocks or are orphans."""
+        owner, value = self.preps
+        if len(owner):
+            ok = owner < end
+            self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+            self.counts["orphans"].rows[self.open] += int((~ok).sum())
+        self.preps = (np.empty(0, np.int64), np.empty(0))
+
+    def result(self, one_gpu: np.ndarray) -> tuple[Blocks, list[Counter[str]], list[int]]:
+        """The blocks of every session (``Blocks.session``), each session's grouped as on
+        one GPU or on several (``one_gpu``: per session), the lines skipped per session
+        (as many as ``one_gpu``), and the sessions that had lines; the builder is spent."""
+        self._close(len(self.seq))
+        sessions = len(one_gpu)
+        counts = {name: col.take() for name, col in self.counts.items()}
+        for name, col in counts.items():
+            counts[name] = np.pad(col[:sessions], (0, max(0, sessions - len(col))))
+        session = self.session.take()
+        single = np.asarray(one_gpu, bool)[session] if len(session) else np.zeros(0, bool)
         values = {name: col.take() for name, col in self.shared.items()}
-        values.update({name: col.take() for name, col in self.region.pop(single_gpu).items()})
+        for name in REGION_VALUES:
+            one, several = self.region[True][name].take(), self.region[False][name].take()
+            values[name] = np.where(single, one, several)
+            del one, several
         self.region.clear()
         values = {name: values[name] for name in VALUES}
-        skipped: Counter[str] = Counter()
-        skipped["malformed_cuzk_timing"] += self.malformed
-        waiting = sum(len(owner) for owner, _ in self.preps)
-        skipped["orphan_cuzk_timing"] += self.orphans[single_gpu] + self.shared_orphans + waiting
+        orphans = counts["orphans"] + np.where(
+            one_gpu, counts["orphans_one_gpu"], counts["orphans_gpus"]
+        )
+        skipped = [Counter() for _ in range(sessions)]
+        for s in np.flatnonzero(counts["malformed"]).tolist():
+            skipped[s]["malformed_cuzk_timing"] += int(counts["malformed"][s])
+        for s in np.flatnonzero(orphans).tolist():
+            skipped[s]["orphan_cuzk_timing"] += int(orphans[s])
         lock = values["pre_lock_cpu_ms"] + values["mutex_wait_ms"]
         low, high = self.low.take(), self.high.take()
         around = (low, high) if self.placed else None
-        return Blocks(self.seq.take(), lock, values, around), +skipped
+        blocks = Blocks(self.seq.take(), lock, values, around, session)
+        return blocks, skipped, np.flatnonzero(counts["lines"]).tolist()
+
+
+class _Runs:
+    """The lines of one kind cut into runs of one session each (``ids``, non-decreasing),
+    and the closed forms of the rules run by run."""
+
+    def __init__(self, ids: np.ndarray) -> None:
+        n = len(ids)
+        new = np.ones(n, bool)
+        new[1:] = ids[1:] != ids[:-1]
+        self.start = np.flatnonzero(new)
+        self.run = np.cumsum(new) - 1
+        self.local = np.arange(n) - self.start[self.run]  # the line's place in its run
+
+    def _accumulate(self, ufunc: np.ufunc, values: np.ndarray) -> np.ndarray:
+        """``ufunc.accumulate`` started again at each run."""
+        if len(self.start) == 1:
+            return ufunc.accumulate(values)
+        span = int(values.max()) - int(values.min()) + 1
+        shift = self.run.astype(np.int64) * span  # later runs below (minimum) or above
+        if ufunc is np.minimum:
+            shift = -shift
+        return ufunc.accumulate(values + shift) - shift
+
+    def fifo(self, opened: np.ndarray, given: np.ndarray) -> tuple[np.ndarray, int]:
+        """FIFO: the i-th line of a run takes the oldest block not yet given this kind, if
+        that block opened before it (``opened``: the blocks opened before each line;
+        ``given``: per run, the blocks given before its first line).  With x_i the blocks
+        given after line i, x_i = min(x_{i-1} + 1, opened_i), whose closed form is below.
+        (The blocks, -1 for orphans; the blocks given after the last line.)"""
+        i = self.local
+        g = given[self.run]
+        taken = np.minimum(self._accumulate(np.minimum, opened - i) + i, g + i + 1)
+        before = np.empty_like(taken)
+        before[1:] = taken[:-1]
+        before[self.start] = given
+        return np.where(taken > before, before, -1), int(taken[-1])
+
+    def climb(self, opened: np.ndarray, last: np.ndarray) -> np.ndarray:
+        """The block each line written before its acquire belongs to: the i-th line of a
+        run takes the oldest block opening after it that no earlier line took.  With b_i
+        blocks opened before line i, it takes x_i = max(x_{i-1} + 1, b_i) (``last``: per
+        run, x before its first line), whose closed form is x_i = max(last + i + 1,
+        i + max_{j <= i} (b_j - j)).  (The blocks, which may not be open yet.)"""
+        i = self.local
+        return np.maximum(self._accumulate(np.maximum, opened - i) + i, last[self.run] + i + 1)
 
 
 def _new_runs(values: np.ndarray, last: int) -> np.ndarray:
@@ -231,28 +386,6 @@ def _new_runs(values: np.ndarray, last: int) -> np.ndarray:
     return values != prev
 
 
-def _fifo_blocks(opened: np.ndarray, given: int) -> tuple[np.ndarray, int]:
-    """FIFO: the i-th line takes the oldest block not yet given this kind, if that block
-    opened before it (``opened``: the blocks opened before each line; ``given``: the blocks
-    given before the first).  With x_i the blocks given after line i, x_i = min(x_{i-1} + 1,
-    opened_i), whose closed form is below.  (The blocks, -1 for orphans; the blocks given.)"""
-    i = np.arange(len(opened))
-    taken = np.minimum(np.minimum.accumulate(opened - i) + i, given + i + 1)
-    before = np.concatenate([[given], taken[:-1]]).astype(np.int64)
-    return np.where(taken > before, before, -1), int(taken[-1])
-
-
-def _next_blocks(opened: np.ndarray, last: int) -> tuple[np.ndarray, int]:
-    """The block each line written before its acquire belongs to: the i-th line takes the
-    oldest block opening after it that no earlier line took.  With b_i blocks opened before
-    line i, it takes x_i = max(x_{i-1} + 1, b_i) (``last``: x before the first line), whose
-    closed form is x_i = max(last + i + 1, i + max_{j <= i} (b_j - j)).  (The blocks, which
-    may not be open yet; the last one.)"""
-    i = np.arange(len(opened))
-    taken = np.maximum(np.maximum.accumulate(opened - i) + i, last + i + 1)
-    return taken.astype(np.int64), int(taken[-1])
-
-
 def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarray:
     """Index of the block each line written after its acquire belongs to; -1 for orphans
     and repeats (the lines of one kind, whole)."""
@@ -261,14 +394,16 @@ def _owners(acq_seq: np.ndarray, seq: np.ndarray, single_gpu: bool) -> np.ndarra
     if single_gpu:
         at = np.searchsorted(acq_seq, seq, side="right") - 1
         return np.where(_new_runs(at, -2), at, -1)
-    return _fifo_blocks(np.searchsorted(acq_seq, seq, side="left"), 0)[0]
+    runs = _Runs(np.zeros(len(seq), np.int64))
+    return runs.fifo(np.searchsorted(acq_seq, seq, side="left"), np.zeros(1, np.int64))[0]
 
 
 def _next_owners(acq_seq: np.ndarray, seq: np.ndarray) -> np.ndarray:
     """Index of the block each line written before its acquire belongs to (-1: none)."""
     if not len(seq):
         return np.zeros(0, np.int64)
-    taken = _next_blocks(np.searchsorted(acq_seq, seq, side="right"), -1)[0]
+    runs = _Runs(np.zeros(len(seq), np.int64))
+    taken = runs.climb(np.searchsorted(acq_seq, seq, side="right"), np.full(1, -1))
     return np.where(taken < len(acq_seq), taken, -1)
 
 
@@ -287,25 +422,24 @@ class Attribution:
 def attribute(
     calls: Mapping[str, np.ndarray],
     blocks: Blocks,
-    event_seq: np.ndarray,
-    event_offset: np.ndarray,
+    event_seq: np.ndarray | None = None,
+    event_offset: np.ndarray | None = None,
 ) -> Attribution:
-    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu).
+    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu); the events
+    of the session (``event_seq``, ``event_offset``) place the blocks unless they come
+    placed (``Blocks.around``).  ``blocks`` gives up its values as they are attributed: a
+    10^6-event log's blocks and calls are not held twice.
 
     A block no call takes keeps its figures (``Attribution.unattributed``): its kernel time
     is the session's, whichever call ran it, and counts in the kernel total."""
     n = len(calls["gpu_start"])
-    out = {k: np.full(n, np.nan) for k in ("kernel_start", *VALUES)}
     skipped: Counter[str] = Counter()
     notes: list[str] = []
     owner, gpus_seen, ambiguous, placed = _match(calls, blocks, event_seq, event_offset)
     hit = np.flatnonzero(owner >= 0)
     skipped["orphan_cuzk_timing"] += len(owner) - len(hit)
-    chosen = owner[hit]
-    out["kernel_start"][chosen] = np.asarray(calls["gpu_start"])[chosen] + blocks.lock_ms[hit]
-    for name, col in blocks.values.items():
-        out[name][chosen] = col[hit]
-    lost = np.flatnonzero(owner < 0)
+    chosen, lost = owner[hit], np.flatnonzero(owner < 0)
+    del owner
     unattributed = None
     if len(lost):
         unattributed = Frame(
@@ -314,6 +448,14 @@ def attribute(
                 **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
             }
         )
+    del placed
+    out = {"kernel_start": np.full(n, np.nan)}
+    out["kernel_start"][chosen] = np.asarray(calls["gpu_start"])[chosen] + blocks.lock_ms[hit]
+    for name in VALUES:
+        col = blocks.values.pop(name)
+        out[name] = np.full(n, np.nan)
+        out[name][chosen] = col[hit]
+        del col
     if gpus_seen > 1 and len(blocks.seq):
         notes.append(
             f"CUZK_TIMING blocks matched to GPU calls on {gpus_seen} GPUs by best effort "
@@ -347,8 +489,8 @@ def around(
 def _match(
     calls: Mapping[str, np.ndarray],
     blocks: Blocks,
-    event_seq: np.ndarray,
-    event_offset: np.ndarray,
+    event_seq: np.ndarray | None,
+    event_offset: np.ndarray | None,
 ) -> tuple[np.ndarray, int, int, np.ndarray]:
     """(call of every block or -1, GPUs that had calls open, ambiguous blocks, where each
     block stands in session time: the offset of the event before its acquire line).
@@ -365,25 +507,20 @@ def _match(
     order = order[start_seq[order] >= 0]
     end = np.where(end_seq < 0, np.iinfo(np.int64).max, end_seq)
     gpu_start = np.asarray(calls["gpu_start"], dtype=np.float64)
-    locks = blocks.lock_ms.astype(np.float64)
+    locks = blocks.lock_ms.astype(np.float64, copy=False)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
     lows, highs = blocks.around or around(blocks.seq, event_seq, event_offset)
     placed = np.where(np.isfinite(lows), lows, highs)
+    blocks.around = None  # the blocks' places go with the match
     ids = np.unique(gpu[order]).astype(np.int64)
     queues = [order[gpu[order] == g] for g in ids.tolist()]
+    del order
     started = [np.searchsorted(start_seq[q], blocks.seq, side="left") for q in queues]
     seen = sum(1 for st in started if len(blocks.seq) and st[-1] > 0)
+    ends = [end[q] for q in queues]
+    del end
     owner, ambiguous = scanner.match_blocks(
-        queues,
-        [end[q] for q in queues],
-        started,
-        gpu_start,
-        blocks.seq,
-        locks,
-        kernels,
-        lows,
-        highs,
-        ids,
+        queues, ends, started, gpu_start, blocks.seq, locks, kernels, lows, highs, ids,
         AMBIGUOUS_MS,
-    )
+    )  # fmt: skip
     return owner, seen, ambiguous, placed
