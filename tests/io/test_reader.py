@@ -395,26 +395,40 @@ def test_a_wild_partition_number_does_not_blow_up_the_pairing(tmp_path):
     assert pairing._dense(np.array([0, 1, 2]), np.array([0, 1, 5000000]))[0] is None
 
 
-@pytest.mark.parametrize("early", [False, True], ids=["blocks after pairing", "while pairing"])
-@pytest.mark.parametrize("runs", [1, 3])
-def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, monkeypatch, runs, early):
-    """``open_log`` builds its sessions with ``consume=True``: the scan's event and
-    CUZK_TIMING columns are let go as soon as they are used (the peak memory of a dense
-    10^6-event log: 211 -> 165 MB).  The sessions are those of a scan kept whole, and the
-    scan is left empty.  A scan kept whole (follow mode) keeps every line, also when its
-    blocks are built while the events pair, and gives the same sessions again."""
-    from viewer.io import reader
-
-    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 1 if early else 10**12)
+def two_gpu_log(runs: int, repeat_on_other_gpu: bool) -> list[str]:
+    """``runs`` daemon runs of two calls on GPU 0 whose acquires both precede either's
+    kernel lines (grouped one way on one GPU, another on several), a repeated event, and
+    maybe a repeated GPU_START naming GPU 1's worker (a duplicate: the run stays on one)."""
     lines = []
     for r in range(runs):
+        calls = [partition_lines(f"job-{r}", p, 10 + 10 * p, worker=0) for p in range(2)]
+        block = [cuzk_block(10 + p, 5) for p in range(2)]
         lines += [daemon_start(), worker_started(0, 0), worker_started(1, 1)]
-        for p in range(4):
-            call = partition_lines(f"job-{r}", p, 10 + 700 * p, worker=p % 2)
-            lines += [*call[:5], *cuzk_block(10 + p, 5), call[5]]
-        lines.append(call[4])  # a repeated event: counted, not paired twice
+        lines += calls[0][:5] + calls[1][:5]
+        lines += block[0][:2] + block[1][:2]
+        lines += block[0][2:] + block[1][2:] + [calls[0][5], calls[1][5]]
+        lines.append(calls[1][4])  # a repeated event: counted, not paired twice
+        if repeat_on_other_gpu:
+            lines.append(calls[0][4].replace("worker=0", "worker=1"))
+    return lines
+
+
+@pytest.mark.parametrize("python", [False, True], ids=["compiled", "python"])
+@pytest.mark.parametrize("repeat_on_other_gpu", [False, True])
+@pytest.mark.parametrize("runs", [1, 3])
+def test_sessions_read_a_line_at_a_time_are_those_of_the_whole_scan(
+    tmp_path, monkeypatch, runs, repeat_on_other_gpu, python
+):
+    """``open_log`` reads its sessions a piece at a time and lets each go; cut into pieces
+    of a line (every event's session, call and block found across pieces), the sessions
+    are those of a scan kept whole.  A scan kept whole (follow mode) stays whole and gives
+    the same sessions again."""
+    from viewer.io import assemble, compiled, pure
+
     path = tmp_path / "run.log"
-    write(path, lines)
+    write(path, two_gpu_log(runs, repeat_on_other_gpu))
+    if python:
+        use_python(monkeypatch)
     kept = scan_log(path)
     want = kept.sessions()
     assert len(kept.batch.seq) > 0 and len(kept.batch.cuzk.seq) > 0  # stays whole
@@ -422,47 +436,20 @@ def test_sessions_built_while_letting_the_scan_go_are_the_same(tmp_path, monkeyp
     assert [s.partitions.equals(w.partitions) for s, w in zip(again, want, strict=True)] == [
         True
     ] * runs
-    consumed = scan_log(path)
-    got = consumed.sessions(consume=True)
-    assert len(consumed.batch.seq) == 0 and len(consumed.batch.cuzk.seq) == 0
+    monkeypatch.setattr(assemble, "PIECE_ROWS", 1)
+    monkeypatch.setattr(compiled, "PIECE_BYTES", 1)  # a piece a line
+    monkeypatch.setattr(pure, "READ_BYTES", 7)
+    got = open_log(path).sessions
     assert len(got) == len(want) == runs
     for a, b in zip(got, want, strict=True):
         assert a.partitions.equals(b.partitions) and a.jobs.equals(b.jobs)
-        assert (a.events, a.skipped, a.notes, a.kernel_blocks) == (
-            b.events, b.skipped, b.notes, b.kernel_blocks
+        assert (a.events, a.skipped, a.notes, a.kernel_blocks, a.ambiguous_blocks) == (
+            b.events, b.skipped, b.notes, b.kernel_blocks, b.ambiguous_blocks
         )  # fmt: skip
         assert a.kernel_source == KERNEL_SOURCE_TIMING
-
-
-@pytest.mark.parametrize("repeat_on_other_gpu", [False, True])
-def test_blocks_built_while_pairing_match_those_built_after(
-    tmp_path, monkeypatch, repeat_on_other_gpu
-):
-    """A big session's CUZK_TIMING blocks are built on a thread while the events pair, with
-    "one GPU?" guessed from every GPU_START.  A repeated GPU_START naming another GPU's worker
-    makes the guess "several" while the paired calls ran on one: the blocks are built again,
-    and the result is that of building them after the pairing."""
-    from viewer.io import reader
-
-    calls = [partition_lines("job-a", p, 10 + 10 * p, worker=0) for p in range(2)]
-    block = [cuzk_block(10 + p, 5) for p in range(2)]
-    lines = [daemon_start(), worker_started(0, 0), worker_started(1, 1)]
-    lines += calls[0][:5] + calls[1][:5]
-    lines += block[0][:2] + block[1][:2]  # both acquires before either's kernel lines
-    lines += block[0][2:] + block[1][2:] + [calls[0][5], calls[1][5]]
-    if repeat_on_other_gpu:
-        lines.append(calls[0][4].replace("worker=0", "worker=1"))
-    path = tmp_path / "run.log"
-    write(path, lines)
-    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 10**12)
-    after = open_log(path).sessions[0]
-    monkeypatch.setattr(reader, "EARLY_BLOCKS_LINES", 1)
-    early = open_log(path).sessions[0]
-    assert early.partitions.equals(after.partitions)
-    assert (early.skipped, early.notes, early.kernel_blocks, early.ambiguous_blocks) == (
-        after.skipped, after.notes, after.kernel_blocks, after.ambiguous_blocks
-    )  # fmt: skip
-    assert early.skipped.get("duplicate_event", 0) == int(repeat_on_other_gpu)
+        assert a.skipped["duplicate_event"] == 1 + repeat_on_other_gpu
+        # One GPU: the region's lines go to the latest acquire, the second block's repeat
+        assert a.skipped["orphan_cuzk_timing"] == 5
 
 
 def test_a_long_glued_line_is_parsed_as_it_is_cut(tmp_path):

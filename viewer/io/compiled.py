@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import os
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 
 import numpy as np
@@ -28,28 +28,29 @@ from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, line_end
 from viewer.io.source import Chunk, Skip
 
 NAME = "compiled"
-PIECE_BYTES = 16 << 20  # one piece per thread task; also the progress step
+PIECE_BYTES = 16 << 20  # the largest piece a thread scans at once (a progress step)
+MIN_PIECE_BYTES = 1 << 20  # the smallest, but for the last (and PIECE_BYTES smaller)
+FIRST_PIECE_BYTES = 2 << 20  # before the density of the file is known
+PIECE_RECORDS = 1 << 14  # records a piece is sized to hold
 BOUNDARY_PROBE = 1 << 16  # a piece boundary moves to the next line start within this
 #: The number keys' columns the scanner returns (``tl_<key>``).
 NUMBER_COLUMNS = {k.name.decode(): f"tl_{k.name.decode()}" for k in DETAIL_KEYS if k.digits}
 I64, I32 = np.dtype("<i8"), np.dtype("<i4")
 
 
-def scan_chunks(
+def iter_chunks(
     chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
-) -> list[EventBatch]:
+) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
-    lines the chunks' cutter skipped."""
-    out = []
+    lines the chunks' cutter skipped, each as soon as it is scanned."""
     for chunk in chunks:
         if isinstance(chunk, Skip):
-            out.append(_skipped_batch(ords.base, chunk.reason))
+            yield _skipped_batch(ords.base, chunk.reason)
         else:
-            out.append(_to_batch(_cscan.scan(*chunk), ords, jobs))
-    return out
+            yield _to_batch(_cscan.scan(*chunk), ords, jobs)
 
 
-def scan_range(
+def iter_range(
     fd: int,
     lo: int,
     hi: int,
@@ -57,49 +58,84 @@ def scan_range(
     jobs: dict[bytes, int],
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
-) -> list[EventBatch]:
+) -> Iterator[EventBatch]:
     """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start), its lines
     cut as ``source.whole_lines`` cuts them: a last line without a line end counts as a
-    line, unless the file ends before ``hi``.  ``progress(offset)`` after each piece;
-    ``cancel()`` is checked between pieces (the caller raises)."""
-    cuts = _piece_starts(fd, lo, hi)
-    pieces = iter(zip(cuts, cuts[1:], strict=False))
-    threads = max(1, min(4, os.cpu_count() or 1, len(cuts) - 1))
-    batches: list[EventBatch] = []
+    line, unless the file ends before ``hi``; each piece's as soon as it is scanned.
+    ``progress(offset)`` after each piece; ``cancel()`` is checked between pieces (the
+    caller raises)."""
+    threads = max(1, min(4, os.cpu_count() or 1))
+    pieces = _Pieces(fd, lo, hi)
     with ThreadPoolExecutor(threads, thread_name_prefix="cuzk-scan") as pool:
         # At most threads + 1 pieces in flight: results wait in memory only that long.
-        flight: deque[tuple[Future, int]] = deque()
+        flight: deque[tuple[Future, int, int]] = deque()
 
         def submit(count: int) -> None:
             for a, b in itertools.islice(pieces, count):
-                flight.append((pool.submit(_cscan.scan_file, fd, a, b, source.MAX_LINE), b))
+                fut = pool.submit(_cscan.scan_file, fd, a, b, source.MAX_LINE)
+                flight.append((fut, a, b))
 
         try:
             submit(threads + 1)
             while flight:
-                fut, b = flight.popleft()
+                fut, a, b = flight.popleft()
                 if cancel is not None and cancel():
                     break
-                batches.append(_to_batch(fut.result(), ords, jobs))
+                res = fut.result()
+                del fut
+                pieces.scanned(b - a, res["matches"])
+                batch = _to_batch(res, ords, jobs)
+                del res
                 submit(1)
                 if progress is not None:
                     progress(b)
+                yield batch
+                del batch
         finally:
-            for fut, _ in flight:
+            for fut, _, _ in flight:
                 fut.cancel()
-    return batches
 
 
-def _piece_starts(fd: int, lo: int, hi: int) -> list[int]:
-    """Line starts about PIECE_BYTES apart from ``lo`` to ``hi`` (both included)."""
-    cuts = [lo]
-    for x in range(lo + PIECE_BYTES, hi, PIECE_BYTES):
-        probe = os.pread(fd, min(BOUNDARY_PROBE, hi - x + 1), x - 1)
-        k = line_end(probe, 0, len(probe))
-        if k >= 0 and x + k < hi:  # else a very long line: no cut here
-            cuts.append(x + k)
-    cuts.append(hi)
-    return sorted(set(cuts))
+class _Pieces:
+    """The pieces ``[a, b)`` of ``[lo, hi)`` the threads scan, cut at line starts, each
+    sized to hold about PIECE_RECORDS records by the density of those scanned so far
+    (between MIN_PIECE_BYTES and PIECE_BYTES): the pieces in flight weigh as many records
+    in a dense log (TIMELINE and CUZK_TIMING lines only: ~2 MB) as in one with other lines
+    between (16 MB), and the noisy log is not cut into a thousand pieces."""
+
+    def __init__(self, fd: int, lo: int, hi: int) -> None:
+        self.fd, self.at, self.hi = fd, lo, hi
+        self.bytes = self.records = 0
+
+    def scanned(self, size: int, records: int) -> None:
+        self.bytes += size
+        self.records += records
+
+    def size(self) -> int:
+        most = PIECE_BYTES
+        least = min(MIN_PIECE_BYTES, most)
+        if not self.records:
+            return min(FIRST_PIECE_BYTES, most)
+        return max(least, min(most, PIECE_RECORDS * self.bytes // self.records))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> tuple[int, int]:
+        a = self.at
+        if a >= self.hi:
+            raise StopIteration
+        step = self.size()
+        x = a + step
+        while x < self.hi:
+            probe = os.pread(self.fd, min(BOUNDARY_PROBE, self.hi - x + 1), x - 1)
+            k = line_end(probe, 0, len(probe))
+            if k >= 0 and x + k < self.hi:  # else a very long line: no cut here
+                self.at = x + k
+                return a, x + k
+            x += step
+        self.at = self.hi
+        return a, self.hi
 
 
 def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
@@ -192,21 +228,25 @@ def match_blocks(
     """``pure.match_blocks`` in C, over packed arrays."""
     if not len(bseq):
         return np.empty(0, np.int64), 0
+    i64, f64 = (
+        (lambda a: np.ascontiguousarray(a, np.int64)),
+        (lambda a: np.ascontiguousarray(a, np.float64)),
+    )  # no copy of a column already so (a 10^6-event log's blocks: 1.3 MB each)
     packed, ambiguous = _cscan.match_blocks(
-        np.concatenate([np.empty(0, np.int64), *queues]).astype(np.int64),
+        i64(np.concatenate([np.empty(0, np.int64), *queues])),
         np.cumsum([0] + [len(q) for q in queues]).astype(np.int64),
-        np.concatenate([np.empty(0, np.int64), *ends]).astype(np.int64),
-        np.concatenate([np.empty(0, np.int64), *started]).astype(np.int64),
-        gpu_start.astype(np.float64),
-        bseq.astype(np.int64),
-        locks.astype(np.float64),
-        kernels.astype(np.float64),
-        lows.astype(np.float64),
-        highs.astype(np.float64),
-        ids.astype(np.int64),
+        i64(np.concatenate([np.empty(0, np.int64), *ends])),
+        i64(np.concatenate([np.empty(0, np.int64), *started])),
+        f64(gpu_start),
+        i64(bseq),
+        f64(locks),
+        f64(kernels),
+        f64(lows),
+        f64(highs),
+        i64(ids),
         ambiguous_ms,
     )
-    return np.frombuffer(packed, np.int64).copy(), ambiguous
+    return np.frombuffer(packed, np.int64), ambiguous
 
 
 def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
@@ -215,3 +255,23 @@ def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
         np.ascontiguousarray(start, dtype=np.float64), np.ascontiguousarray(end, dtype=np.float64)
     )
     return np.frombuffer(packed, np.int32).copy()
+
+
+def scan_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+) -> list[EventBatch]:
+    """``iter_chunks``, every batch at once."""
+    return list(iter_chunks(chunks, ords, jobs))
+
+
+def scan_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[EventBatch]:
+    """``iter_range``, every batch at once."""
+    return list(iter_range(fd, lo, hi, ords, jobs, progress, cancel))

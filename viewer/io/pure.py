@@ -21,26 +21,28 @@ READ_BYTES = 1 << 20  # bytes of a plain file read at once (see source.CHUNK_BYT
 BATCH_RECORDS = 100_000  # records parsed at once
 
 
-def scan_chunks(
+def iter_chunks(
     chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
-) -> list[EventBatch]:
+) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
-    lines the chunks' cutter skipped."""
+    lines the chunks' cutter skipped, each batch once its chunk is parsed."""
     raw = RawBatch(base=ords.base)
     batches: list[EventBatch] = []
     for chunk in chunks:
         if isinstance(chunk, Skip):
             raw = _parse_all(raw, jobs, batches)
             batches.append(skipped_batch(raw.base, chunk.reason))
-            continue
-        # A long line of glued records is parsed as it is cut, a small batch at a time:
-        # parsing holds ~400 bytes a record, beside the line itself.
-        find_records(*chunk, raw, lambda raw=raw: _parse_all(raw, jobs, batches, whole=False))
-        del chunk  # a long line's chunk is freed before the next one is read
-        if len(raw.items) >= BATCH_RECORDS:
-            raw = _parse_all(raw, jobs, batches)
+        else:
+            # A long line of glued records is parsed as it is cut, a small batch at a
+            # time: parsing holds ~400 bytes a record, beside the line itself.
+            find_records(*chunk, raw, lambda raw=raw: _parse_all(raw, jobs, batches, whole=False))
+            del chunk  # a long line's chunk is freed before the next one is read
+            if len(raw.items) >= BATCH_RECORDS:
+                raw = _parse_all(raw, jobs, batches)
+        yield from batches
+        batches.clear()
     ords.base = _parse_all(raw, jobs, batches).base
-    return batches
+    yield from batches
 
 
 def _parse_all(
@@ -67,7 +69,7 @@ def _parse_all(
     return raw
 
 
-def scan_range(
+def iter_range(
     fd: int,
     lo: int,
     hi: int,
@@ -75,7 +77,7 @@ def scan_range(
     jobs: dict[bytes, int],
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
-) -> list[EventBatch]:
+) -> Iterator[EventBatch]:
     """The events of the file bytes ``[lo, hi)`` of ``fd`` (``lo`` a line start), its lines
     cut by ``source.whole_lines``; ``progress(offset)`` after each chunk, ``cancel()``
     checked between chunks (the caller raises)."""
@@ -98,7 +100,7 @@ def scan_range(
             if progress is not None:
                 progress(at[0])
 
-    return scan_chunks(chunks(), ords, jobs)
+    return iter_chunks(chunks(), ords, jobs)
 
 
 def match_blocks(
@@ -175,3 +177,23 @@ def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
         out.append(r)
         heapq.heappush(busy, (e, r))
     return np.asarray(out, dtype=np.int32)
+
+
+def scan_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+) -> list[EventBatch]:
+    """``iter_chunks``, every batch at once."""
+    return list(iter_chunks(chunks, ords, jobs))
+
+
+def scan_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> list[EventBatch]:
+    """``iter_range``, every batch at once."""
+    return list(iter_range(fd, lo, hi, ords, jobs, progress, cancel))

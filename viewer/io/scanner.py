@@ -7,7 +7,7 @@ everything in ``viewer.io`` scans through the functions here.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 
 import numpy as np
@@ -21,6 +21,8 @@ __all__ = [
     "BACKEND",
     "Ordinals",
     "compiled",
+    "iter_chunks",
+    "iter_range",
     "match_blocks",
     "pack_sorted",
     "scan_chunks",
@@ -52,7 +54,14 @@ def scan_chunks(
 ) -> list[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
     stream), in order, and the lines the chunks' cutter skipped."""
-    return BACKEND.scan_chunks(chunks, ords, jobs)
+    return list(iter_chunks(chunks, ords, jobs))
+
+
+def iter_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+) -> Iterator[EventBatch]:
+    """``scan_chunks``, each batch as soon as it is scanned."""
+    return BACKEND.iter_chunks(chunks, ords, jobs)
 
 
 def scan_range(
@@ -67,7 +76,20 @@ def scan_range(
     """The events of the bytes ``[lo, hi)`` of the plain file ``fd`` (``lo`` a line start);
     a last line without a line end counts, unless the file ends before ``hi``.
     ``progress(offset)`` now and then; ``cancel()`` is checked between pieces."""
-    return BACKEND.scan_range(fd, lo, hi, ords, jobs, progress, cancel)
+    return list(iter_range(fd, lo, hi, ords, jobs, progress, cancel))
+
+
+def iter_range(
+    fd: int,
+    lo: int,
+    hi: int,
+    ords: Ordinals,
+    jobs: dict[bytes, int],
+    progress: Callable[[int], None] | None = None,
+    cancel: Callable[[], bool] | None = None,
+) -> Iterator[EventBatch]:
+    """``scan_range``, each batch as soon as it is scanned (a few pieces ahead at most)."""
+    return BACKEND.iter_range(fd, lo, hi, ords, jobs, progress, cancel)
 
 
 def match_blocks(*args: np.ndarray | list[np.ndarray] | float) -> tuple[np.ndarray, int]:
