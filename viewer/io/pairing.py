@@ -100,9 +100,12 @@ class Pairing:
             "partition": Growing(np.int32, 0),
             "session": Growing(np.int32, 0),
             "events": Growing(np.int64, 0),  # events of the call, copies and repeats too
-            **{name: Growing(dtype, missing) for name, (_, _, dtype, missing) in KEPT.items()},
+            **{
+                name: Growing(dtype, missing, compact=True)
+                for name, (_, _, dtype, missing) in KEPT.items()
+            },
         }
-        self.times = [Growing(np.float64, np.nan) for _ in TIME_COLUMNS]
+        self.times = [Growing(np.float64, np.nan, compact=True) for _ in TIME_COLUMNS]
         self.last = -1  # the latest session
         self.keys = np.empty(0, np.int64)  # its calls' keys, sorted
         self.rows = np.empty(0, np.int64)  # and their rows
@@ -135,11 +138,12 @@ class Pairing:
         empty takes the piece's first event of its type."""
         for k, col in enumerate(self.times):
             empty = np.flatnonzero(np.isnan(col.rows[rows]) & ~np.isnan(piece["times"][k][found]))
-            col.rows[rows[empty]] = piece["times"][k][found[empty]]
+            col.put(rows[empty], piece["times"][k][found[empty]])
             for name, (code, *_) in KEPT.items():
                 if code == k:
-                    self.cols[name].rows[rows[empty]] = piece[name][found[empty]]
-        self.cols["events"].rows[rows] += piece["events"][found]
+                    self.cols[name].put(rows[empty], piece[name][found[empty]])
+        events = self.cols["events"]
+        events.put(rows, events.rows[rows] + piece["events"][found])
 
     def _index(self, keys: np.ndarray, session: np.ndarray, first_row: int) -> None:
         """Add the new calls (rows from ``first_row``) of the latest session to the index."""
@@ -160,8 +164,8 @@ class Pairing:
         """The calls of every session (``sessions`` of them) and what the pairing skipped;
         the pairing is spent."""
         self.keys = self.rows = np.empty(0, np.int64)
-        cols = {name: col.take() for name, col in self.cols.items()}
-        times = [col.take() for col in self.times]  # a column per event type
+        cols = {name: _wide(col) for name, col in self.cols.items()}
+        times = [_wide(col) for col in self.times]  # a column per event type
         self.times = []
         job, part, session = cols["job"], cols["partition"], cols["session"]
         events = cols.pop("events")
@@ -212,6 +216,11 @@ class Pairing:
         return Paired(
             calls=out, accepted=counts, skipped=per_session.counters(), start_ms=lo, end_ms=hi
         )
+
+
+def _wide(col: Growing) -> np.ndarray:
+    """A column's rows as the type it stands for (float64 for one held compact)."""
+    return col.take().astype(col.wide, copy=False)
 
 
 def _piece_calls(ev: dict[str, np.ndarray], session: np.ndarray, consume: bool) -> dict:

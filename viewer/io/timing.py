@@ -121,11 +121,11 @@ class BlockBuilder:
     def __init__(self) -> None:
         self.seq = Growing(np.int64, 0)
         self.session = Growing(np.int32, 0)
-        self.low = Growing(np.float64, np.nan)
-        self.high = Growing(np.float64, np.nan)
-        self.shared = {name: Growing(np.float64, np.nan) for name in SHARED_VALUES}
+        self.low = Growing(np.float64, np.nan, compact=True)
+        self.high = Growing(np.float64, np.nan, compact=True)
+        self.shared = {name: Growing(np.float64, np.nan, compact=True) for name in SHARED_VALUES}
         self.region = {
-            single: {name: Growing(np.float64, np.nan) for name in REGION_VALUES}
+            single: {name: Growing(np.float64, np.nan, compact=True) for name in REGION_VALUES}
             for single in (True, False)
         }
         self.counts = {name: Growing(np.int64, 0) for name in COUNTS}  # per session
@@ -175,8 +175,8 @@ class BlockBuilder:
         self.high.append(around[1])
         for col in (*self.shared.values(), *(c for m in self.region.values() for c in m.values())):
             col.grow(len(acq))
-        self.shared["pre_lock_cpu_ms"].rows[before:] = lines.a[acq]
-        self.shared["mutex_wait_ms"].rows[before:] = lines.b[acq]
+        self.shared["pre_lock_cpu_ms"].put(slice(before, None), lines.a[acq])
+        self.shared["mutex_wait_ms"].put(slice(before, None), lines.b[acq])
         if len(begins):  # the open session ends where the next begins
             self._close(int(first[0]))
         opened_left = before + np.searchsorted(acq_seq, lines.seq, side="left")
@@ -250,9 +250,9 @@ class BlockBuilder:
         """Write the lines' values into their blocks; count the lines no block took."""
         ok = owner >= 0
         first, second = COLUMNS[code]
-        cols[first].buf[owner[ok]] = lines.a[sel[ok]]
+        cols[first].put(owner[ok], lines.a[sel[ok]])
         if second is not None:
-            cols[second].buf[owner[ok]] = lines.b[sel[ok]]
+            cols[second].put(owner[ok], lines.b[sel[ok]])
         if not ok.all():
             lost = session[~ok]
             top = int(lost[-1]) + 1
@@ -269,7 +269,7 @@ class BlockBuilder:
             later = nxt < len(begins)
             end[later] = first[nxt[later]]
         ok = owner < np.minimum(end, n)
-        self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+        self.shared["prep_msm_ms"].put(owner[ok], value[ok])
         lost = (owner >= end) & ~ok
         if lost.any():
             top = int(session[lost][-1]) + 1
@@ -285,7 +285,7 @@ class BlockBuilder:
         owner, value = self.preps
         if len(owner):
             ok = owner < len(self.seq)
-            self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+            self.shared["prep_msm_ms"].put(owner[ok], value[ok])
             self.preps = (owner[~ok], value[~ok])
 
     def _close(self, end: int) -> None:
@@ -294,7 +294,7 @@ class BlockBuilder:
         owner, value = self.preps
         if len(owner):
             ok = owner < end
-            self.shared["prep_msm_ms"].buf[owner[ok]] = value[ok]
+            self.shared["prep_msm_ms"].put(owner[ok], value[ok])
             self.counts["orphans"].rows[self.open] += int((~ok).sum())
         self.preps = (np.empty(0, np.int64), np.empty(0))
 
@@ -324,7 +324,7 @@ class BlockBuilder:
             skipped[s]["malformed_cuzk_timing"] += int(counts["malformed"][s])
         for s in np.flatnonzero(orphans).tolist():
             skipped[s]["orphan_cuzk_timing"] += int(orphans[s])
-        lock = values["pre_lock_cpu_ms"] + values["mutex_wait_ms"]
+        lock = values["pre_lock_cpu_ms"].astype(np.float64) + values["mutex_wait_ms"]
         low, high = self.low.take(), self.high.take()
         around = (low, high) if self.placed else None
         blocks = Blocks(self.seq.take(), lock, values, around, session)
@@ -445,7 +445,10 @@ def attribute(
         unattributed = Frame(
             {
                 "kernel_start": placed[lost],
-                **{name: blocks.values[name][lost] for name in UNATTRIBUTED_VALUES},
+                **{
+                    name: blocks.values[name][lost].astype(np.float64)
+                    for name in UNATTRIBUTED_VALUES
+                },
             }
         )
     del placed
@@ -510,7 +513,7 @@ def _match(
     locks = blocks.lock_ms.astype(np.float64, copy=False)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
     lows, highs = blocks.around or around(blocks.seq, event_seq, event_offset)
-    placed = np.where(np.isfinite(lows), lows, highs)
+    placed = np.where(np.isfinite(lows), lows, highs).astype(np.float64, copy=False)
     blocks.around = None  # the blocks' places go with the match
     ids = np.unique(gpu[order]).astype(np.int64)
     queues = [order[gpu[order] == g] for g in ids.tolist()]
