@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter, deque
+from typing import NamedTuple
 
 import numpy as np
 
@@ -28,12 +29,15 @@ from viewer.io.pairing import Pairing
 from viewer.io.sessions import NEXT_WINDOW, SessionSplit
 from viewer.io.timing import BlockBuilder, attribute
 from viewer.model import Session, session_tables
+from viewer.model.keys import factorize
 from viewer.model.timeline import KERNEL_SOURCE_GPU_MS, KERNEL_SOURCE_TIMING, NO_BLOCKS
 
 WORKER_RE = re.compile(rb"worker_id=(\d{1,9})\D.*?\bgpu=(\d{1,9})")
 #: Scanned batches are read together once they hold this many rows (events and lines): a
 #: decompressed stream comes a megabyte at a time, and each piece costs a few numpy calls.
-PIECE_ROWS = 1 << 14
+PIECE_ROWS = 1 << 15
+#: The event columns pairing takes.
+PAIRED = ("seq", "offset", "event", "job", "partition", "worker", "synth_ms", "gpu_ms")
 
 
 class Assembler:
@@ -56,8 +60,7 @@ class Assembler:
         self.skipped: Counter[str] = Counter()  # the scanners' skipped lines, by reason
         self.by_session: list[Counter[str]] = []  # the same per session
         self.blocks = BlockBuilder()
-        self.first_seq: list[int] = []  # per session: its first event
-        self.last_seq: list[int] = []  # and its last
+        self.last_seq: list[int] = []  # per session: its last event so far
         self.last: tuple[int, float, int] | None = None  # (seq, offset, session) so far
         self.lines = _Lines()  # lines after the last event read, waiting for the next
 
@@ -73,7 +76,7 @@ class Assembler:
         self.skipped.update(batch.skipped_reason)
         self.waiting.append(batch)
         self.waiting_rows += n
-        if self.waiting_rows >= PIECE_ROWS:
+        if self.waiting_rows >= PIECE_ROWS // 2:  # (a compiled scanner's piece is one)
             self._piece()
         self._read(final=False)
 
@@ -127,24 +130,21 @@ class Assembler:
             # The waiting lines that stand before this piece's last event are placed now.
             self._place(self.lines.take_before(int(seq[-1])), seq, offset, sid)
             self.last = (int(seq[-1]), float(offset[-1]), int(sid[-1]))
-        ev = {name: getattr(piece, name) for name in ("seq", "offset", "event", "job")}
-        for name in ("partition", "worker", "synth_ms", "gpu_ms"):
-            ev[name] = getattr(piece, name)
-        if len(piece.copy_seq):
-            ev["copies"] = copies
         if len(seq):
+            ev = {name: getattr(piece, name) for name in PAIRED}
+            if len(piece.copy_seq):
+                ev["copies"] = copies
             self.pairing.feed(ev, sid, consume=True)
 
     def _sessions_seen(self, seq: np.ndarray, sid: np.ndarray) -> None:
-        """Note where each session of the piece begins and ends."""
-        for i in np.flatnonzero(np.diff(sid, prepend=len(self.first_seq) - 1)).tolist():
-            self.first_seq.append(int(seq[i]))
-            self.last_seq.append(int(seq[i]))
+        """Note the sessions the piece begins, and where each of its sessions ends so far."""
+        for _ in np.flatnonzero(np.diff(sid, prepend=len(self.last_seq) - 1)).tolist():
+            self.last_seq.append(-1)
             self.by_session.append(Counter())
         for i in np.flatnonzero(np.diff(sid, append=sid[-1] + 1)).tolist():
             self.last_seq[int(sid[i])] = int(seq[i])
 
-    def _place(self, lines: _Lines, seq: np.ndarray, offset: np.ndarray, sid: np.ndarray) -> None:
+    def _place(self, lines: _Placed, seq: np.ndarray, offset: np.ndarray, sid: np.ndarray) -> None:
         """Give lines standing before ``seq[-1]`` (or all, at the end) their session:
         that of the event before them, unless a daemon start lies in between (the next
         event's, a new one), and each acquire line where it stands among its session's
@@ -168,8 +168,11 @@ class Assembler:
 
         if len(lines.skipped_seq):
             where, _ = session_of(lines.skipped_seq)
-            for s, reason in zip(where.tolist(), lines.skipped_reason, strict=True):
-                self.by_session[s][reason] += 1
+            codes, reasons = factorize(np.array(lines.skipped_reason, dtype=object))
+            cells = np.bincount(where * len(reasons) + codes)
+            for cell in np.flatnonzero(cells).tolist():
+                s, reason = divmod(cell, len(reasons))
+                self.by_session[s][reasons[reason]] += int(cells[cell])
         cz = lines.cuzk
         if not len(cz.seq):
             return
@@ -297,9 +300,12 @@ class _Lines:
         )
 
 
-class _Placed:
-    def __init__(self, cuzk: CuzkLines, skipped_seq: np.ndarray, skipped_reason: list[str]):
-        self.cuzk, self.skipped_seq, self.skipped_reason = cuzk, skipped_seq, skipped_reason
+class _Placed(NamedTuple):
+    """Lines to place: CUZK_TIMING ones and skipped ones."""
+
+    cuzk: CuzkLines
+    skipped_seq: np.ndarray
+    skipped_reason: list[str]
 
 
 def _joined_cuzk(parts: list[CuzkLines]) -> CuzkLines:

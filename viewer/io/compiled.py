@@ -28,10 +28,12 @@ from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, line_end
 from viewer.io.source import Chunk, Skip
 
 NAME = "compiled"
-PIECE_BYTES = 16 << 20  # the largest piece a thread scans at once (a progress step)
+PIECE_BYTES = 64 << 20  # the largest piece a thread scans at once (a progress step)
 MIN_PIECE_BYTES = 1 << 20  # the smallest, but for the last (and PIECE_BYTES smaller)
 FIRST_PIECE_BYTES = 2 << 20  # before the density of the file is known
-PIECE_RECORDS = 1 << 14  # records a piece is sized to hold
+PIECE_RECORDS = 1 << 15  # records a piece of a dense log is sized to hold
+DENSE_RECORD_BYTES = 64  # a dense log's bytes a record (TIMELINE and CUZK_TIMING only)
+MOST_PIECE_RECORDS = 1 << 17  # records a piece of a sparse log may hold
 BOUNDARY_PROBE = 1 << 16  # a piece boundary moves to the next line start within this
 #: The number keys' columns the scanner returns (``tl_<key>``).
 NUMBER_COLUMNS = {k.name.decode(): f"tl_{k.name.decode()}" for k in DETAIL_KEYS if k.digits}
@@ -98,10 +100,12 @@ def iter_range(
 
 class _Pieces:
     """The pieces ``[a, b)`` of ``[lo, hi)`` the threads scan, cut at line starts, each
-    sized to hold about PIECE_RECORDS records by the density of those scanned so far
-    (between MIN_PIECE_BYTES and PIECE_BYTES): the pieces in flight weigh as many records
-    in a dense log (TIMELINE and CUZK_TIMING lines only: ~2 MB) as in one with other lines
-    between (16 MB), and the noisy log is not cut into a thousand pieces."""
+    sized by the density of the records scanned so far (between MIN_PIECE_BYTES and
+    PIECE_BYTES): PIECE_RECORDS records in a dense log (TIMELINE and CUZK_TIMING lines
+    only: ~2 MB), more in one with other lines between, as many as weigh the same share
+    of the file (the 10^6-event log with its other lines: ~100 000 records, 64 MB).  The
+    pieces in flight and the one being read weigh what the file allows, and a sparse log
+    is not cut into a thousand pieces of fixed costs."""
 
     def __init__(self, fd: int, lo: int, hi: int) -> None:
         self.fd, self.at, self.hi = fd, lo, hi
@@ -116,7 +120,11 @@ class _Pieces:
         least = min(MIN_PIECE_BYTES, most)
         if not self.records:
             return min(FIRST_PIECE_BYTES, most)
-        return max(least, min(most, PIECE_RECORDS * self.bytes // self.records))
+        # A sparse log's pieces hold more records: a piece weighs the same share of the file
+        # (and the reader's peak memory is judged against the file), in fewer pieces.
+        per_record = self.bytes / self.records
+        records = min(MOST_PIECE_RECORDS, PIECE_RECORDS * max(1.0, per_record / DENSE_RECORD_BYTES))
+        return max(least, min(most, int(records * per_record)))
 
     def __iter__(self):
         return self
