@@ -159,11 +159,11 @@ class Assembler:
             """(session, index of the event before) of lines at ``at``."""
             prev = np.searchsorted(seq, at) - 1
             p = np.maximum(prev, 0)
-            restarted = np.searchsorted(self.daemon_starts, at) > np.searchsorted(
-                self.daemon_starts, seq[p]
-            )
-            has_next = prev + 1 < n
-            s = sid[p].astype(np.int64) + (restarted & has_next & (prev >= 0))
+            s = sid[p].astype(np.int64)
+            if len(self.daemon_starts):  # a daemon start since the event before: the next's
+                starts = self.daemon_starts
+                restarted = np.searchsorted(starts, at) > np.searchsorted(starts, seq[p])
+                s += restarted & (prev + 1 < n) & (prev >= 0)
             return np.where(prev >= 0, s, 0), prev
 
         if len(lines.skipped_seq):

@@ -43,9 +43,10 @@ class Growing:
         self.map: mmap.mmap | None = None
         self.n = 0
 
-    def put(self, index: object, values: object) -> None:
-        """Write ``values`` at the rows ``index`` (below ``len``)."""
-        if self.compact and not _exact32(values):
+    def put(self, index: object, values: object, exact: bool | None = None) -> None:
+        """Write ``values`` at the rows ``index`` (below ``len``); ``exact``: whether
+        float32 holds them all (None: find out)."""
+        if self.compact and not (exact if exact is not None else exact32(values)):
             self._widen()
         self.buf[: self.n][index] = values
 
@@ -115,7 +116,7 @@ class Growing:
             self.buf, self.map = self.buf[: self.n].copy(), None
 
 
-def _exact32(values: object) -> bool:
+def exact32(values: object) -> bool:
     """Whether float32 holds every one of ``values`` exactly (NaN included)."""
     v = np.asarray(values)
     if v.dtype == np.float32 or not v.size:

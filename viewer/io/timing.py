@@ -32,7 +32,7 @@ from viewer.io.grammar import (
     CUZK_PREP,
     CUZK_TAIL,
 )
-from viewer.io.grow import Growing
+from viewer.io.grow import Growing, exact32
 from viewer.model.frame import Frame
 
 #: kernel starts within this many ms of each other make a multi-GPU match ambiguous
@@ -162,10 +162,13 @@ class BlockBuilder:
         # The sessions that begin in this piece, and the first block of each line's session.
         begins = np.flatnonzero(np.diff(session, prepend=self.open))
         first = before + np.searchsorted(acq_seq, lines.seq[begins], side="left")
-        seg = np.searchsorted(begins, np.arange(n), side="right") - 1  # -1: the open one
-        first_of = first[np.maximum(seg, 0)] if len(begins) else np.zeros(n, np.int64)
-        first_of = np.where(seg >= 0, first_of, self.first)
+        if len(begins):
+            seg = np.searchsorted(begins, np.arange(n), side="right") - 1  # -1: the open one
+            first_of = np.where(seg >= 0, first[np.maximum(seg, 0)], self.first)
+        else:  # all in the session left open
+            first_of = np.full(n, self.first, np.int64)
         self._count(session, lines.kind)
+        exact = (exact32(lines.a), exact32(lines.b))  # (checked once, not at each write)
         self.seq.append(acq_seq)
         self.session.append(session[acq])
         if around is None:  # ``attribute`` finds them from the events
@@ -175,8 +178,8 @@ class BlockBuilder:
         self.high.append(around[1])
         for col in (*self.shared.values(), *(c for m in self.region.values() for c in m.values())):
             col.grow(len(acq))
-        self.shared["pre_lock_cpu_ms"].put(slice(before, None), lines.a[acq])
-        self.shared["mutex_wait_ms"].put(slice(before, None), lines.b[acq])
+        self.shared["pre_lock_cpu_ms"].put(slice(before, None), lines.a[acq], exact[0])
+        self.shared["mutex_wait_ms"].put(slice(before, None), lines.b[acq], exact[1])
         if len(begins):  # the open session ends where the next begins
             self._close(int(first[0]))
         opened_left = before + np.searchsorted(acq_seq, lines.seq, side="left")
@@ -197,7 +200,7 @@ class BlockBuilder:
                 owner = runs.climb(opened, last)
                 if code in ends:
                     ends[code] = int(owner[-1])
-                self._preps(owner, lines.a[sel], session[sel], first, begins, session)
+                self._preps(owner, lines.a[sel], session[sel], first, begins, session, exact[0])
                 continue
             opened = opened_left[sel]
             given = np.where(cont, self.fifo[code], b0[runs.start])
@@ -205,9 +208,11 @@ class BlockBuilder:
             if code in ends:
                 ends[code] = taken
             if code == CUZK_BG2:
-                self._put(self.shared, code, owner, sel, lines, session[sel], "orphans")
+                self._put(self.shared, code, owner, sel, lines, session[sel], "orphans", exact)
                 continue
-            self._put(self.region[False], code, owner, sel, lines, session[sel], "orphans_gpus")
+            self._put(
+                self.region[False], code, owner, sel, lines, session[sel], "orphans_gpus", exact
+            )
             if code == CUZK_HELD:  # one GPU: the block of the latest tail line before
                 t_seq, t_block = tails
                 if self.last_tail[1] >= 0:
@@ -221,7 +226,9 @@ class BlockBuilder:
             self.latest[code] = int(raw[-1])
             if code == CUZK_TAIL:
                 tails = (lines.seq[sel][owner >= 0], owner[owner >= 0])
-            self._put(self.region[True], code, owner, sel, lines, session[sel], "orphans_one_gpu")
+            self._put(
+                self.region[True], code, owner, sel, lines, session[sel], "orphans_one_gpu", exact
+            )
         if len(tails[0]):
             self.last_tail = (int(tails[0][-1]), int(tails[1][-1]))
         if len(begins):
@@ -246,19 +253,20 @@ class BlockBuilder:
         if bad.any():
             self.counts["malformed"].rows[:top] += np.bincount(session[bad], minlength=top)
 
-    def _put(self, cols, code, owner, sel, lines, session, orphans: str) -> None:
-        """Write the lines' values into their blocks; count the lines no block took."""
+    def _put(self, cols, code, owner, sel, lines, session, orphans: str, exact) -> None:
+        """Write the lines' values into their blocks; count the lines no block took.
+        ``exact``: whether float32 holds all the piece's first values, and second ones."""
         ok = owner >= 0
         first, second = COLUMNS[code]
-        cols[first].put(owner[ok], lines.a[sel[ok]])
+        cols[first].put(owner[ok], lines.a[sel[ok]], exact[0])
         if second is not None:
-            cols[second].put(owner[ok], lines.b[sel[ok]])
+            cols[second].put(owner[ok], lines.b[sel[ok]], exact[1])
         if not ok.all():
             lost = session[~ok]
             top = int(lost[-1]) + 1
             self.counts[orphans].rows[:top] += np.bincount(lost, minlength=top)
 
-    def _preps(self, owner, value, session, first, begins, all_sessions) -> None:
+    def _preps(self, owner, value, session, first, begins, all_sessions, exact) -> None:
         """Give prep lines the blocks open; those of a session that ended without their
         block are orphans; the open session's others wait."""
         n = len(self.seq)
@@ -269,7 +277,7 @@ class BlockBuilder:
             later = nxt < len(begins)
             end[later] = first[nxt[later]]
         ok = owner < np.minimum(end, n)
-        self.shared["prep_msm_ms"].put(owner[ok], value[ok])
+        self.shared["prep_msm_ms"].put(owner[ok], value[ok], exact)
         lost = (owner >= end) & ~ok
         if lost.any():
             top = int(session[lost][-1]) + 1
