@@ -125,7 +125,7 @@ def test_compiled_scan_matches_python_scan(ops, odd, at):
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = compiled.scan_chunks([(data, 0, len(data))], ords, c_jobs)
+    got = list(compiled.iter_chunks([(data, 0, len(data))], ords, c_jobs))
     assert ords.base == found
     assert_same(merged(got), c_jobs, want, py_jobs)
 
@@ -143,7 +143,7 @@ def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
     ords = Ordinals()
     steps: list[int] = []
     with open(path, "rb") as f:
-        got = compiled.scan_range(f.fileno(), 0, len(data), ords, jobs, steps.append)
+        got = list(compiled.iter_range(f.fileno(), 0, len(data), ords, jobs, steps.append))
     assert ords.base == found
     assert_same(merged(got), jobs, want, want_jobs)
     assert steps[-1] == len(data) and steps == sorted(steps)
@@ -183,9 +183,9 @@ def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk, bloc
         path.write_bytes(data)
         with open(path, "rb") as f, mock.patch.object(compiled, "PIECE_BYTES", piece):
             ords, jobs = Ordinals(), {}
-            got = merged(compiled.scan_range(f.fileno(), 0, hi, ords, jobs))
+            got = merged(list(compiled.iter_range(f.fileno(), 0, hi, ords, jobs)))
             py_ords, py_jobs = Ordinals(), {}
-            want = merged(pure.scan_range(f.fileno(), 0, hi, py_ords, py_jobs))
+            want = merged(list(pure.iter_range(f.fileno(), 0, hi, py_ords, py_jobs)))
     assert ords.base == py_ords.base
     assert_same(got, jobs, want, py_jobs)
 
@@ -290,10 +290,10 @@ def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(tmp_path, either
     want, found = python_scan(whole, {})
     with open(path, "rb") as f:
         ords = Ordinals()
-        shrunk = merged(scanner.scan_range(f.fileno(), 0, len(whole + tail) + 100, ords, {}))
+        shrunk = merged(list(scanner.iter_range(f.fileno(), 0, len(whole + tail) + 100, ords, {})))
         assert ords.base == found and shrunk.seq.tolist() == want.seq.tolist()
         ords = Ordinals()
-        ended = merged(scanner.scan_range(f.fileno(), 0, len(whole + tail), ords, {}))
+        ended = merged(list(scanner.iter_range(f.fileno(), 0, len(whole + tail), ords, {})))
     assert len(ended.seq) == len(want.seq) + (1 if tail else 0)
     if tail:
         assert ended.synth_ms[-1] == 12
@@ -316,7 +316,7 @@ def test_every_odd_line_at_once_matches_python():
     want, found = python_scan(data, py_jobs)
     c_jobs: dict[bytes, int] = {}
     ords = Ordinals()
-    got = merged(compiled.scan_chunks([(data, 0, len(data))], ords, c_jobs))
+    got = merged(list(compiled.iter_chunks([(data, 0, len(data))], ords, c_jobs)))
     assert ords.base == found
     assert_same(got, c_jobs, want, py_jobs)
 
@@ -326,7 +326,7 @@ def test_an_empty_range_scans_nothing(tmp_path, either):
     path.write_text("\n".join(LINES) + "\n")
     with open(path, "rb") as f:
         ords = Ordinals(7)
-        got = scanner.scan_range(f.fileno(), 50, 50, ords, {})
+        got = list(scanner.iter_range(f.fileno(), 50, 50, ords, {}))
     assert ords.base == 7 and sum(len(b.seq) for b in got) == 0
 
 

@@ -104,7 +104,7 @@ def test_a_copy_is_one_row_with_a_count(tmp_path):
     path = tmp_path / "run.log"
     path.write_text("\n".join(lines) + "\n")
     with open(path, "rb") as f:
-        got = scanner.scan_range(f.fileno(), 0, path.stat().st_size, scanner.Ordinals(), {})
+        got = list(scanner.iter_range(f.fileno(), 0, path.stat().st_size, scanner.Ordinals(), {}))
     merged = batch.merge_batches(got)
     assert len(merged.seq) == 6 and merged.copy_n.tolist() == [1000]
     assert np.array_equal(merged.copy_seq, merged.seq[5:])

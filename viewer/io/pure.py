@@ -177,23 +177,3 @@ def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:
         out.append(r)
         heapq.heappush(busy, (e, r))
     return np.asarray(out, dtype=np.int32)
-
-
-def scan_chunks(
-    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
-) -> list[EventBatch]:
-    """``iter_chunks``, every batch at once."""
-    return list(iter_chunks(chunks, ords, jobs))
-
-
-def scan_range(
-    fd: int,
-    lo: int,
-    hi: int,
-    ords: Ordinals,
-    jobs: dict[bytes, int],
-    progress: Callable[[int], None] | None = None,
-    cancel: Callable[[], bool] | None = None,
-) -> list[EventBatch]:
-    """``iter_range``, every batch at once."""
-    return list(iter_range(fd, lo, hi, ords, jobs, progress, cancel))

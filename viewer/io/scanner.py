@@ -25,8 +25,6 @@ __all__ = [
     "iter_range",
     "match_blocks",
     "pack_sorted",
-    "scan_chunks",
-    "scan_range",
 ]
 
 
@@ -49,34 +47,13 @@ def compiled() -> bool:
     return BACKEND.NAME == "compiled"
 
 
-def scan_chunks(
-    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
-) -> list[EventBatch]:
-    """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
-    stream), in order, and the lines the chunks' cutter skipped."""
-    return list(iter_chunks(chunks, ords, jobs))
-
-
 def iter_chunks(
     chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
 ) -> Iterator[EventBatch]:
-    """``scan_chunks``, each batch as soon as it is scanned."""
+    """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
+    stream), in order, and the lines the chunks' cutter skipped, each batch as soon as it
+    is scanned."""
     return BACKEND.iter_chunks(chunks, ords, jobs)
-
-
-def scan_range(
-    fd: int,
-    lo: int,
-    hi: int,
-    ords: Ordinals,
-    jobs: dict[bytes, int],
-    progress: Callable[[int], None] | None = None,
-    cancel: Callable[[], bool] | None = None,
-) -> list[EventBatch]:
-    """The events of the bytes ``[lo, hi)`` of the plain file ``fd`` (``lo`` a line start);
-    a last line without a line end counts, unless the file ends before ``hi``.
-    ``progress(offset)`` now and then; ``cancel()`` is checked between pieces."""
-    return list(iter_range(fd, lo, hi, ords, jobs, progress, cancel))
 
 
 def iter_range(
@@ -88,7 +65,10 @@ def iter_range(
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:
-    """``scan_range``, each batch as soon as it is scanned (a few pieces ahead at most)."""
+    """The events of the bytes ``[lo, hi)`` of the plain file ``fd`` (``lo`` a line start),
+    each batch as soon as it is scanned (a few pieces ahead at most); a last line without a
+    line end counts, unless the file ends before ``hi``.  ``progress(offset)`` now and then;
+    ``cancel()`` is checked between pieces."""
     return BACKEND.iter_range(fd, lo, hi, ords, jobs, progress, cancel)
 
 
