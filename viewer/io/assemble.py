@@ -56,7 +56,7 @@ class Assembler:
         self.daemon_starts = np.empty(0, np.int64)
         self.worker_lines: list[tuple[int, bytes]] = []
         self.kinds: dict[int, str] = {}  # job code -> kind, the last one read
-        self.rows = 0  # TIMELINE lines read (copies too)
+        self.events = 0  # TIMELINE events read (exact copies included)
         self.skipped: Counter[str] = Counter()  # the scanners' skipped lines, by reason
         self.by_session: list[Counter[str]] = []  # the same per session
         self.blocks = BlockBuilder()
@@ -64,15 +64,10 @@ class Assembler:
         self.last: tuple[int, float, int] | None = None  # (seq, offset, session) so far
         self.lines = _Lines()  # lines after the last event read, waiting for the next
 
-    @property
-    def events(self) -> int:
-        """TIMELINE events read so far (exact copies included)."""
-        return self.rows
-
     def add(self, batch: EventBatch) -> None:
         """The next batch in file order."""
         n = len(batch.seq) + len(batch.cuzk.seq) + len(batch.skipped_seq)
-        self.rows += len(batch.seq) + int(batch.copy_n.sum())
+        self.events += len(batch.seq) + int(batch.copy_n.sum())
         self.skipped.update(batch.skipped_reason)
         self.waiting.append(batch)
         self.waiting_rows += n
@@ -206,31 +201,7 @@ class Assembler:
         notes: list[list[str]] = [[] for _ in range(n)]
         calls = paired.calls
         calls["gpu"] = _gpus(calls, mapping, self.workers_per_gpu, notes)
-        kernel_source = [KERNEL_SOURCE_GPU_MS] * n
-        blocks = [(0, 0, None)] * n  # (blocks read, ambiguous, unattributed) per session
-        k_bounds = np.searchsorted(calls["session"], np.arange(n + 1))
-        all_blocks, cz_skipped, with_lines = self.blocks.result(
-            _one_gpu(calls["gpu"], calls["start_seq"], k_bounds)
-        )
-        b_bounds = np.searchsorted(all_blocks.session, np.arange(n + 1))
-        whole = len(with_lines) == 1 and b_bounds[with_lines[0] + 1] - b_bounds[
-            with_lines[0]
-        ] == len(all_blocks.seq)
-        for s in with_lines:
-            rows = slice(k_bounds[s], k_bounds[s + 1])
-            session_blocks = all_blocks if whole else all_blocks.rows(b_bounds[s], b_bounds[s + 1])
-            att = attribute({k: v[rows] for k, v in calls.items()}, session_blocks)
-            del session_blocks
-            att.skipped.update(cz_skipped[s])
-            skipped[s].update(att.skipped)
-            notes[s] += att.notes
-            if np.isfinite(att.columns["kernel_start"]).any():
-                kernel_source[s] = KERNEL_SOURCE_TIMING
-            blocks[s] = (att.blocks, att.ambiguous, att.unattributed)
-            _fill(calls, rows, att.columns)  # (columns no session filled: NaN in the tables)
-            del att
-        del all_blocks
-        heap.release_free_memory()
+        kernel_source, blocks = self._kernels(calls, n, skipped, notes)
         kinds = {job_ids[j]: k for j, k in self.kinds.items()}
         tables = session_tables(
             calls, job_ids, kinds, mapping, session=calls.pop("session"), consume=True
@@ -253,6 +224,35 @@ class Assembler:
             )
             for s, t in enumerate(tables)
         ]
+
+    def _kernels(self, calls: dict, n: int, skipped: list[Counter[str]], notes: list[list[str]]):
+        """Give each session's blocks to its calls (kernel columns into ``calls``, lines
+        skipped and notes into ``skipped`` and ``notes``); per session, where its kernel
+        times come from and (blocks read, ambiguous, unattributed)."""
+        kernel_source = [KERNEL_SOURCE_GPU_MS] * n
+        blocks = [(0, 0, None)] * n
+        k_bounds = np.searchsorted(calls["session"], np.arange(n + 1))
+        one_gpu = _one_gpu(calls["gpu"], calls["start_seq"], k_bounds)
+        all_blocks, cz_skipped, with_lines = self.blocks.result(one_gpu)
+        b_bounds = np.searchsorted(all_blocks.session, np.arange(n + 1))
+        # One session with lines: its blocks are all of them, given up as they are attributed.
+        alone = len(with_lines) == 1
+        for s in with_lines:
+            rows = slice(k_bounds[s], k_bounds[s + 1])
+            mine = all_blocks if alone else all_blocks.rows(b_bounds[s], b_bounds[s + 1])
+            att = attribute({k: v[rows] for k, v in calls.items()}, mine)
+            del mine
+            att.skipped.update(cz_skipped[s])
+            skipped[s].update(att.skipped)
+            notes[s] += att.notes
+            if np.isfinite(att.columns["kernel_start"]).any():
+                kernel_source[s] = KERNEL_SOURCE_TIMING
+            blocks[s] = (att.blocks, att.ambiguous, att.unattributed)
+            _fill(calls, rows, att.columns)  # (columns no session filled: NaN in the tables)
+            del att
+        del all_blocks
+        heap.release_free_memory()
+        return kernel_source, blocks
 
     def _worker_map(self, n: int) -> list[dict[int, int]]:
         """Worker -> GPU per session, from the "GPU worker started" lines (each belongs to
