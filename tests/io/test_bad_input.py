@@ -65,6 +65,29 @@ def test_a_gz_cut_at_a_line_end_loses_nothing(tmp_path):
     assert any("cut short" in n for n in s.notes)
 
 
+def test_a_gzip_bomb_is_decompressed_a_megabyte_at_a_time(tmp_path):
+    """110 MB of one event in a 0.3 MB .gz, then a second gzip member: the stream is handed
+    on at most ``source.OUT_BYTES`` at a time (a 1 MB read once held all it decompressed to,
+    twice), every byte of both members is read, and the log reads as its text does."""
+    from viewer.io import source
+
+    line = b"TIMELINE,7,SYNTH_START,job-a,partition=0\n"
+    rest = ("\n".join(simple_log()) + "\n").encode()
+    path = tmp_path / "bomb.log.gz"
+    path.write_bytes(gzip.compress(line * 2_700_000, 9) + gzip.compress(rest))
+    assert path.stat().st_size < 1_000_000
+    with source.Source(path) as src:
+        sizes = [len(block) for block in src._blocks(source.CHUNK_BYTES)]
+    assert max(sizes) <= source.OUT_BYTES + source.FEED_BYTES * 1100  # one feed's output more
+    assert sum(sizes) == len(line) * 2_700_000 + len(rest)
+    plain = tmp_path / "bomb.log"
+    plain.write_bytes(line * 2_700_000 + rest)
+    got, want = open_log(path).sessions, open_log(plain).sessions
+    assert [(s.skipped, s.events) for s in got] == [(s.skipped, s.events) for s in want]
+    assert all(a.partitions.equals(b.partitions) for a, b in zip(got, want, strict=True))
+    assert got[0].skipped == {"duplicate_event": 2_699_999}
+
+
 def oversized(filler: int) -> tuple[bytes, list[str]]:
     """A log with one "line" of ``filler`` junk bytes holding a TIMELINE record, no newline
     until the record's end, then ordinary lines."""
