@@ -525,3 +525,32 @@ def test_a_long_glued_line_is_held_once_while_it_is_read(tmp_path):
     assert size > 12e6 and peak - size < 16e6, (peak - size) / 1e6
     assert pure.partitions.equals(compiled.partitions)
     assert pure.skipped == compiled.skipped == {"duplicate_event": 149_999}
+
+
+def test_an_error_while_reading_leaves_no_scan_thread_behind(tmp_path, monkeypatch):
+    """The reader's threads scan pieces ahead of the one read; an error in reading one
+    (out of memory, a bug) closes the scan: by the time ``open_log`` raises, no thread is
+    left to read the file's descriptor, which the closed file gives back to the next one
+    opened (a thread once read another file through it)."""
+    import threading
+
+    from viewer.io import assemble, compiled, scanner
+
+    if not scanner.compiled():
+        pytest.skip("the pure-Python scanner has no threads")
+    path = tmp_path / "run.log"
+    write(path, [line for r in range(200) for line in simple_log(jobs=3)])
+    monkeypatch.setattr(compiled, "PIECE_BYTES", 2000)
+    monkeypatch.setattr(compiled, "MIN_PIECE_BYTES", 2000)
+    monkeypatch.setattr(compiled, "FIRST_PIECE_BYTES", 2000)
+
+    def add(self, batch):
+        raise MemoryError("the assembler ran out")
+
+    monkeypatch.setattr(assemble.Assembler, "add", add)
+    with pytest.raises(MemoryError):
+        try:
+            open_log(path)
+        except MemoryError:  # the error still held, as a caller holding it would
+            assert not [t for t in threading.enumerate() if t.name.startswith("cuzk-scan")]
+            raise

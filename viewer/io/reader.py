@@ -9,6 +9,7 @@ adds, and builds the sessions of everything it holds (``LogScan.sessions``).
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import os
 from collections import Counter
@@ -74,8 +75,11 @@ class LogScan:
 
     def _add(self, batches: Iterator[EventBatch]) -> None:
         if self.assembler is not None:
-            for batch in batches:
-                self.assembler.add(batch)
+            # Closed on any way out: an error in the assembler must not leave the scan's
+            # threads reading the file's descriptor after the file is closed (and reused).
+            with contextlib.closing(batches):
+                for batch in batches:
+                    self.assembler.add(batch)
             return
         batches = list(batches)
         if batches:  # an empty range scans no piece
