@@ -107,8 +107,7 @@ class Pairing:
         }
         self.times = [Growing(np.float64, np.nan, compact=True) for _ in TIME_COLUMNS]
         self.last = -1  # the latest session
-        self.keys = np.empty(0, np.int64)  # its calls' keys, sorted
-        self.rows = np.empty(0, np.int64)  # and their rows
+        self.index = _Index()  # its calls' rows by key
 
     def feed(self, ev: dict[str, np.ndarray], session: np.ndarray, *, consume: bool = False):
         """The next events, in file order (``pair_events``' arguments); ``session``: each
@@ -118,11 +117,10 @@ class Pairing:
         piece = _piece_calls(ev, session, consume)
         n = len(piece["key"])
         new = np.arange(n)
-        if int(piece["session"][0]) == self.last and len(self.keys):
+        if int(piece["session"][0]) == self.last:
             go_on = int(np.searchsorted(piece["session"], self.last, side="right"))
-            at = np.minimum(np.searchsorted(self.keys, piece["key"][:go_on]), len(self.keys) - 1)
-            found = np.flatnonzero(self.keys[at] == piece["key"][:go_on])
-            self._fill(found, self.rows[at[found]], piece)
+            found, rows = self.index.find(piece["key"][:go_on])
+            self._fill(found, rows, piece)
             taken = np.zeros(n, bool)
             taken[found] = True
             new = np.flatnonzero(~taken)
@@ -151,19 +149,14 @@ class Pairing:
             return
         last = int(session[-1])
         mine = np.flatnonzero(session == last)
-        keys, rows = keys[mine], first_row + mine
         if last != self.last:
-            self.last, self.keys, self.rows = last, keys[:0], rows[:0]
-        order = np.argsort(keys, kind="stable")
-        keys, rows = keys[order], rows[order]
-        at = np.searchsorted(self.keys, keys)
-        self.keys = np.insert(self.keys, at, keys)
-        self.rows = np.insert(self.rows, at, rows)
+            self.last, self.index = last, _Index()
+        self.index.add(keys[mine], first_row + mine)
 
     def result(self, sessions: int) -> Paired:
         """The calls of every session (``sessions`` of them) and what the pairing skipped;
         the pairing is spent."""
-        self.keys = self.rows = np.empty(0, np.int64)
+        self.index = _Index()
         cols = {name: _wide(col) for name, col in self.cols.items()}
         times = [_wide(col) for col in self.times]  # a column per event type
         self.times = []
@@ -216,6 +209,39 @@ class Pairing:
         return Paired(
             calls=out, accepted=counts, skipped=per_session.counters(), start_ms=lo, end_ms=hi
         )
+
+
+class _Index:
+    """Rows of calls by key, as sorted runs merged as they grow: each piece's new calls
+    are a run, merged with the run before while that one is not over twice its size.  A
+    piece is looked up with a search a run (a few dozen at most), and each call is copied
+    O(log calls) times in all (one sorted array, grown by insertion, was copied whole at
+    every piece: calls x pieces on a long session)."""
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # (keys sorted, rows)
+
+    def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(positions of the ``keys`` found, their rows)."""
+        rows = np.full(len(keys), -1, np.int64)
+        for k, r in self.runs:
+            at = np.minimum(np.searchsorted(k, keys), len(k) - 1)
+            hit = np.flatnonzero(k[at] == keys)
+            rows[hit] = r[at[hit]]
+        found = np.flatnonzero(rows >= 0)
+        return found, rows[found]
+
+    def add(self, keys: np.ndarray, rows: np.ndarray) -> None:
+        """Keys not in the index yet, and their rows."""
+        if not len(keys):
+            return
+        order = np.argsort(keys, kind="stable")
+        self.runs.append((keys[order], rows[order]))
+        while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]):
+            (k2, r2), (k1, r1) = self.runs.pop(), self.runs.pop()
+            k, r = np.concatenate([k1, k2]), np.concatenate([r1, r2])
+            order = np.argsort(k, kind="stable")
+            self.runs.append((k[order], r[order]))
 
 
 def _wide(col: Growing) -> np.ndarray:
