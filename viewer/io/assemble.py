@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections import Counter, deque
+from collections.abc import Iterator
 from typing import NamedTuple
 
 import numpy as np
@@ -53,8 +54,9 @@ class Assembler:
         self.waiting: list[EventBatch] = []  # batches not yet a piece
         self.waiting_rows = 0
         self.pieces: deque[EventBatch] = deque()  # pieces waiting for the events after them
+        self.pending = 0  # their events
         self.daemon_starts = np.empty(0, np.int64)
-        self.worker_lines: list[tuple[int, bytes]] = []
+        self.worker_lines: list[tuple[int, int, int]] = []  # (seq, worker, gpu)
         self.kinds: dict[int, str] = {}  # job code -> kind, the last one read
         self.events = 0  # TIMELINE events read (exact copies included)
         self.skipped: Counter[str] = Counter()  # the scanners' skipped lines, by reason
@@ -89,17 +91,22 @@ class Assembler:
         starts = [s for s, k, _ in piece.markers if k == MARK_DAEMON]
         if starts:
             self.daemon_starts = np.sort(np.concatenate([self.daemon_starts, starts]))
-        self.worker_lines += [(s, t) for s, k, t in piece.markers if k == MARK_WORKER]
+        for at, kind, text in piece.markers:  # kept as numbers, not as the lines' text
+            m = WORKER_RE.search(ANSI_RE.sub(b"", text)) if kind == MARK_WORKER else None
+            if m:
+                self.worker_lines.append((at, int(m[1]), int(m[2])))
         self.kinds.update((j, k) for _, j, k in piece.kinds)
         self.pieces.append(piece)
+        self.pending += len(piece.seq)
 
     def _read(self, final: bool) -> None:
         """Read the pieces whose next events are scanned (all of them at the end)."""
         while self.pieces:
-            after = sum(len(p.seq) for p in list(self.pieces)[1:])
+            after = self.pending - len(self.pieces[0].seq)
             if after < NEXT_WINDOW - 1 and not final:
                 return
             piece = self.pieces.popleft()
+            self.pending -= len(piece.seq)
             self._read_piece(piece, self._ahead())
 
     def _ahead(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
@@ -123,7 +130,8 @@ class Assembler:
         if len(seq):
             self._sessions_seen(seq, sid)
             # The waiting lines that stand before this piece's last event are placed now.
-            self._place(self.lines.take_before(int(seq[-1])), seq, offset, sid)
+            for lines in self.lines.take_before(int(seq[-1])):
+                self._place(lines, seq, offset, sid)
             self.last = (int(seq[-1]), float(offset[-1]), int(sid[-1]))
         if len(seq):
             ev = {name: getattr(piece, name) for name in PAIRED}
@@ -188,9 +196,8 @@ class Assembler:
         if not n:
             return []
         empty = np.empty(0, np.int64)
-        self._place(
-            self.lines.take_before(None), empty, empty.astype(np.float64), empty.astype(np.int32)
-        )
+        for lines in self.lines.take_before(None):
+            self._place(lines, empty, empty.astype(np.float64), empty.astype(np.int32))
         heap.release_free_memory()
         paired = self.pairing.result(n)
         heap.release_free_memory()
@@ -261,43 +268,51 @@ class Assembler:
         mapping: list[dict[int, int]] = [{} for _ in range(n)]
         if not self.worker_lines:
             return mapping
-        at = np.array([s for s, _ in self.worker_lines], np.int64)
+        at = np.array([s for s, _, _ in self.worker_lines], np.int64)
         where = np.minimum(np.searchsorted(np.array(self.last_seq, np.int64), at), n - 1)
-        for (_, text), s in zip(self.worker_lines, where.tolist(), strict=True):
-            m = WORKER_RE.search(ANSI_RE.sub(b"", text))
-            if m:
-                mapping[s][int(m[1])] = int(m[2])
+        for (_, worker, gpu), s in zip(self.worker_lines, where.tolist(), strict=True):
+            mapping[s][worker] = gpu
         return mapping
 
 
 class _Lines:
-    """CUZK_TIMING and skipped lines waiting for the event after them."""
+    """CUZK_TIMING and skipped lines waiting for the event after them, as the pieces they
+    came in (a long stretch of lines without an event is placed a piece at a time)."""
 
     def __init__(self) -> None:
-        self.cuzk: list[CuzkLines] = []
-        self.skipped: list[tuple[np.ndarray, list[str]]] = []
+        self.parts: deque[_Placed] = deque()
 
     def add(self, piece: EventBatch) -> None:
-        if len(piece.cuzk.seq):
-            self.cuzk.append(piece.cuzk)
-        if len(piece.skipped_seq):
-            self.skipped.append((piece.skipped_seq, piece.skipped_reason))
+        if len(piece.cuzk.seq) or len(piece.skipped_seq):
+            self.parts.append(_Placed(piece.cuzk, piece.skipped_seq, piece.skipped_reason))
 
-    def take_before(self, seq: int | None) -> _Placed:
-        """The lines before ``seq`` (all: None), in file order; the rest wait on."""
-        cz = _joined_cuzk(self.cuzk)
-        sk_seq = (
-            np.concatenate([s for s, _ in self.skipped]) if self.skipped else np.empty(0, np.int64)
-        )
-        sk_reason = [r for _, rs in self.skipped for r in rs]
-        k = len(cz.seq) if seq is None else int(np.searchsorted(cz.seq, seq))
-        j = len(sk_seq) if seq is None else int(np.searchsorted(sk_seq, seq))
-        rest = CuzkLines(cz.seq[k:], cz.kind[k:], cz.a[k:], cz.b[k:])
-        self.cuzk = [rest] if len(rest.seq) else []
-        self.skipped = [(sk_seq[j:], sk_reason[j:])] if j < len(sk_seq) else []
-        return _Placed(
-            CuzkLines(cz.seq[:k], cz.kind[:k], cz.a[:k], cz.b[:k]), sk_seq[:j], sk_reason[:j]
-        )
+    def take_before(self, seq: int | None) -> Iterator[_Placed]:
+        """The lines before ``seq`` (all: None), a piece's at a time, in file order; the
+        rest wait on."""
+        while self.parts:
+            part = self.parts[0]
+            cz = part.cuzk
+            k = len(cz.seq) if seq is None else int(np.searchsorted(cz.seq, seq))
+            j = (
+                len(part.skipped_seq)
+                if seq is None
+                else int(np.searchsorted(part.skipped_seq, seq))
+            )
+            if k == len(cz.seq) and j == len(part.skipped_seq):
+                yield self.parts.popleft()
+                continue
+            self.parts[0] = _Placed(
+                CuzkLines(cz.seq[k:], cz.kind[k:], cz.a[k:], cz.b[k:]),
+                part.skipped_seq[j:],
+                part.skipped_reason[j:],
+            )
+            if k or j:
+                yield _Placed(
+                    CuzkLines(cz.seq[:k], cz.kind[:k], cz.a[:k], cz.b[:k]),
+                    part.skipped_seq[:j],
+                    part.skipped_reason[:j],
+                )
+            return
 
 
 class _Placed(NamedTuple):
@@ -306,16 +321,6 @@ class _Placed(NamedTuple):
     cuzk: CuzkLines
     skipped_seq: np.ndarray
     skipped_reason: list[str]
-
-
-def _joined_cuzk(parts: list[CuzkLines]) -> CuzkLines:
-    if len(parts) == 1:
-        return parts[0]
-    if not parts:
-        return CuzkLines(np.empty(0, np.int64), np.empty(0, np.int8), np.empty(0), np.empty(0))
-    return CuzkLines(
-        *(np.concatenate([getattr(p, f) for p in parts]) for f in ("seq", "kind", "a", "b"))
-    )
 
 
 def _copies(piece: EventBatch) -> np.ndarray:
