@@ -339,3 +339,29 @@ def test_a_file_of_one_oversized_line_says_so(tmp_path, monkeypatch, scanner):
         LogError, match="no TIMELINE line could be read; 1 line.s. of 1000 bytes or more"
     ):
         open_log(path)
+
+
+@pytest.mark.parametrize("kind", ["gz", "zst"])
+def test_a_frame_ending_where_a_feed_ends_is_not_damage(tmp_path, monkeypatch, kind):
+    """A .zst of several frames (or a .gz of several members) whose first ends exactly
+    where a feed to the decompressor ends: the next frame is read by a new decompressor,
+    not fed to the finished one (which lost the rest of the file as damage)."""
+    import zstandard
+
+    from viewer.io import source
+
+    lines = simple_log(jobs=4)
+    first, second = ("\n".join(lines[:20]) + "\n").encode(), ("\n".join(lines[20:]) + "\n").encode()
+    if kind == "gz":
+        frames = [gzip.compress(first), gzip.compress(second)]
+    else:
+        frames = [zstandard.ZstdCompressor().compress(part) for part in (first, second)]
+    path = tmp_path / f"run.log.{kind}"
+    path.write_bytes(b"".join(frames))
+    monkeypatch.setattr(source, "FEED_BYTES", len(frames[0]))
+    plain = tmp_path / "run.log"
+    plain.write_bytes(first + second)
+    got, want = open_log(path).sessions, open_log(plain).sessions
+    assert [(s.events, s.skipped, s.notes) for s in got] == [
+        (s.events, s.skipped, s.notes) for s in want
+    ]

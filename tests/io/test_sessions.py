@@ -175,7 +175,8 @@ def test_split_at_every_cut_is_the_split_of_the_whole():
         offset = np.array(offsets, np.int64)
         copies = rng.choice([0, 0, 0, 1, 4], n).astype(np.int64)
         seq = np.arange(n, dtype=np.int64) * 10 + 10
-        daemon = seq[rng.random(n) < 0.05] - 5
+        daemon = seq[rng.random(n) < 0.05] - 5  # between two events
+        daemon = np.sort(np.concatenate([daemon, seq[rng.random(n) < 0.03]]))  # at one
         want = whole_split(seq, offset, daemon, copies)
         for cut in range(1, n):
             for cut2 in sorted({cut, min(n, cut + 1), min(n, cut + 3)}):

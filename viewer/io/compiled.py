@@ -254,7 +254,7 @@ def match_blocks(
         i64(ids),
         ambiguous_ms,
     )
-    return np.frombuffer(packed, np.int64), ambiguous
+    return np.frombuffer(packed, np.int64).copy(), ambiguous
 
 
 def pack_sorted(start: np.ndarray, end: np.ndarray) -> np.ndarray:

@@ -60,11 +60,10 @@ class SessionSplit:
             return np.zeros(0, dtype=np.int32)
         starts = np.zeros(n, dtype=bool)
         forced = np.zeros(0, np.int64)
-        if len(daemon_starts):  # the first event after each daemon start begins a session
-            at = np.searchsorted(daemon_starts, seq)
-            forced = np.flatnonzero(
-                at > np.concatenate([[np.searchsorted(daemon_starts, self.last_seq)], at[:-1]])
-            )
+        if len(daemon_starts):  # the first event at or after each daemon start begins one
+            at = np.searchsorted(daemon_starts, seq, side="right")
+            before = np.searchsorted(daemon_starts, self.last_seq, side="right")
+            forced = np.flatnonzero(at > np.concatenate([[before], at[:-1]]))
         if not self.sessions:
             forced = np.union1d([0], forced)
         weights = np.ones(n, np.int64) if copies is None else copies + 1

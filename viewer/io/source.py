@@ -279,6 +279,8 @@ class Source:
                     piece = data[at : at + FEED_BYTES]
                     more = False  # output held back by the cap, with no input left
                     while piece or more:
+                        if d.eof:  # the member / frame before ended: the next begins here
+                            d = make()  # (also when it ended with the feed before)
                         if gzip:  # at most OUT_BYTES at once: a bomb is read in pieces too
                             got = d.decompress(piece, OUT_BYTES)
                             piece = d.unconsumed_tail
@@ -287,8 +289,6 @@ class Source:
                             got, piece = d.decompress(piece), b""
                         if d.eof:
                             piece = d.unused_data
-                            if piece:
-                                d = make()  # next gzip member / zstd frame
                         out.append(got)
                         held += len(got)
                         if held >= OUT_BYTES:  # handed on decompressed a megabyte at a time
