@@ -112,12 +112,16 @@ class Assembler:
     def _ahead(self) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
         """(seq, offset, copies) of the first events of the pieces after the one read."""
         seq, offset, copies = [], [], []
+        left = NEXT_WINDOW - 1
         for p in self.pieces:
-            k = min(len(p.seq), NEXT_WINDOW - 1 - sum(len(s) for s in seq))
-            if k > 0:
+            k = min(len(p.seq), left)
+            if k:
                 seq.append(p.seq[:k])
                 offset.append(p.offset[:k])
-                copies.append(_copies(p)[:k])
+                copies.append(_copies(p, k))
+                left -= k
+            if not left:
+                break
         if not seq:
             return None
         return np.concatenate(seq), np.concatenate(offset), np.concatenate(copies)
@@ -323,11 +327,14 @@ class _Placed(NamedTuple):
     skipped_reason: list[str]
 
 
-def _copies(piece: EventBatch) -> np.ndarray:
-    """Exact copies folded into each of the piece's rows."""
-    copies = np.zeros(len(piece.seq), np.int64)
+def _copies(piece: EventBatch, rows: int | None = None) -> np.ndarray:
+    """Exact copies folded into each of the piece's rows (its first ``rows``)."""
+    n = len(piece.seq) if rows is None else rows
+    copies = np.zeros(n, np.int64)
     if len(piece.copy_seq):
-        copies[np.searchsorted(piece.seq, piece.copy_seq)] = piece.copy_n
+        at = np.searchsorted(piece.seq, piece.copy_seq)
+        mine = at < n
+        copies[at[mine]] = piece.copy_n[mine]
     return copies
 
 
