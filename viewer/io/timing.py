@@ -157,11 +157,15 @@ class BlockBuilder:
             session = np.full(n, max(self.open, 0), np.int64)
         session = session.astype(np.int64, copy=False)
         before = len(self.seq)
-        acq = np.flatnonzero(lines.kind == CUZK_ACQUIRE)
+        is_acq = lines.kind == CUZK_ACQUIRE
+        acq = np.flatnonzero(is_acq)
         acq_seq = lines.seq[acq]
+        # The blocks opened before each line (the acquire lines before it: lines are in
+        # file order, and no other line is at an acquire's place).
+        opened = before + np.cumsum(is_acq) - is_acq
         # The sessions that begin in this piece, and the first block of each line's session.
         begins = np.flatnonzero(np.diff(session, prepend=self.open))
-        first = before + np.searchsorted(acq_seq, lines.seq[begins], side="left")
+        first = opened[begins]
         if len(begins):
             seg = np.searchsorted(begins, np.arange(n), side="right") - 1  # -1: the open one
             first_of = np.where(seg >= 0, first[np.maximum(seg, 0)], self.first)
@@ -182,7 +186,6 @@ class BlockBuilder:
         self.shared["mutex_wait_ms"].put(slice(before, None), lines.b[acq], exact[1])
         if len(begins):  # the open session ends where the next begins
             self._close(int(first[0]))
-        opened_left = before + np.searchsorted(acq_seq, lines.seq, side="left")
         tails = (acq_seq[:0], acq_seq[:0])  # (seq, block) of the tail lines one GPU took
         ends = {}  # per kind: the state its last line leaves
         for code in (*REGION, CUZK_PREP, CUZK_BG2):
@@ -195,16 +198,14 @@ class BlockBuilder:
             if session[sel][-1] == session[-1]:  # the kind goes on in the session left open
                 ends[code] = None
             if code == CUZK_PREP:
-                opened = before + np.searchsorted(acq_seq, lines.seq[sel], side="right")
                 last = np.where(cont, self.last_prep, b0[runs.start] - 1)
-                owner = runs.climb(opened, last)
+                owner = runs.climb(opened[sel], last)
                 if code in ends:
                     ends[code] = int(owner[-1])
                 self._preps(owner, lines.a[sel], session[sel], first, begins, session, exact[0])
                 continue
-            opened = opened_left[sel]
             given = np.where(cont, self.fifo[code], b0[runs.start])
-            owner, taken = runs.fifo(opened, given)
+            owner, taken = runs.fifo(opened[sel], given)
             if code in ends:
                 ends[code] = taken
             if code == CUZK_BG2:
@@ -221,7 +222,7 @@ class BlockBuilder:
                 at = np.searchsorted(t_seq, lines.seq[sel], side="right") - 1
                 raw = np.where(at >= 0, t_block[np.maximum(at, 0)] if len(t_block) else -1, -1)
             else:  # one GPU: the latest acquire before each line (lines never tie with it)
-                raw = opened - 1
+                raw = opened[sel] - 1
             owner = np.where((raw >= b0) & _new_runs(raw, self.latest[code]), raw, -1)
             self.latest[code] = int(raw[-1])
             if code == CUZK_TAIL:
