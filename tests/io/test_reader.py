@@ -554,3 +554,44 @@ def test_an_error_while_reading_leaves_no_scan_thread_behind(tmp_path, monkeypat
         except MemoryError:  # the error still held, as a caller holding it would
             assert not [t for t in threading.enumerate() if t.name.startswith("cuzk-scan")]
             raise
+
+
+@pytest.mark.parametrize("rows", [1, 3, 10, 1000])
+def test_a_whole_scan_is_read_in_slices_of_events_with_their_lines(tmp_path, rows):
+    """Follow mode keeps its scan whole and reads it in slices (``batch.slices``): every
+    event, CUZK_TIMING line, skipped line, marker, kind and copy lands in one slice, in
+    file order, each line with the events around it; the sessions are open_log's."""
+    from viewer.io import assemble
+    from viewer.io.batch import slices
+
+    lines = two_gpu_log(2, True)
+    lines.insert(1, "TIMELINE,oops")  # a skipped line
+    lines.append(lines[-1])  # an exact copy
+    path = tmp_path / "run.log"
+    write(path, lines)
+    whole = scan_log(path).batch
+    parts = list(slices(whole, rows))
+    for name in ("seq", "event", "offset"):
+        joined = np.concatenate([getattr(p, name) for p in parts])
+        assert joined.tolist() == getattr(whole, name).tolist()
+    assert all(len(p.seq) <= rows for p in parts) and all(len(p.seq) for p in parts)
+    for get in (
+        lambda b: b.cuzk.seq.tolist(),
+        lambda b: b.skipped_seq.tolist(),
+        lambda b: [m[0] for m in b.markers],
+        lambda b: [k[0] for k in b.kinds],
+        lambda b: b.copy_seq.tolist(),
+    ):
+        assert [x for p in parts for x in get(p)] == get(whole)
+    for p, nxt in zip(parts, parts[1:], strict=False):  # a line before the next slice's event
+        assert all(s < nxt.seq[0] for s in p.cuzk.seq.tolist())
+        assert all(s > p.seq[-1] for s in nxt.cuzk.seq[nxt.cuzk.seq < nxt.seq[0]].tolist())
+    scan = scan_log(path)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(assemble, "PIECE_ROWS", rows)
+        got = scan.sessions()
+    want = open_log(path).sessions
+    assert [(s.events, s.skipped, s.kernel_blocks) for s in got] == [
+        (s.events, s.skipped, s.kernel_blocks) for s in want
+    ]
+    assert all(a.partitions.equals(b.partitions) for a, b in zip(got, want, strict=True))

@@ -5,6 +5,7 @@ of a record folded into a count."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -233,3 +234,42 @@ def _join(holders: list, name: str) -> np.ndarray:
     for h in holders:
         setattr(h, name, joined[:0])
     return joined
+
+
+def slices(batch: EventBatch, rows: int) -> Iterator[EventBatch]:
+    """``batch`` in batches of ``rows`` events each (views, in file order), every line
+    with the events around it: the lines before an event go with it, those after the
+    last with the last."""
+    n = len(batch.seq)
+    if n <= rows:
+        yield batch
+        return
+    starts = list(range(0, n, rows))
+    cuts = [int(batch.seq[a]) for a in starts[1:]]  # where each slice after the first begins
+    bounds = [None, *cuts, None]
+
+    def within(seq: np.ndarray, k: int) -> slice:
+        lo = 0 if bounds[k] is None else int(np.searchsorted(seq, bounds[k]))
+        hi = len(seq) if bounds[k + 1] is None else int(np.searchsorted(seq, bounds[k + 1]))
+        return slice(lo, hi)
+
+    marker_seq = np.array([m[0] for m in batch.markers], np.int64)
+    kind_seq = np.array([k[0] for k in batch.kinds], np.int64)
+    for k, a in enumerate(starts):
+        ev = slice(a, min(a + rows, n))
+        cz, sk, cp = (
+            within(batch.cuzk.seq, k),
+            within(batch.skipped_seq, k),
+            within(batch.copy_seq, k),
+        )
+        mk, kd = within(marker_seq, k), within(kind_seq, k)
+        yield EventBatch(
+            **{name: getattr(batch, name)[ev] for name in EVENT_COLUMNS},
+            kinds=batch.kinds[kd],
+            skipped_seq=batch.skipped_seq[sk],
+            skipped_reason=batch.skipped_reason[sk],
+            cuzk=CuzkLines(*(getattr(batch.cuzk, f.name)[cz] for f in CUZK_FIELDS)),
+            markers=batch.markers[mk],
+            copy_seq=batch.copy_seq[cp],
+            copy_n=batch.copy_n[cp],
+        )

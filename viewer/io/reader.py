@@ -16,9 +16,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from os import PathLike
 
-from viewer.io import source
+from viewer.io import assemble, source
 from viewer.io.assemble import Assembler
-from viewer.io.batch import EventBatch, empty_batch, merge_batches
+from viewer.io.batch import EventBatch, empty_batch, merge_batches, slices
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.records import Ordinals
 from viewer.io.scanner import iter_chunks, iter_range
@@ -101,8 +101,9 @@ class LogScan:
         if consume:
             self.batch = empty_batch()
         assembler = Assembler(workers_per_gpu, consume=consume)
-        assembler.add(batch)
-        del batch
+        for part in slices(batch, assemble.PIECE_ROWS):  # read a piece at a time, as open_log does
+            assembler.add(part)
+        del batch, part
         return assembler.finish(job_ids)
 
 
