@@ -1,4 +1,4 @@
-"""Cut the event stream into daemon runs (sessions) and place other lines in them.
+"""Cut the event stream into daemon runs (sessions); ``assemble`` places the other lines.
 
 A session starts at the first TIMELINE event after a ``cuzk-daemon starting`` line,
 or where the offsets restart: an event more than ``RESTART_DROP_MS`` below the median
@@ -161,34 +161,3 @@ def _repeated_windows(o: np.ndarray, w: np.ndarray, rows: np.ndarray):
 
     prev = np.where(back < 0, o[0], value(back))
     return np.median(prev, axis=1), np.median(value(ahead), axis=1)
-
-
-def session_of(
-    positions: np.ndarray,
-    event_seq: np.ndarray,
-    event_session: np.ndarray,
-    daemon_starts: np.ndarray,
-    *,
-    prefer_next: bool = False,
-) -> np.ndarray:
-    """Session of lines at ``positions`` (seq numbers) between events.
-
-    A line belongs to the session of the event before it (a CUZK_TIMING block follows its
-    GPU_START), unless a daemon start lies in between or ``prefer_next`` (worker-started
-    lines precede their run's first event): then to the session of the event after it.
-    """
-    last = int(event_session[-1]) if len(event_seq) else 0
-    if last == 0:  # one session (or none): nothing to look up
-        return np.zeros(len(positions), dtype=np.int32)
-    nxt_i = np.searchsorted(event_seq, positions)
-    nxt = np.where(
-        nxt_i < len(event_seq), event_session[np.minimum(nxt_i, len(event_seq) - 1)], last
-    )
-    prev_i = nxt_i - 1
-    prev = np.where(prev_i >= 0, event_session[np.maximum(prev_i, 0)], nxt)
-    if prefer_next:
-        return nxt.astype(np.int32)
-    prev_seq = np.where(prev_i >= 0, event_seq[np.maximum(prev_i, 0)], -1)
-    starts = np.sort(daemon_starts)
-    restarted = np.searchsorted(starts, positions) > np.searchsorted(starts, prev_seq)
-    return np.where(restarted & (prev_i >= 0), nxt, prev).astype(np.int32)
