@@ -14,7 +14,6 @@ piece (where they stand among the events decides their session and their block's
 
 from __future__ import annotations
 
-import dataclasses
 import re
 from collections import Counter, deque
 from collections.abc import Iterator
@@ -42,13 +41,12 @@ PAIRED = ("seq", "offset", "event", "job", "partition", "worker", "synth_ms", "g
 
 
 class Assembler:
-    """Sessions from batches fed in file order (``add``), built by ``finish``.
-    ``consume``: the batches are the assembler's (``open_log``); else they are left as
-    they are (a followed log's scan keeps them)."""
+    """Sessions from batches fed in file order (``add``), built by ``finish``.  The batches
+    become the assembler's: merging small ones into a piece empties them (a followed log's
+    kept scan is fed as ``batch.slices``, new batches over its columns)."""
 
-    def __init__(self, workers_per_gpu: int | None = None, *, consume: bool = True) -> None:
+    def __init__(self, workers_per_gpu: int | None = None) -> None:
         self.workers_per_gpu = workers_per_gpu
-        self.consume = consume
         self.split = SessionSplit()
         self.pairing = Pairing()
         self.waiting: list[EventBatch] = []  # batches not yet a piece
@@ -83,10 +81,8 @@ class Assembler:
             return
         if len(self.waiting) == 1:
             piece = fold_copies(self.waiting[0])
-        elif self.consume:
-            piece = merge_batches(self.waiting)
         else:
-            piece = merge_batches([_shallow(b) for b in self.waiting])
+            piece = merge_batches(self.waiting)
         self.waiting, self.waiting_rows = [], 0
         starts = [s for s, k, _ in piece.markers if k == MARK_DAEMON]
         if starts:
@@ -336,11 +332,6 @@ def _copies(piece: EventBatch, rows: int | None = None) -> np.ndarray:
         mine = at < n
         copies[at[mine]] = piece.copy_n[mine]
     return copies
-
-
-def _shallow(batch: EventBatch) -> EventBatch:
-    """A batch of the same columns that ``merge_batches`` may empty."""
-    return dataclasses.replace(batch, cuzk=dataclasses.replace(batch.cuzk))
 
 
 def _fill(calls: dict[str, np.ndarray], rows: slice, columns: dict[str, np.ndarray]) -> None:

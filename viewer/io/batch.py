@@ -237,12 +237,12 @@ def _join(holders: list, name: str) -> np.ndarray:
 
 
 def slices(batch: EventBatch, rows: int) -> Iterator[EventBatch]:
-    """``batch`` in batches of ``rows`` events each (views, in file order), every line
-    with the events around it: the lines before an event go with it, those after the
-    last with the last."""
+    """``batch`` in new batches of ``rows`` events each (views of its columns, in file
+    order: emptying one leaves ``batch`` as it is), every line with the events around it:
+    the lines before an event go with it, those after the last with the last."""
     n = len(batch.seq)
     if n <= rows:
-        yield batch
+        yield dataclasses.replace(batch, cuzk=dataclasses.replace(batch.cuzk))
         return
     starts = list(range(0, n, rows))
     cuts = [int(batch.seq[a]) for a in starts[1:]]  # where each slice after the first begins

@@ -85,25 +85,19 @@ class LogScan:
         if batches:  # an empty range scans no piece
             self.batch = merge_batches([self.batch, *batches])
 
-    def sessions(
-        self, workers_per_gpu: int | None = None, *, consume: bool = False
-    ) -> list[Session]:
-        """The sessions of everything scanned (none until an event could be read).
-        ``consume``: the scan is not needed afterwards (``open_log``): its columns are let
-        go as soon as the sessions no longer need them, which lowers the peak memory."""
+    def sessions(self, workers_per_gpu: int | None = None) -> list[Session]:
+        """The sessions of everything scanned (none until an event could be read); with an
+        assembler, those it read as the scan went (it is spent), else those of the scan
+        kept whole, read in slices (it stays whole: a followed log appends to it)."""
         job_ids = [j.decode("utf-8", "replace") for j in self.jobs]
         if self.assembler is not None:
             self.assembler.workers_per_gpu = workers_per_gpu
             return self.assembler.finish(job_ids)
         if not len(self.batch.seq):
             return []
-        batch = self.batch
-        if consume:
-            self.batch = empty_batch()
-        assembler = Assembler(workers_per_gpu, consume=consume)
-        for part in slices(batch, assemble.PIECE_ROWS):  # read a piece at a time, as open_log does
+        assembler = Assembler(workers_per_gpu)
+        for part in slices(self.batch, assemble.PIECE_ROWS):  # a piece at a time, as open_log
             assembler.add(part)
-        del batch, part
         return assembler.finish(job_ids)
 
 
@@ -152,7 +146,7 @@ def open_log(
     assembler = Assembler(workers_per_gpu)
     scan = scan_log(path, progress=progress, cancel=cancel, end=end, assembler=assembler)
     _check_found(path, scan)
-    sessions = scan.sessions(workers_per_gpu, consume=True)
+    sessions = scan.sessions(workers_per_gpu)
     if scan.damage:
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:
