@@ -63,7 +63,7 @@ class Blocks:
     lock_ms: np.ndarray  # pre_lock_cpu_ms + mutex_wait_ms
     values: dict[str, np.ndarray]  # VALUES
     #: The offsets of the session's events before and after each acquire line (-inf / inf
-    #: past its ends), when the reader found them; else ``attribute`` finds them.
+    #: past its ends), when the builder was given them (the reader does).
     around: tuple[np.ndarray, np.ndarray] | None = None
     session: np.ndarray | None = None  # each block's session (``BlockBuilder``)
 
@@ -175,7 +175,7 @@ class BlockBuilder:
         exact = (exact32(lines.a), exact32(lines.b))  # (checked once, not at each write)
         self.seq.append(acq_seq)
         self.session.append(session[acq])
-        if around is None:  # ``attribute`` finds them from the events
+        if around is None:  # blocks that cannot be attributed (``build_blocks``)
             self.placed = False
             around = (np.full(len(acq), np.nan), np.full(len(acq), np.nan))
         self.low.append(around[0])
@@ -428,23 +428,18 @@ class Attribution:
     unattributed: Frame | None  # the blocks no call took (model.BLOCK_COLUMNS)
 
 
-def attribute(
-    calls: Mapping[str, np.ndarray],
-    blocks: Blocks,
-    event_seq: np.ndarray | None = None,
-    event_offset: np.ndarray | None = None,
-) -> Attribution:
-    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu); the events
-    of the session (``event_seq``, ``event_offset``) place the blocks unless they come
-    placed (``Blocks.around``).  ``blocks`` gives up its values as they are attributed: a
-    10^6-event log's blocks and calls are not held twice.
+def attribute(calls: Mapping[str, np.ndarray], blocks: Blocks) -> Attribution:
+    """Kernel columns for ``calls`` (needs gpu_start, start_seq, end_seq, gpu), from
+    ``blocks`` placed among the session's events (``Blocks.around``, as the reader builds
+    them).  ``blocks`` gives up its values as they are attributed: a 10^6-event log's
+    blocks and calls are not held twice.
 
     A block no call takes keeps its figures (``Attribution.unattributed``): its kernel time
     is the session's, whichever call ran it, and counts in the kernel total."""
     n = len(calls["gpu_start"])
     skipped: Counter[str] = Counter()
     notes: list[str] = []
-    owner, gpus_seen, ambiguous, placed = _match(calls, blocks, event_seq, event_offset)
+    owner, gpus_seen, ambiguous, placed = _match(calls, blocks)
     hit = np.flatnonzero(owner >= 0)
     skipped["orphan_cuzk_timing"] += len(owner) - len(hit)
     chosen, lost = owner[hit], np.flatnonzero(owner < 0)
@@ -484,25 +479,8 @@ def attribute(
     return Attribution(out, +skipped, notes, len(blocks.seq), ambiguous, unattributed)
 
 
-def around(
-    block_seq: np.ndarray, event_seq: np.ndarray, event_offset: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The offsets of the events before and after each block's acquire line (-inf / inf
-    past the ends), read for the blocks only: no copy of the session's 10^6 offsets."""
-    where = np.searchsorted(event_seq, block_seq)
-    n_events = len(event_offset)
-    if not n_events:
-        return np.full(len(where), -np.inf), np.full(len(where), np.inf)
-    lows = np.where(where > 0, event_offset[np.maximum(where - 1, 0)], -np.inf)
-    highs = np.where(where < n_events, event_offset[np.minimum(where, n_events - 1)], np.inf)
-    return lows.astype(np.float64), highs.astype(np.float64)
-
-
 def _match(
-    calls: Mapping[str, np.ndarray],
-    blocks: Blocks,
-    event_seq: np.ndarray | None,
-    event_offset: np.ndarray | None,
+    calls: Mapping[str, np.ndarray], blocks: Blocks
 ) -> tuple[np.ndarray, int, int, np.ndarray]:
     """(call of every block or -1, GPUs that had calls open, ambiguous blocks, where each
     block stands in session time: the offset of the event before its acquire line).
@@ -521,7 +499,9 @@ def _match(
     gpu_start = np.asarray(calls["gpu_start"], dtype=np.float64)
     locks = blocks.lock_ms.astype(np.float64, copy=False)
     kernels = np.nan_to_num(blocks.values["kernel_ms"], nan=0.0)
-    lows, highs = blocks.around or around(blocks.seq, event_seq, event_offset)
+    if blocks.around is None:
+        raise ValueError("blocks not placed among the events: feed BlockBuilder with around")
+    lows, highs = blocks.around
     placed = np.where(np.isfinite(lows), lows, highs).astype(np.float64, copy=False)
     blocks.around = None  # the blocks' places go with the match
     ids = np.unique(gpu[order]).astype(np.int64)
