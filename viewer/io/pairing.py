@@ -261,16 +261,16 @@ def _piece_calls(ev: dict[str, np.ndarray], session: np.ndarray, consume: bool) 
     local = session - first if first else session
     sj, sj_session, sj_job = _session_jobs(local, job, int(local[-1]) + 1)
     dense, width = _dense(sj, part)
+    call_key = None
     if dense is None:
         call_key = (sj.astype(np.int64) << 32) | (part.astype(np.int64) + PART_BIAS)
         codes, uniques = factorize(call_key)
         sj_call, call_part = uniques >> 32, (uniques & 0xFFFFFFFF) - PART_BIAS
-        dup = ~first_seen(call_key * 8 + event)
     else:
         codes, cells = _first_codes(dense)
         sj_call, call_part = cells // width, cells % width - 1
-        dup = _repeats(event, None, dense)
-    del job, part, sj, dense
+    dup = _repeats(event, call_key, dense)
+    del job, part, sj, dense, call_key
     calls = len(sj_call)
     weights = ev["copies"] + 1 if "copies" in ev else None
     if consume:
