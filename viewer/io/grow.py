@@ -54,11 +54,8 @@ class Growing:
         """Hold the column as float64 from now on."""
         rows = self.buf[: self.n].astype(self.wide)
         self.compact, self.dtype = False, self.wide
-        self.buf, self.map, n = np.empty(0, self.dtype), None, self.n
-        self.n = 0
-        self._make_room(max(len(rows), FIRST_ROOM))
-        self.buf[:n] = rows
-        self.n = n
+        self.buf, self.map, self.n = np.empty(0, self.dtype), None, 0
+        self.append(rows)
 
     def __len__(self) -> int:
         return self.n
@@ -68,15 +65,13 @@ class Growing:
         """The rows so far (a view: valid until the column grows again)."""
         return self.buf[: self.n]
 
-    def grow(self, count: int) -> np.ndarray:
-        """``count`` new rows at the end, holding ``fill``; a view of them."""
+    def grow(self, count: int) -> None:
+        """``count`` new rows at the end, holding ``fill``."""
         n = self.n + count
         if n > len(self.buf):
             self._make_room(max(n, 2 * len(self.buf), FIRST_ROOM))
-        new = self.buf[self.n : n]
-        new[:] = self.fill
+        self.buf[self.n : n] = self.fill
         self.n = n
-        return new
 
     def _make_room(self, rows: int) -> None:
         nbytes = rows * self.dtype.itemsize
