@@ -7,4 +7,4 @@ sys.dont_write_bytecode = False
 
 from viewer.cli import main  # noqa: E402
 
-sys.exit(main())
+sys.exit(main(leave=True))

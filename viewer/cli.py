@@ -10,6 +10,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 # numpy's OpenBLAS starts a thread per core when numpy is imported, and each spins ~0.1 s
 # of CPU before it sleeps: CPU the viewer never asks for (it does no float linear algebra)
@@ -88,7 +89,10 @@ def _legible_stdout() -> None:
             sys.stdout.reconfigure(errors="replace")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, *, leave: bool = False) -> int:
+    """Run the command line; its exit status.  ``leave`` (``python -m viewer``): a headless
+    command that ran to its end ends the process here, once its output is flushed
+    (``leave_now``)."""
     args_in = list(sys.argv[1:] if argv is None else argv)
     _open_closed_streams()
     _legible_stdout()
@@ -101,11 +105,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code = int(command_module(args.command).run(args) or 0)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
+        if leave and args.command != "open":
+            leave_now(code)
         return code
     except BrokenPipeError:  # `report LOG | head`: the reader left early, no traceback
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit
         return 1
+
+
+def leave_now(code: int) -> NoReturn:
+    """End the process with ``code`` without tearing the interpreter down: a headless
+    command's output is written and its files closed (every file the commands write is
+    closed by a ``with`` before ``run`` returns), and freeing the tables of a big log, the
+    modules and the arena one by one cost ~40 ms of a ~0.8 s report of the 10^6-event log
+    (issue 15: the report against grep)."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a closed or broken stream has nothing left
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

@@ -44,10 +44,9 @@ def test_restarts_open_log(log):
 
 #: Runs the CLI and prints its own peak RSS (KB) on stderr's last line.
 _WITH_RSS = (
-    "import resource, runpy, sys\n"
-    "sys.argv = ['viewer', *sys.argv[1:]]\n"
-    "try:\n    runpy.run_module('viewer', run_name='__main__')\n"
-    "except SystemExit:\n    pass\n"
+    "import resource, sys\n"
+    "from viewer.cli import main\n"  # python -m viewer, without leaving once it is done
+    "main(sys.argv[1:])\n"
     # VmHWM, not ru_maxrss: that survives exec on Linux and would be the pytest process's
     "hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM:')]\n"
     "kb = int(hwm[0].split()[1]) if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"

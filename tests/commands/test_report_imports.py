@@ -13,15 +13,14 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_logs" / "two_gpus.log"
 
+# ``viewer.cli.main`` is what ``python -m viewer`` runs, without ending the process when the
+# command is done (``leave``), so that its modules can be looked at.
 _PROBE = """
-import contextlib, io, json, runpy, sys
-sys.argv = ["viewer", *sys.argv[1:]]
+import contextlib, io, json, sys
+from viewer.cli import main
 out = io.StringIO()
 with contextlib.redirect_stdout(out):
-    try:
-        runpy.run_module("viewer", run_name="__main__")
-    except SystemExit:
-        pass
+    main(sys.argv[1:])
 heavy = sorted({m.split(".")[0] for m in sys.modules} & {"pandas", "PySide6", "pyqtgraph"})
 print(json.dumps({"heavy": heavy, "out": out.getvalue()}))
 """
