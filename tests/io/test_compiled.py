@@ -357,3 +357,27 @@ def test_row_packing_refuses_columns_of_two_lengths():
 
     with pytest.raises(ValueError, match="differ in length"):
         _cscan.pack_sorted(np.zeros(3).tobytes(), np.zeros(2).tobytes())
+
+
+@pytest.mark.parametrize("lines", [2_000, 60_000, 200_000])
+def test_a_piece_weighs_a_small_share_of_the_file(tmp_path, lines):
+    """The pieces a file is cut into weigh at most 1/PIECE_SHARE of it (but
+    SMALL_PIECE_BYTES): the ~5 in flight and held stay a small part of a small log's
+    memory; they cover it exactly, each cut at a line start."""
+    path = tmp_path / "run.log"
+    line = b"TIMELINE,1,SYNTH_START,job,partition=0 and some words after it\n"
+    path.write_bytes(line * lines)
+    size = path.stat().st_size
+    with open(path, "rb") as f:
+        pieces = compiled._Pieces(f.fileno(), 0, size)
+        cut = []
+        for a, b in pieces:
+            cut.append((a, b))
+            pieces.scanned(b - a, (b - a) // len(line))
+    most = max(compiled.SMALL_PIECE_BYTES, size // compiled.PIECE_SHARE)
+    assert max(b - a for a, b in cut) <= most + len(line)
+    assert cut[0][0] == 0 and cut[-1][1] == size
+    assert all(b == c for (_, b), (c, _) in zip(cut, cut[1:], strict=False))
+    assert all(a % len(line) == 0 for a, _ in cut)
+    if size > compiled.SMALL_PIECE_BYTES * compiled.PIECE_SHARE:
+        assert len(cut) >= compiled.PIECE_SHARE - 1
