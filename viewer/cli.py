@@ -21,8 +21,10 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 from viewer import heap  # noqa: E402 - after the environment above
 
 # Every thread allocates from one malloc arena: what the scanner's threads free, the
-# pairing on the main thread reuses (see ``viewer.heap``).  Before any thread starts.
+# pairing on the main thread reuses, and big blocks too (see ``viewer.heap``).  Before any
+# thread starts.
 heap.one_arena()
+heap.reuse_big_blocks()
 
 #: Command name -> module in ``viewer.commands`` (imported only when its parser is built).
 SUBCOMMANDS = {

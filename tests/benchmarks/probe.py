@@ -16,6 +16,7 @@ from viewer.io import LogError
 from viewer.io.reader import open_log, scan_log
 
 heap.one_arena()  # as the command line and the window do, before the reader's threads
+heap.reuse_big_blocks()
 
 
 def _held(timeline) -> int:
