@@ -24,8 +24,12 @@ import sys
 #: ``mallopt``'s parameters (glibc's malloc.h): the heap's free top kept, the smallest
 #: block mapped on its own, the most arenas.
 M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
-#: Blocks up to this size come from the heap (and as much free may stay at its top).
-BIG_BLOCK = 32 << 20
+#: Blocks up to this size come from the heap; bigger ones are mapped on their own (with
+#: 32 MB, the pure-Python scanner's blocks of a log of 50 MB lines fragmented the heap:
+#: peak 75 -> 112 MB).
+BIG_BLOCK = 4 << 20
+#: Free memory kept at the heap's top for the next blocks (a piece's worth).
+KEPT_FREE = 32 << 20
 #: The environment variables by which a user sets those thresholds (kept when set).
 _THRESHOLD_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
 
@@ -70,20 +74,20 @@ def one_arena() -> bool:
 
 
 def reuse_big_blocks() -> bool:
-    """Serve blocks up to BIG_BLOCK from the heap, reused once freed, unless the user set
-    a malloc threshold; True where glibc took it.
+    """Serve blocks up to BIG_BLOCK from the heap, reused once freed (KEPT_FREE of it kept
+    at its top), unless the user set a malloc threshold; True where glibc took it.
 
     glibc maps a block over its threshold (128 KB at first, raised only as mapped blocks
     are freed) on its own, and gives its pages back when it is freed: the next block of
     that size is mapped again, and the kernel zeroes each of its pages at first touch.
-    The reader's pieces and their numpy temporaries (0.1-30 MB each, freed a piece later)
-    went that way: 73 000 page faults in a report of the 10^6-event log, 60 000 with
+    The reader's pieces and their numpy temporaries (0.1-4 MB each, freed a piece later)
+    went that way: 73 000 page faults in a report of the 10^6-event log, 62 000 with
     this, and ~4 % of its time (issue 15: the report against grep).  Blocks a finished
     job freed still go back with ``release_free_memory``."""
     mallopt = _mallopt()
     if mallopt is None or any(name in os.environ for name in _THRESHOLD_SETTINGS):
         return False
-    return mallopt(M_MMAP_THRESHOLD, BIG_BLOCK) == 1 and mallopt(M_TRIM_THRESHOLD, BIG_BLOCK) == 1
+    return mallopt(M_MMAP_THRESHOLD, BIG_BLOCK) == 1 and mallopt(M_TRIM_THRESHOLD, KEPT_FREE) == 1
 
 
 @functools.cache
