@@ -52,15 +52,7 @@ def _libc():
 @functools.cache
 def _mallopt():
     """glibc's ``mallopt``, or None (another C library or system)."""
-    libc = _libc()
-    if libc is None:
-        return None
-    with contextlib.suppress(AttributeError):
-        mallopt = libc.mallopt  # glibc only
-        mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
-        mallopt.restype = ctypes.c_int
-        return mallopt
-    return None
+    return _libc_function("mallopt", [ctypes.c_int, ctypes.c_int])
 
 
 def one_arena() -> bool:
@@ -93,14 +85,20 @@ def reuse_big_blocks() -> bool:
 @functools.cache
 def _malloc_trim():
     """glibc's ``malloc_trim``, or None (another C library or system)."""
+    return _libc_function("malloc_trim", [ctypes.c_size_t])
+
+
+def _libc_function(name: str, argtypes: list):
+    """glibc's function ``name`` (taking ``argtypes``, returning an int), or None: another
+    C library (musl has neither ``mallopt`` nor ``malloc_trim``) or system."""
     libc = _libc()
     if libc is None:
         return None
     with contextlib.suppress(AttributeError):
-        trim = libc.malloc_trim  # glibc only: musl has no such function
-        trim.argtypes = [ctypes.c_size_t]
-        trim.restype = ctypes.c_int
-        return trim
+        function = getattr(libc, name)
+        function.argtypes = argtypes
+        function.restype = ctypes.c_int
+        return function
     return None
 
 

@@ -287,23 +287,30 @@ typedef struct {
 
 enum { HAS_KIND = 1, MONO_WORD = 2 }; /* flags: a text key (kind=), a flag key (monolithic) */
 
-/* Parse a TIMELINE payload [p, e) in strict form: the detail keys in the grammar's order,
- * each at most once, nothing after the flag key; 1 if taken, 0 to hand it to Python, -1
- * on memory failure. */
-/* The first ',' or ' ' in [p, e), or e: 16 bytes at a time (a job id is 36). */
-static const char *comma_or_space(const char *p, const char *e) {
+/* The first byte x or y in [p, end), or NULL: 16 bytes at a time. */
+static const char *first_of(const char *p, const char *end, char x, char y) {
 #if defined(__SSE2__)
-    const __m128i comma = _mm_set1_epi8(','), space = _mm_set1_epi8(' ');
-    for (; p + 16 <= e; p += 16) {
+    const __m128i vx = _mm_set1_epi8(x), vy = _mm_set1_epi8(y);
+    for (; p + 16 <= end; p += 16) {
         __m128i a = _mm_loadu_si128((const __m128i *)p);
-        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, comma), _mm_cmpeq_epi8(a, space)));
+        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, vx), _mm_cmpeq_epi8(a, vy)));
         if (mask) return p + __builtin_ctz((unsigned)mask);
     }
 #endif
-    while (p < e && *p != ',' && *p != ' ') p++;
-    return p;
+    for (; p < end; p++)
+        if (*p == x || *p == y) return p;
+    return NULL;
 }
 
+/* The first ',' or ' ' in [p, e), or e (a job id is 36 bytes). */
+static const char *comma_or_space(const char *p, const char *e) {
+    const char *q = first_of(p, e, ',', ' ');
+    return q ? q : e;
+}
+
+/* Parse a TIMELINE payload [p, e) in strict form: the detail keys in the grammar's order,
+ * each at most once, nothing after the flag key; 1 if taken, 0 to hand it to Python, -1
+ * on memory failure. */
 static int parse_tl(Out *o, const char *p, const char *e, int64_t ord) {
     TlCols *c = &o->tl;
     int64_t off, val[N_KEYS];
@@ -460,20 +467,10 @@ static int has_cuzk_key(const char *p, const char *e) {
 /* A line ends at LF, CR (old Mac files) or CRLF, as records.SCAN_RE says. */
 static int is_eol(char c) { return c == '\n' || c == '\r'; }
 
-/* The first line end in [p, end), or NULL: 16 bytes at a time (two memchr calls would
- * search a CR-only file to its end for LF at every line). */
+/* The first line end in [p, end), or NULL (two memchr calls would search a CR-only file
+ * to its end for LF at every line). */
 static const char *find_eol(const char *p, const char *end) {
-#if defined(__SSE2__)
-    const __m128i lf = _mm_set1_epi8('\n'), cr = _mm_set1_epi8('\r');
-    for (; p + 16 <= end; p += 16) {
-        __m128i a = _mm_loadu_si128((const __m128i *)p);
-        int mask = _mm_movemask_epi8(_mm_or_si128(_mm_cmpeq_epi8(a, lf), _mm_cmpeq_epi8(a, cr)));
-        if (mask) return p + __builtin_ctz((unsigned)mask);
-    }
-#endif
-    for (; p < end; p++)
-        if (is_eol(*p)) return p;
-    return NULL;
+    return first_of(p, end, '\n', '\r');
 }
 
 static const char *line_end(const char *p, const char *end) {
