@@ -1,7 +1,8 @@
 from __future__ import annotations
 
 from tests.analysis.builders import call, session
-from viewer.analysis import cold_start_regions, transitions
+from viewer.analysis import cold_start_regions, summarize, transitions
+from viewer.analysis.transitions import cold_start_ms
 
 
 def warm_pipeline():
@@ -107,3 +108,29 @@ def test_single_job_or_empty() -> None:
     assert len(transitions(session(call("a", 0, 0, 1, 0)))) == 0
     assert len(transitions(session())) == 0
     assert len(cold_start_regions(session())) == 0
+
+
+def test_the_session_cold_start_counts_its_head_once_on_two_gpus() -> None:
+    """domain.md: from the session's first event to the first GPU_START, plus the cold
+    transitions.  Each GPU's region runs from the session's start to its own first call;
+    their sum (150 + 170 here) is GPU time, not the session's wait.  a -> b: b's first
+    start (500) minus a's latest end before it (420), starved, b synthesized early."""
+    s = session(
+        call("a", 0, 150, 400, 0, queued=140, synth_start=-900),  # GPU 0 (workers 0, 1)
+        call("a", 1, 170, 420, 2, queued=160, synth_start=-900),  # GPU 1 (workers 2, 3)
+        call("b", 0, 500, 700, 0, queued=450, synth_start=100),  # starved, began early
+        start_ms=0,
+        end_ms=800,
+    )
+    regions = cold_start_regions(s)
+    assert (regions["end"] - regions["start"]).sum() == 150 + 170 + 80
+    t = transitions(s)
+    assert t["cold_start"].tolist() == [True] and t["gap_ms"].tolist() == [80]
+    assert cold_start_ms(s) == 150 + 80
+    assert cold_start_ms(s, (100, 450)) == 50 + 30  # each part clipped to the range
+    assert cold_start_ms(s, (600, 800)) == 0
+    assert summarize(s).cold_start_ms == 230
+
+
+def test_no_gpu_call_no_cold_start() -> None:
+    assert cold_start_ms(session(call("a", 0, None, None, 0, synth_start=10))) == 0

@@ -166,7 +166,7 @@ def figure_values(sm: SessionSummary) -> dict[str, float | None]:
         "ratio": _finite(tp.ratio),
         "efficiency": busy / span if used else None,
         "idle_ms": span - busy if used else None,
-        "cold_start_ms": float(sum(g.cold_start_ms for g in sm.gpus)),
+        "cold_start_ms": float(sm.cold_start_ms),
         "cross_idle_ms": float(cross.sum()) if used else None,
         "cross_gap_mean_ms": float(cross.mean()) if len(cross) else (0.0 if used else None),
         "cross_gap_max_ms": float(cross.max()) if len(cross) else (0.0 if used else None),

@@ -12,7 +12,7 @@ from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.jobs import Throughput, job_table, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
-from viewer.analysis.transitions import cold_start_regions, transitions
+from viewer.analysis.transitions import cold_start_ms, cold_start_regions, transitions
 from viewer.analysis.verdict import Verdict, decide, skipped_warning
 from viewer.model import Session
 from viewer.model.frame import Frame
@@ -27,7 +27,8 @@ class SessionSummary:
     gpus: list[GpuStats]
     gaps: Frame
     transitions: Frame
-    cold_start: Frame
+    cold_start: Frame  # the regions, per GPU (lanes, panels)
+    cold_start_ms: float  # the session's figure in the range (``transitions.cold_start_ms``)
     kernel: KernelStats
     throughput: Throughput
     jobs: Frame
@@ -70,6 +71,7 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
     else:
         gpus, gaps, trans, cold = _gpu_figures(session, rng)
         kernel, tp, fl = _kernel_figures(session, rng)
+    cold_ms = cold_start_ms(session, rng)
     return SessionSummary(
         session=session,
         rng=rng,
@@ -77,12 +79,13 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         gaps=gaps,
         transitions=trans,
         cold_start=cold,
+        cold_start_ms=cold_ms,
         kernel=kernel,
         throughput=tp,
         jobs=job_table(session, rng),
         floors=fl,
         verdict=replace(
-            decide(gpus, gaps, trans, cold, kernel, tp, fl),
+            decide(gpus, gaps, trans, cold, cold_ms, kernel, tp, fl),
             warning=skipped_warning(session),
         ),
     )

@@ -12,7 +12,7 @@ import numpy as np
 
 from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
-from viewer.analysis.intervals import Range, calls, check_range
+from viewer.analysis.intervals import Range, calls, check_range, clip
 from viewer.analysis.stages import stages
 from viewer.model import Session
 from viewer.model.frame import Frame, empty_like
@@ -157,3 +157,21 @@ def cold_start_regions(session: Session) -> Frame:
             "label": label[order],
         }
     )
+
+
+def cold_start_ms(session: Session, rng: Range = None) -> float:
+    """The session's cold start in ``rng`` (domain.md): from its first event to its first
+    GPU_START, plus the gap of every cold transition, each clipped to the range.  Not the
+    sum of the GPUs' regions (``cold_start_regions``): each GPU waits from the session's
+    start for its own first call, and on two GPUs that wait counted twice, a figure
+    longer than the time to the second GPU's first call."""
+    rng = check_range(rng)
+    start = calls(session)["start"]
+    if not len(start):
+        return 0.0
+    t = _all_transitions(session)
+    cold = t["cold_start"]
+    ends = np.concatenate([[float(start.min())], t["time"][cold]])
+    begins = np.concatenate([[session.start_ms], t["time"][cold] - t["gap_ms"][cold]])
+    a, b = clip(begins, ends, rng)
+    return float(np.maximum(b - a, 0.0).sum())

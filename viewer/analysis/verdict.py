@@ -83,6 +83,7 @@ def _evidence(
     gpus: list[GpuStats],
     gaps: Frame,
     transitions: Frame,
+    cold_ms: float,
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
@@ -98,7 +99,7 @@ def _evidence(
     cross = gap_ms[gaps["cross_sector"].astype(bool, copy=False)]
     out.append(f"cross-sector GPU idle {duration(cross.sum())} in {counted(len(cross), 'gap')}")
     is_cold = transitions["cold_start"].astype(bool, copy=False)
-    cold = f"cold start {duration(sum(g.cold_start_ms for g in gpus))}"
+    cold = f"cold start {duration(cold_ms)}"
     if is_cold.any():
         steps = ", ".join(
             f"sector {a}->{b} {duration(gap)}"
@@ -150,12 +151,14 @@ def decide(
     gaps: Frame,
     transitions: Frame,
     cold: Frame,
+    cold_ms: float,
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
 ) -> Verdict:
-    """The verdict from figures already computed for one range."""
-    evidence = _evidence(gpus, gaps, transitions, kernel, tp, floors)
+    """The verdict from figures already computed for one range (``cold``: the cold-start
+    regions per GPU; ``cold_ms``: the session's cold start in the range)."""
+    evidence = _evidence(gpus, gaps, transitions, cold_ms, kernel, tp, floors)
     if kernel.partitions == 0 or tp.measured_s_per_proof is None or tp.ratio is None:
         why = (
             "no kernel or GPU-call times"

@@ -46,7 +46,7 @@ def session_record(log: str, sm: SessionSummary) -> dict:
         "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
         "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, S_DIGITS),
         "gpu_efficiency": num(overall_efficiency(sm.gpus), FRACTION_DIGITS),
-        "cold_start_ms": num(sum(g.cold_start_ms for g in sm.gpus)),
+        "cold_start_ms": num(sm.cold_start_ms),
         "floors": floors_dict(sm.floors),
         "verdict": {
             "kind": sm.verdict.kind,

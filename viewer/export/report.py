@@ -173,6 +173,7 @@ def summary_dict(sm: SessionSummary) -> dict:
         "start_ms": num(s.start_ms),
         "end_ms": num(s.end_ms),
         "notes": list(s.notes),
+        "cold_start_ms": num(sm.cold_start_ms),
         "gpus": [
             {
                 "gpu": int(g.gpu),
@@ -348,7 +349,7 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
             "GPU idle gaps (starved / dispatch)",
             f"{ms(idle)} ({ms(starved)} / {ms(idle - starved)})",
         ),
-        ("cold start", ms(sum(g.cold_start_ms for g in sm.gpus))),
+        ("cold start", ms(sm.cold_start_ms)),
         ("jobs completed", str(tp.jobs_completed)),
         ("partitions with kernel time / open GPU calls", f"{k.partitions} / {sm.open_intervals}"),
     ]
