@@ -58,6 +58,21 @@ def test_gpu_ms_fallback_uses_closed_calls() -> None:
     assert kernel_stats(s, (300, 350)).total_ms == 50
 
 
+def test_without_cuzk_timing_a_call_counts_its_gpu_ms() -> None:
+    """domain.md: otherwise ``gpu_ms``; the offsets can say more (the daemon writes its lines
+    after timing the call).  A GPU_END without gpu_ms counts GPU_END - GPU_START."""
+    s = session(
+        call("a", 0, 0, 1000, 0, gpu_ms=900),
+        call("a", 1, 100, 1100, 1, gpu_ms=900),
+        call("b", 0, 1100, 1600, 0),
+        end_ms=2000,
+    )
+    k = kernel_stats(s)
+    assert k.source == "gpu_ms" and k.partitions == 3
+    assert k.total_ms == 900 + 900 + 500 and k.mean_ms == pytest.approx(2300 / 3)
+    assert kernel_stats(s, (0, 450)).total_ms == 450 + 350  # from each GPU_START
+
+
 def test_kernel_without_start_is_placed_at_gpu_start() -> None:
     s = session(call("a", 0, 100, 900, 0, kernel_ms=500))
     assert kernel_stats(s, (0, 300)).total_ms == 200

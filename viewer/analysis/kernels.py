@@ -85,7 +85,8 @@ def kernel_intervals(session: Session) -> Frame:
     """One row per call with a kernel time: ``job, worker, gpu, kstart, kend, kms`` + breakdown.
 
     With CUZK_TIMING the kernel starts at ``kernel_start`` (the call's GPU_START
-    when attribution gave no start); otherwise the whole closed call is used.
+    when attribution gave no start); otherwise each closed call's ``gpu_ms`` from its
+    GPU_START (domain.md: the upper bound), or GPU_END - GPU_START where GPU_END gave none.
     """
     c = calls(session)
     if session.kernel_source == KERNEL_SOURCE_TIMING:
@@ -96,7 +97,7 @@ def kernel_intervals(session: Session) -> Frame:
     else:
         c = c[c["closed"]]
         start = c["start"]
-        ms = c["end"] - start
+        ms = np.where(np.isfinite(c["gpu_ms"]), c["gpu_ms"], c["end"] - start)
     return c.assign(kstart=start, kend=start + ms, kms=ms)
 
 
