@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from io_logs import partition_lines
@@ -290,3 +292,64 @@ def test_ambiguous_blocks_are_counted_on_the_session():
     assert (s.kernel_blocks, s.ambiguous_blocks, s.unattributed_blocks) == (100, 2, 0)
     (one,) = open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions
     assert (one.kernel_blocks, one.ambiguous_blocks, one.unattributed_blocks) == (50, 0, 0)
+
+
+def test_the_call_that_reaches_the_lock_first_takes_the_first_block(tmp_path):
+    """domain.md: on one GPU the k-th block belongs to the k-th call to reach the lock.
+    Worker 1 starts 100 ms after worker 0 but prepares in 500 ms, not 1000: it takes the
+    mutex first.  Given to the oldest open call, its kernel (1000 ms from 1600) went to
+    worker 0, and worker 0's (1200 ms from 2600) ran 1000 ms past worker 1's GPU_END."""
+    lines = [
+        "TIMELINE,0,SYNTH_START,jobA,partition=0",
+        "TIMELINE,0,SYNTH_START,jobA,partition=1",
+        "TIMELINE,990,SYNTH_END,jobA,partition=0,synth_ms=990",
+        "TIMELINE,990,GPU_QUEUE,jobA,partition=0",
+        "TIMELINE,995,GPU_PICKUP,jobA,worker=0,partition=0",
+        "TIMELINE,1000,GPU_START,jobA,worker=0,partition=0",
+        "TIMELINE,1090,SYNTH_END,jobA,partition=1,synth_ms=1090",
+        "TIMELINE,1090,GPU_QUEUE,jobA,partition=1",
+        "TIMELINE,1095,GPU_PICKUP,jobA,worker=1,partition=1",
+        "TIMELINE,1100,GPU_START,jobA,worker=1,partition=1",
+        "CUZK_TIMING: pre_lock_cpu_ms=500 mutex_wait_ms=0",
+        "CUZK_TIMING: gpu_tid=0 tail_msm_ms=100 gpu_total_ms=1000",
+        "CUZK_TIMING: mutex_held_ms=1000 total_start_fn_ms=1500",
+        "CUZK_TIMING: pre_lock_cpu_ms=1000 mutex_wait_ms=600",
+        "TIMELINE,2900,GPU_END,jobA,worker=1,partition=1,gpu_ms=1800",
+        "CUZK_TIMING: gpu_tid=0 tail_msm_ms=50 gpu_total_ms=1200",
+        "CUZK_TIMING: mutex_held_ms=1200 total_start_fn_ms=2800",
+        "TIMELINE,4100,GPU_END,jobA,worker=0,partition=0,gpu_ms=3100",
+    ]
+    path = tmp_path / "flip.log"
+    path.write_text("\n".join(lines) + "\n")
+    (s,) = open_log(path).sessions
+    p = s.partitions
+    assert p["worker"].tolist() == [0, 1]
+    assert p["kernel_ms"].tolist() == [1200, 1000]
+    assert p["kernel_start"].tolist() == [2600, 1600]
+    assert p["pre_lock_cpu_ms"].tolist() == [1000, 500]
+    assert p["mutex_held_ms"].tolist() == [1200, 1000]
+    assert (p["kernel_start"] + p["kernel_ms"] <= p["gpu_end"]).all()
+
+
+@pytest.mark.parametrize("gw", [2, 3])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_on_one_gpu_every_block_goes_to_its_own_call(tmp_path, gw, seed):
+    """A simulated one-GPU run where prep times vary by 30 %: calls that started later
+    often reach the mutex first.  Every completed call gets the kernel time written for it,
+    and no kernel region runs past its call's GPU_END."""
+    from viewer.sim.model import SimConfig, simulate
+    from viewer.sim.writer import WriteOptions, write
+
+    cfg = SimConfig(sectors=6, pw=10, gw=gw, gpus=1, jitter=0.3, synth_ms=3000, kernel_ms=1000)
+    made = simulate(replace(cfg, seed=seed))
+    write(made, tmp_path / "run.log", WriteOptions())
+    (s,) = open_log(tmp_path / "run.log").sessions
+    parts = s.partitions.assign(job_id=s.job_ids()).to_pandas().set_index(["job_id", "partition"])
+    d = made.draws
+    truth = pd.Series(
+        made.kernel,
+        index=pd.MultiIndex.from_arrays([[d.job_ids[j] for j in d.job.tolist()], d.part]),
+    )
+    assert len(parts) == len(truth) == 60
+    np.testing.assert_array_equal(parts["kernel_ms"], truth.loc[parts.index].to_numpy())
+    assert (parts["kernel_start"] + parts["kernel_ms"] <= parts["gpu_end"]).all()

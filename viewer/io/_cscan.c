@@ -807,6 +807,30 @@ PyDoc_STRVAR(MATCH_DOC,
              "gpu_start float64 per call; bseq int64, lock, kernel, low, high float64 per\n"
              "block; ids int64 per GPU.  owner: packed int64 per block, -1 for none.");
 
+/* A min-heap of queue places ordered by (ends[place], place): the started calls of one
+ * GPU, the one that ends first on top. */
+static int ends_less(const int64_t *ends, int64_t a, int64_t b) {
+    return ends[a] < ends[b] || (ends[a] == ends[b] && a < b);
+}
+
+static void ends_push(int64_t *h, int64_t *n, int64_t x, const int64_t *ends) {
+    int64_t i = (*n)++;
+    while (i > 0 && ends_less(ends, x, h[(i - 1) / 2])) h[i] = h[(i - 1) / 2], i = (i - 1) / 2;
+    h[i] = x;
+}
+
+static void ends_pop(int64_t *h, int64_t *n, const int64_t *ends) {
+    int64_t last = h[--(*n)], i = 0;
+    for (;;) {
+        int64_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && ends_less(ends, h[c + 1], h[c])) c++;
+        if (!ends_less(ends, h[c], last)) break;
+        h[i] = h[c], i = c;
+    }
+    if (*n > 0) h[i] = last;
+}
+
 static PyObject *match_blocks(PyObject *self, PyObject *args) {
     (void)self;
     Py_buffer b[11];
@@ -838,27 +862,42 @@ static PyObject *match_blocks(PyObject *self, PyObject *args) {
         goto done;
     }
     PyObject *owner_bytes = PyBytes_FromStringAndSize(NULL, n_blocks * 8);
-    int64_t *heads = calloc(n_gpus + 1, sizeof *heads);
+    Py_ssize_t n_calls = b[0].len / 8;
+    /* Per GPU: the oldest call perhaps still open and free (heads), the calls started so
+     * far (pushed) in a heap by end in the GPU's part of ``soonest``; calls given a block. */
+    int64_t *heads = calloc(n_gpus + 1, sizeof *heads), *pushed = calloc(n_gpus + 1, 8);
+    int64_t *size = calloc(n_gpus + 1, sizeof *size), *soonest = malloc((n_calls + 1) * 8);
+    char *given = calloc(n_calls + 1, 1);
+    int64_t *place = malloc((n_gpus + 1) * sizeof *place);
     double *last_end = malloc((n_gpus + 1) * sizeof *last_end);
-    if (!owner_bytes || !heads || !last_end) {
+    if (!owner_bytes || !heads || !pushed || !size || !soonest || !given || !place || !last_end) {
         Py_XDECREF(owner_bytes);
-        free(heads), free(last_end);
+        free(heads), free(pushed), free(size), free(soonest), free(given), free(place);
+        free(last_end);
         PyErr_NoMemory();
         goto done;
     }
     int64_t *owner = (int64_t *)PyBytes_AS_STRING(owner_bytes);
     long long ambiguous = 0;
     Py_BEGIN_ALLOW_THREADS;
-    for (Py_ssize_t k = 0; k < n_gpus; k++) heads[k] = qoff[k], last_end[k] = -INFINITY;
+    for (Py_ssize_t k = 0; k < n_gpus; k++)
+        heads[k] = pushed[k] = qoff[k], last_end[k] = -INFINITY;
     for (Py_ssize_t blk = 0; blk < n_blocks; blk++) {
         int found = 0, best_k = -1;
         double best[4], second = INFINITY; /* (score, kernel start, gpu id, call) */
+        int64_t after = blk + 1 < n_blocks ? bseq[blk + 1] : INT64_MAX;
         for (Py_ssize_t k = 0; k < n_gpus; k++) {
-            int64_t h = heads[k], lim = qoff[k] + started[k * n_blocks + blk];
-            while (h < lim && ends[h] < bseq[blk]) h++; /* ended before the block */
+            int64_t *heap = soonest + qoff[k], lim = qoff[k] + started[k * n_blocks + blk];
+            while (pushed[k] < lim) ends_push(heap, &size[k], pushed[k]++, ends);
+            while (size[k] && (ends[heap[0]] < bseq[blk] || given[heap[0]]))
+                ends_pop(heap, &size[k], ends); /* ended before the block, or given */
+            int64_t h = heads[k];
+            while (h < lim && (ends[h] < bseq[blk] || given[h])) h++;
             heads[k] = h;
-            if (h >= lim) continue;
-            int64_t c = queue[h];
+            if (!size[k]) continue;
+            /* The oldest call, unless one ends before the next block: that one. */
+            place[k] = ends[heap[0]] < after ? heap[0] : h;
+            int64_t c = queue[place[k]];
             double ks = gpu_start[c] + lock[blk];
             double score = fmax(0.0, low[blk] - ks) + fmax(0.0, ks - high[blk]) +
                            fmax(0.0, last_end[k] - ks);
@@ -882,13 +921,14 @@ static PyObject *match_blocks(PyObject *self, PyObject *args) {
         owner[blk] = -1;
         if (!found) continue;
         if (found > 1) ambiguous += second - best[0] <= ambiguous_ms;
-        int64_t c = queue[heads[best_k]];
-        heads[best_k]++;
+        int64_t c = queue[place[best_k]];
+        given[place[best_k]] = 1;
         owner[blk] = c;
         last_end[best_k] = gpu_start[c] + lock[blk] + kernel[blk];
     }
     Py_END_ALLOW_THREADS;
-    free(heads), free(last_end);
+    free(heads), free(pushed), free(size), free(soonest), free(given), free(place);
+    free(last_end);
     res = Py_BuildValue("(NL)", owner_bytes, ambiguous);
 done:
     for (int i = 0; i < 11; i++)

@@ -123,37 +123,48 @@ def match_blocks(
     start, lock_ms, kernel_ms = gpu_start.tolist(), locks.tolist(), kernels.tolist()
     lo_ms, hi_ms, gpus = lows.tolist(), highs.tolist(), ids.tolist()
     n_gpus = len(gpus)
-    heads = [0] * n_gpus
+    heads = [0] * n_gpus  # per GPU: the oldest call perhaps still open and free
+    pushed = [0] * n_gpus  # per GPU: the calls started so far, in ``soonest``
+    soonest: list[list[tuple[int, int]]] = [[] for _ in range(n_gpus)]  # (end, place) heaps
+    given = [[False] * len(q) for q in queue]
     last_end = [-np.inf] * n_gpus
     owner = [-1] * len(bseq)
     ambiguous = 0
-    for b, at in enumerate(bseq.tolist()):
-        fronts = []
+    seqs = bseq.tolist()
+    for b, at in enumerate(seqs):
+        after = seqs[b + 1] if b + 1 < len(seqs) else np.inf
+        fronts = []  # (GPU, place of its call)
         for k in range(n_gpus):
-            h, lim, e = heads[k], starts[k][b], end[k]
-            while h < lim and e[h] < at:
-                h += 1  # ended before the block: it never got (or logged) the lock
+            lim, e, heap, done = starts[k][b], end[k], soonest[k], given[k]
+            while pushed[k] < lim:
+                heapq.heappush(heap, (e[pushed[k]], pushed[k]))
+                pushed[k] += 1
+            while heap and (heap[0][0] < at or done[heap[0][1]]):
+                heapq.heappop(heap)  # ended before the block (it never got the lock), or given
+            h = heads[k]
+            while h < lim and (e[h] < at or done[h]):
+                h += 1
             heads[k] = h
-            if h < lim:
-                fronts.append(k)
+            if heap:  # the oldest call, unless one ends before the next block: that one
+                fronts.append((k, heap[0][1] if heap[0][0] < after else h))
         if not fronts:
             continue
         lock = lock_ms[b]
         if len(fronts) > 1:
             lo, hi = lo_ms[b], hi_ms[b]
             scored = []
-            for k in fronts:
-                c = queue[k][heads[k]]
+            for k, place in fronts:
+                c = queue[k][place]
                 ks = start[c] + lock
                 score = max(0.0, lo - ks) + max(0.0, ks - hi) + max(0.0, last_end[k] - ks)
-                scored.append((score, ks, gpus[k], c, k))
+                scored.append((score, ks, gpus[k], c, k, place))
             scored.sort()
             ambiguous += scored[1][0] - scored[0][0] <= ambiguous_ms
-            k = scored[0][4]
+            k, place = scored[0][4], scored[0][5]
         else:
-            k = fronts[0]
-        c = queue[k][heads[k]]
-        heads[k] += 1
+            k, place = fronts[0]
+        c = queue[k][place]
+        given[k][place] = True
         owner[b] = c
         last_end[k] = start[c] + lock + kernel_ms[b]
     return np.array(owner, dtype=np.int64), ambiguous

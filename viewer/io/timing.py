@@ -4,10 +4,15 @@ The "mutex acquired" line (``pre_lock_cpu_ms=X mutex_wait_ms=Y``) opens a block;
 kernel region starts X + Y ms after its call's GPU_START.  The call's other lines belong
 to the block by when the daemon writes them (see ``build_blocks``).  The mutex serializes
 kernel regions per GPU, so on one GPU the k-th block belongs to the k-th call to reach the
-lock: the oldest call still open (GPU_START seen, GPU_END not yet) at the block's place
-in the file and not yet given a block.  With several GPUs the lines do not say which
-GPU wrote them; we pick the call whose kernel start best fits the file position and
-its GPU's previous kernel region, and say in the notes that this is a best effort.
+lock, among the calls open (GPU_START seen, GPU_END not yet) at the block's place in the
+file and not yet given a block.  The oldest such call takes it, unless one of them ends
+before the next block is written (that one must take it).  With two workers a call that
+started later but prepared faster reaches the lock first: pairs of blocks are then given
+to each other's calls where a kernel region ran past its call's GPU_END
+(``_reach_order``), or, fitting either way, where the acquires then fall among the events
+around their lines (``_placed_order``).  With several GPUs the lines do not say which GPU
+wrote them; we pick the call whose kernel start best fits the file position and its
+GPU's previous kernel region, and say in the notes that this is a best effort.
 """
 
 from __future__ import annotations
@@ -515,4 +520,131 @@ def _match(
         queues, ends, started, gpu_start, blocks.seq, locks, kernels, lows, highs, ids,
         AMBIGUOUS_MS,
     )  # fmt: skip
+    if "gpu_end" in calls:
+        fit = _Fit(gpu_start, np.asarray(calls["gpu_end"], np.float64), locks, kernels, lows, highs)
+        _reach_order(owner, fit, gpu, start_seq, end_seq, blocks.seq)
+        _placed_order(owner, fit, gpu, start_seq, end_seq, blocks.seq)
     return owner, seen, ambiguous, placed
+
+
+#: A swap of two blocks between their calls must shorten their kernel regions' overrun of
+#: their calls by this many ms (the offsets are whole ms, written a little apart).
+MISFIT_MS = 5.0
+
+
+@dataclass
+class _Fit:
+    """How well block b fits call c: how far its kernel region runs past the call's
+    GPU_END (``overrun``; the region starts at the call's GPU_START + pre_lock_cpu_ms +
+    mutex_wait_ms and lasts gpu_total_ms, and a call returns after its kernels), and how
+    far its acquire lies from the events around its line (``misplaced``)."""
+
+    gpu_start: np.ndarray
+    gpu_end: np.ndarray  # NaN: still open
+    lock: np.ndarray
+    kernel: np.ndarray
+    low: np.ndarray  # the offsets of the events before and after the block's acquire line
+    high: np.ndarray
+
+    def overrun(self, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        late = self.gpu_start[c] + self.lock[b] + self.kernel[b] - self.gpu_end[c]
+        return np.maximum(np.nan_to_num(late, nan=0.0), 0.0)
+
+    def misplaced(self, b: np.ndarray, c: np.ndarray) -> np.ndarray:
+        """How far the acquire (the kernel start) lies from the times around its line."""
+        acquire = self.gpu_start[c] + self.lock[b]
+        early = np.nan_to_num(self.low[b] - acquire, nan=0.0)
+        late = np.nan_to_num(acquire - self.high[b], nan=0.0)
+        return np.maximum(early, 0.0) + np.maximum(late, 0.0)
+
+
+def _reach_order(
+    owner: np.ndarray,
+    fit: _Fit,
+    gpu: np.ndarray,
+    start_seq: np.ndarray,
+    end_seq: np.ndarray,
+    bseq: np.ndarray,
+) -> None:
+    """Give two consecutive blocks to each other's calls where that ends their kernel
+    regions inside their calls (``_Fit``), clearly better than before.  The k-th block of
+    a GPU belongs to the k-th call to reach its lock (domain.md); with two workers, a call
+    that started later but prepared faster gets there first, which the oldest open call
+    (``_match``) misses: the other call's region then ran past its GPU_END (a negative
+    post) and both calls' kernel times were swapped.  Pairs are taken on one GPU, then in
+    file order whatever the GPU (a multi-GPU match is a best effort); a swap keeps both
+    calls open at both blocks' places in the file."""
+    given = np.flatnonzero(owner >= 0)  # the blocks given, in file order (swaps keep them)
+    over = fit.overrun(given, owner[given])  # kept up to date as blocks swap
+    if not len(given) or over.max() <= MISFIT_MS / 2:
+        return  # no pair's overrun can shrink by MISFIT_MS (the usual case)
+    at = np.zeros(len(owner), np.int64)  # block -> its place in ``given``
+    at[given] = np.arange(len(given))
+    for _ in range(4):  # a swap can make the next pair's swap fit: a few rounds
+        swaps = 0
+        for by_gpu in (True, False):
+            b, o = given, over
+            g = gpu[owner[given]]
+            if by_gpu and g.min() != g.max():  # each GPU's blocks in file order, in turn
+                order = np.argsort(g, kind="stable")
+                b, g, o = given[order], g[order], over[order]
+                pair = np.flatnonzero((g[1:] == g[:-1]) & (o[1:] + o[:-1] > MISFIT_MS))
+            elif by_gpu:
+                continue  # one GPU: the pass in file order is the same
+            else:
+                pair = np.flatnonzero(o[1:] + o[:-1] > MISFIT_MS)
+            k1, k2 = b[pair], b[pair + 1]
+            c1, c2 = owner[k1], owner[k2]
+            both_open = (start_seq[c2] < bseq[k1]) & ((end_seq[c1] < 0) | (end_seq[c1] > bseq[k2]))
+            now = o[pair] + o[pair + 1]
+            o1, o2 = fit.overrun(k1, c2), fit.overrun(k2, c1)
+            last = -1  # the later block of the pair swapped last: a block swaps once a pass
+            for i in np.flatnonzero(both_open & (o1 + o2 + MISFIT_MS < now)).tolist():
+                if k1[i] != last:
+                    owner[k1[i]], owner[k2[i]] = c2[i], c1[i]
+                    over[at[k1[i]]], over[at[k2[i]]] = o1[i], o2[i]
+                    last, swaps = k2[i], swaps + 1
+        if not swaps:
+            return
+
+
+#: Where no kernel region runs past its call either way, a pair of one GPU's blocks is
+#: swapped when that brings the acquires this much closer to their lines' places.
+PLACE_MS = 50.0
+
+
+def _placed_order(
+    owner: np.ndarray,
+    fit: _Fit,
+    gpu: np.ndarray,
+    start_seq: np.ndarray,
+    end_seq: np.ndarray,
+    bseq: np.ndarray,
+) -> None:
+    """Two consecutive blocks of one GPU whose regions fit inside either call: the one to
+    reach the lock first is the one whose acquire, so placed, falls among the events
+    around its line (``_Fit.misplaced``) where the other way it falls PLACE_MS or more
+    outside them."""
+    b = np.flatnonzero(owner >= 0)
+    if len(b) < 2:
+        return
+    off = fit.misplaced(b, owner[b])
+    g = gpu[owner[b]]
+    if g.min() != g.max():  # each GPU's blocks in file order, one GPU after another
+        order = np.argsort(g, kind="stable")
+        b, off, g = b[order], off[order], g[order]
+    # Only a pair this far off now can come PLACE_MS closer.
+    pair = np.flatnonzero((g[1:] == g[:-1]) & (off[1:] + off[:-1] > PLACE_MS))
+    k1, k2 = b[pair], b[pair + 1]
+    c1, c2 = owner[k1], owner[k2]
+    both_open = (start_seq[c2] < bseq[k1]) & ((end_seq[c1] < 0) | (end_seq[c1] > bseq[k2]))
+    fits = (fit.overrun(k1, c2) + fit.overrun(k2, c1) <= MISFIT_MS) & (
+        fit.overrun(k1, c1) + fit.overrun(k2, c2) <= MISFIT_MS
+    )
+    now = off[pair] + off[pair + 1]
+    swapped = fit.misplaced(k1, c2) + fit.misplaced(k2, c1)
+    last = -1
+    for i in np.flatnonzero(both_open & fits & (swapped + PLACE_MS < now)).tolist():
+        if k1[i] != last:
+            owner[k1[i]], owner[k2[i]] = c2[i], c1[i]
+            last = k2[i]
