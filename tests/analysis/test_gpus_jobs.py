@@ -1,11 +1,18 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 
 from tests.analysis.builders import call, pipeline, session
 from viewer.analysis import gpu_stats, job_table, throughput
+from viewer.analysis.jobs import proof_size
+from viewer.analysis.kernels import kernel_stats
+from viewer.io import open_log
+
+SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
 def test_gpu_stats_busy_idle_efficiency() -> None:
@@ -98,3 +105,23 @@ def test_throughput_two_gpus_halves_the_floor() -> None:
     )
     tp = throughput(s)
     assert tp.gpus == 2 and tp.theoretical_s_per_proof == pytest.approx(0.5)
+
+
+def test_partitions_per_proof_weighs_each_kinds_size() -> None:
+    """Three PoRep proofs of 10 partitions beside eleven PoSt / snap proofs of one call:
+    (3 x 10 + 11 x 1) / 14 partitions per proof, not the most common size (1), which made
+    the kernel floor a third of the kernel time a proof takes on average.  Within a kind
+    the most common size stands (a job that lost a line does not move it)."""
+    kinds = np.array(["partitioned"] * 3 + ["window-post"] * 6 + ["snap-update"] * 5, object)
+    assert proof_size(np.array([10] * 3 + [1] * 11), kinds) == round(41 / 14, 2)
+    assert proof_size(np.array([10] * 9 + [9]), np.array(["partitioned"] * 10, object)) == 10
+    assert proof_size(np.array([1, 1]), np.array([None, "winning-post"], object)) == 1
+    assert proof_size(np.array([], int), np.array([], object)) == 0
+
+
+def test_a_mixed_run_has_a_kernel_floor_of_its_average_proof() -> None:
+    (s,) = open_log(SAMPLES / "monolithic_mixed.log").sessions
+    tp = throughput(s)
+    k = kernel_stats(s)
+    assert tp.partitions_per_proof == round(len(s.partitions) / len(s.jobs), 2) == 2.93
+    assert tp.theoretical_s_per_proof == pytest.approx(k.mean_ms * 2.93 / 1000)

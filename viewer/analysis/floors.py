@@ -52,7 +52,7 @@ class Floors:
     worker_s: float
     synthesis_s: float
     arrival_s: float
-    partitions_per_proof: int
+    partitions_per_proof: int | float  # ``jobs.proof_size``
     gpus: int
     workers: int  # GPU workers, all GPUs (gw x G)
     pw: int  # the most syntheses seen running at once (synthesis slots held)
@@ -214,7 +214,7 @@ def floors(
         worker_s=worker_s,
         synthesis_s=synthesis_s,
         arrival_s=arrival_s,
-        partitions_per_proof=int(per_proof),
+        partitions_per_proof=per_proof,
         gpus=int(gpus),
         workers=workers,
         pw=pw,
@@ -236,7 +236,7 @@ def _mean(values: np.ndarray) -> float:
     return float(v.mean()) if len(v) else math.nan
 
 
-def _per_proof(per_partition_ms: np.ndarray, per_proof: int, parallel: int) -> float:
+def _per_proof(per_partition_ms: np.ndarray, per_proof: float, parallel: int) -> float:
     """mean x P / parallel, in s (NaN when nothing is known)."""
     if not len(per_partition_ms) or parallel < 1 or per_proof < 1:
         return math.nan

@@ -38,7 +38,7 @@ class Throughput:
     measured_s_per_proof: float | None
     ratio: float | None
     jobs_completed: int
-    partitions_per_proof: int
+    partitions_per_proof: int | float  # ``proof_size``
     gpus: int
 
 
@@ -118,6 +118,23 @@ def no_spacing_reason(jobs: int, where: str = "") -> str:
     )
 
 
+def proof_size(sizes: np.ndarray, kinds: np.ndarray) -> int | float:
+    """Partitions per proof of jobs of ``sizes`` calls and ``kinds``: each kind's most
+    common size (robust to a job that lost a line), weighted by its jobs; a whole number
+    where every job is of one size, else rounded to 0.01.  Curio's daemon proves PoRep
+    (10 partitions) beside PoSt and snap proofs (one call each): the most common size of
+    all jobs was 1 in such a run, and "mean kernel x 1" was a third of the kernel time a
+    proof takes on average (domain.md: the floor if the GPU never idles)."""
+    if not len(sizes):
+        return 0
+    by_kind: dict[object, list[int]] = {}
+    for kind, size in zip(kinds.tolist(), sizes.tolist(), strict=True):
+        by_kind.setdefault(kind, []).append(size)
+    total = sum(len(s) * _mode(np.asarray(s)) for s in by_kind.values())
+    mean = total / len(sizes)
+    return int(mean) if mean == int(mean) else round(mean, 2)
+
+
 def _mode(values: np.ndarray) -> int:
     """Most common value (the larger on a tie), 0 for none."""
     if len(values) == 0:
@@ -131,8 +148,8 @@ def throughput(
 ) -> Throughput:
     """Theoretical vs measured seconds per proof in ``rng``.
 
-    theoretical = mean kernel per partition x partitions per proof (the most
-    common job size) / GPUs that ran calls; measured = spacing of the
+    theoretical = mean kernel per partition x partitions per proof (``proof_size``)
+    / GPUs that ran calls; measured = spacing of the
     completions of the jobs completed inside the range.  ``kernel``: the session's
     ``kernel_stats`` in ``rng`` when already computed.
     """
@@ -144,8 +161,8 @@ def throughput(
         inside &= (done >= rng[0]) & (done <= rng[1])
     n = int(inside.sum())
     started = np.isfinite(t["first_gpu_start"])
-    sizes = t["partitions"][inside if n else started]
-    per_proof = _mode(sizes)
+    chosen = inside if n else started
+    per_proof = proof_size(t["partitions"][chosen], t["kind"][chosen])
     k = kernel_stats(session, rng) if kernel is None else kernel
     gpus = sum(1 for ms in k.per_gpu.values() if ms > 0) or len(session.gpus)
     theoretical = k.mean_ms * per_proof / gpus / 1000.0 if gpus and k.partitions else float("nan")

@@ -224,7 +224,7 @@ def summary_dict(sm: SessionSummary) -> dict:
             "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
             "ratio": num(tp.ratio, FRACTION_DIGITS),
             "jobs_completed": int(tp.jobs_completed),
-            "partitions_per_proof": int(tp.partitions_per_proof),
+            "partitions_per_proof": tp.partitions_per_proof,
             "gpus": int(tp.gpus),
         },
         "floors": floors_dict(sm.floors),
