@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from tests.analysis.builders import call, pipeline, session
-from viewer.analysis import summarize, verdict
+from viewer.analysis import summarize, transitions, verdict
 
 
 def test_gpu_bound_pipeline_reads_like_the_reference() -> None:
@@ -142,3 +142,18 @@ def test_summary_bundles_session_facts() -> None:
     sm = summarize(s, (0, 80))
     assert (sm.index, sm.open_intervals, sm.skipped_lines) == (0, 1, 3)
     assert sm.rng == (0, 80)
+
+
+def test_a_run_whose_every_transition_is_a_cold_start_never_warmed_up() -> None:
+    """domain.md: when most transitions are starved the pipeline never warms up.  Over the
+    whole run the cold ones count: here every job began synthesis before the first
+    GPU_END, and each sector waited for its synthesis.  In a range, only the starved
+    transitions outside the cold start count (the run may warm up after it)."""
+    s = pipeline([0, 45_000, 90_000], synth=100_000)
+    t = transitions(s)
+    assert t["starved"].tolist() == [True, True] and t["cold_start"].tolist() == [True, True]
+    v = summarize(s).verdict
+    assert v.kind == "synthesis-bound" and "never warmed up" in v.sentence
+    assert "2 of 2 transitions starved: the pipeline never warmed up" in v.evidence
+    in_range = summarize(s, (s.start_ms, s.end_ms)).verdict
+    assert not any("never warmed up" in e for e in in_range.evidence)

@@ -85,7 +85,7 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         jobs=job_table(session, rng),
         floors=fl,
         verdict=replace(
-            decide(gpus, gaps, trans, cold, cold_ms, kernel, tp, fl),
+            decide(gpus, gaps, trans, cold, cold_ms, kernel, tp, fl, whole_run=rng is None),
             warning=skipped_warning(session),
         ),
     )

@@ -87,6 +87,7 @@ def _evidence(
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
+    never_warm: bool,
 ) -> tuple[str, ...]:
     out = []
     active = [g for g in gpus if np.isfinite(g.efficiency)]
@@ -112,7 +113,7 @@ def _evidence(
         )
         cold += f" (incl. starved {steps})"
     out.append(cold)
-    if _never_warm(transitions):
+    if never_warm:
         starved = int(transitions["starved"].astype(bool, copy=False).sum())
         out.append(
             f"{starved} of {len(transitions)} transitions starved: the pipeline never warmed up"
@@ -155,10 +156,13 @@ def decide(
     kernel: KernelStats,
     tp: Throughput,
     floors: Floors,
+    whole_run: bool = True,
 ) -> Verdict:
     """The verdict from figures already computed for one range (``cold``: the cold-start
-    regions per GPU; ``cold_ms``: the session's cold start in the range)."""
-    evidence = _evidence(gpus, gaps, transitions, cold_ms, kernel, tp, floors)
+    regions per GPU; ``cold_ms``: the session's cold start in the range; ``whole_run``:
+    the range is the whole session, see ``_never_warm``)."""
+    never_warm = _never_warm(transitions, whole_run)
+    evidence = _evidence(gpus, gaps, transitions, cold_ms, kernel, tp, floors, never_warm)
     if kernel.partitions == 0 or tp.measured_s_per_proof is None or tp.ratio is None:
         why = (
             "no kernel or GPU-call times"
@@ -176,7 +180,6 @@ def decide(
     else:
         floor_txt = f"the {floor:.1f} s of serial {what}"
     eff = overall_efficiency(gpus)
-    never_warm = _never_warm(transitions)
     if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not never_warm:
         return Verdict(
             "gpu-bound",
@@ -301,9 +304,12 @@ def _runner_up(f: Floors) -> str:
     )
 
 
-def _never_warm(transitions: Frame) -> bool:
-    """Most transitions starved outside the cold start: the pipeline never warms up (a range
-    holding only cold transitions of a run that warms up later is not this)."""
+def _never_warm(transitions: Frame, whole_run: bool) -> bool:
+    """Most transitions starved: the pipeline never warms up (domain.md).  Over the whole
+    run every starved transition counts, cold ones too (a run whose every sector waited
+    for its synthesis never warmed up); in a range, only those outside the cold start (a
+    range holding only the cold transitions of a run that warms up later is not this)."""
     starved = transitions["starved"].astype(bool, copy=False)
-    warm_starved = starved & ~transitions["cold_start"].astype(bool, copy=False)
-    return len(transitions) > 0 and int(warm_starved.sum()) * 2 > len(transitions)
+    if not whole_run:
+        starved = starved & ~transitions["cold_start"].astype(bool, copy=False)
+    return len(transitions) > 0 and int(starved.sum()) * 2 > len(transitions)
