@@ -94,9 +94,12 @@ class Growing:
         self.map, self.buf = new, buf
 
     def append(self, values: np.ndarray) -> None:
-        n = self.n
-        self.grow(len(values))
-        self.put(slice(n, self.n), values)
+        """``values`` as new rows at the end (written once: not filled first)."""
+        n, m = self.n, self.n + len(values)
+        if m > len(self.buf):
+            self._make_room(max(m, 2 * len(self.buf), FIRST_ROOM))
+        self.n = m
+        self.put(slice(n, m), values)
 
     def take(self) -> np.ndarray:
         """The rows (a view of the buffer, whose room was never written; float32 for a
