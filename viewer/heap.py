@@ -9,7 +9,7 @@ allocate from one (the load's peak 168 -> 151-159 MB above the interpreter, and 
 slower: the pairing reuses pages already faulted in).  After a load, the window holds
 ~130 MB resident where its tables need ~40 MB; ``release_free_memory`` (``malloc_trim``)
 returns the free pages in a few milliseconds.  ``reuse_big_blocks`` keeps the blocks a
-read frees (up to 32 MB) in the heap for the next piece, rather than mapped and zeroed
+read frees (up to 4 MB) in the heap for the next piece, rather than mapped and zeroed
 afresh each time.  Elsewhere all of them do nothing.
 """
 
@@ -30,8 +30,18 @@ M_TRIM_THRESHOLD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -3, -8
 BIG_BLOCK = 4 << 20
 #: Free memory kept at the heap's top for the next blocks (a piece's worth).
 KEPT_FREE = 32 << 20
-#: The environment variables by which a user sets those thresholds (kept when set).
-_THRESHOLD_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_", "GLIBC_TUNABLES")
+#: The environment variables by which a user sets those thresholds (kept when set), and the
+#: tunables of ``GLIBC_TUNABLES`` that set them.
+_THRESHOLD_SETTINGS = ("MALLOC_MMAP_THRESHOLD_", "MALLOC_TRIM_THRESHOLD_")
+_THRESHOLD_TUNABLES = ("glibc.malloc.mmap_threshold", "glibc.malloc.trim_threshold")
+
+
+def _threshold_chosen() -> bool:
+    """Whether the user set either threshold (another tunable alone does not count)."""
+    tunables = os.environ.get("GLIBC_TUNABLES", "")
+    return any(name in os.environ for name in _THRESHOLD_SETTINGS) or any(
+        t in tunables for t in _THRESHOLD_TUNABLES
+    )
 
 
 @functools.cache
@@ -77,7 +87,7 @@ def reuse_big_blocks() -> bool:
     this, and ~4 % of its time (issue 15: the report against grep).  Blocks a finished
     job freed still go back with ``release_free_memory``."""
     mallopt = _mallopt()
-    if mallopt is None or any(name in os.environ for name in _THRESHOLD_SETTINGS):
+    if mallopt is None or _threshold_chosen():
         return False
     return mallopt(M_MMAP_THRESHOLD, BIG_BLOCK) == 1 and mallopt(M_TRIM_THRESHOLD, KEPT_FREE) == 1
 

@@ -117,6 +117,8 @@ def test_partitions_per_proof_weighs_each_kinds_size() -> None:
     assert proof_size(np.array([10] * 9 + [9]), np.array(["partitioned"] * 10, object)) == 10
     assert proof_size(np.array([1, 1]), np.array([None, "winning-post"], object)) == 1
     assert proof_size(np.array([], int), np.array([], object)) == 0
+    one_in_many = proof_size(np.array([10] + [1] * 2000), np.array(["a"] + ["b"] * 2000, object))
+    assert one_in_many == 1 and isinstance(one_in_many, int)  # 1.0045 shows as 1
 
 
 def test_a_mixed_run_has_a_kernel_floor_of_its_average_proof() -> None:

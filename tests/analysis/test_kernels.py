@@ -73,6 +73,19 @@ def test_without_cuzk_timing_a_call_counts_its_gpu_ms() -> None:
     assert kernel_stats(s, (0, 450)).total_ms == 450 + 350  # from each GPU_START
 
 
+def test_a_gpu_ms_that_does_not_fit_its_call_is_not_taken() -> None:
+    """A damaged figure (999999999 ms in a 1000 ms call, or a negative one) would make the
+    whole session's kernel figures: the call's own duration counts instead."""
+    s = session(
+        call("a", 0, 0, 1000, 0, gpu_ms=999_999_999),
+        call("a", 1, 1000, 2000, 1, gpu_ms=-5),
+        call("b", 0, 2000, 3000, 0, gpu_ms=1004),  # a few ms over: the daemon's own timer
+        end_ms=4000,
+    )
+    k = kernel_stats(s)
+    assert k.total_ms == 1000 + 1000 + 1004
+
+
 def test_kernel_without_start_is_placed_at_gpu_start() -> None:
     s = session(call("a", 0, 100, 900, 0, kernel_ms=500))
     assert kernel_stats(s, (0, 300)).total_ms == 200

@@ -18,12 +18,17 @@ def test_gpu_bound_pipeline_reads_like_the_reference() -> None:
     assert "cross-sector GPU idle 0 ms in 0 gaps" in v.evidence
 
 
-def test_every_transition_starved_is_synthesis_bound_not_cold_start() -> None:
+def test_every_transition_starved_by_jobs_60_s_apart_is_arrival_bound() -> None:
+    """Each job began synthesis 60 s after the one before, with no slot freed just before:
+    it arrived then (domain.md's arrival inference).  Every transition starved, but the
+    arrival floor (60 s) binds: the run was not saturated, and nothing in the pipeline
+    would help; it is not a pipeline that never warmed up (synthesis-bound)."""
     s = pipeline([35_000 + 60_000 * j for j in range(5)])
     sm = summarize(s)
-    assert sm.verdict.kind == "synthesis-bound"
-    assert "never warmed up" in sm.verdict.sentence
-    assert not sm.transitions["cold_start"].any()
+    assert sm.transitions["starved"].all() and not sm.transitions["cold_start"].any()
+    assert sm.floors.bound == "arrival" and sm.floors.arrival_s == pytest.approx(60)
+    assert sm.verdict.kind == "arrival-bound"
+    assert "never warmed up" not in sm.verdict.sentence
     assert sm.gpus[0].cold_start_ms == 35_000  # only the wait for the first synthesis
 
 
@@ -146,10 +151,15 @@ def test_summary_bundles_session_facts() -> None:
 
 def test_a_run_whose_every_transition_is_a_cold_start_never_warmed_up() -> None:
     """domain.md: when most transitions are starved the pipeline never warms up.  Over the
-    whole run the cold ones count: here every job began synthesis before the first
-    GPU_END, and each sector waited for its synthesis.  In a range, only the starved
+    whole run the cold ones count: here the three jobs arrived together (synthesis began
+    at 0), and each sector waited for its slower synthesis.  In a range, only the starved
     transitions outside the cold start count (the run may warm up after it)."""
-    s = pipeline([0, 45_000, 90_000], synth=100_000)
+    rows = [
+        call(f"j{i}", 0, ready + 10, ready + 5010, 0, queued=ready, synth_start=0,
+             synth_end=ready, kernel_ms=4000, kernel_start=ready + 500)
+        for i, ready in enumerate([10_000, 30_000, 50_000])
+    ]  # fmt: skip
+    s = session(*rows, start_ms=0, end_ms=60_000)
     t = transitions(s)
     assert t["starved"].tolist() == [True, True] and t["cold_start"].tolist() == [True, True]
     v = summarize(s).verdict
@@ -157,3 +167,13 @@ def test_a_run_whose_every_transition_is_a_cold_start_never_warmed_up() -> None:
     assert "2 of 2 transitions starved: the pipeline never warmed up" in v.evidence
     in_range = summarize(s, (s.start_ms, s.end_ms)).verdict
     assert not any("never warmed up" in e for e in in_range.evidence)
+
+
+def test_sectors_that_waited_for_their_jobs_to_arrive_are_arrival_bound() -> None:
+    """Jobs 45 s apart, each sector waiting for its own: the arrival floor (45 s) binds and
+    measured is 45 s/proof; nothing in the pipeline would help, so starved transitions do
+    not make it "never warmed up" (synthesis-bound)."""
+    s = pipeline([0, 45_000, 90_000], synth=100_000)
+    v = summarize(s).verdict
+    assert v.kind == "arrival-bound"
+    assert not any("never warmed up" in e for e in v.evidence)

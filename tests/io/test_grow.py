@@ -66,3 +66,21 @@ def test_a_mapped_column_grows_in_place_without_copying_its_rows():
         col.append(np.arange(k * 1000, (k + 1) * 1000))
     assert col.map is not None and len(col.buf) >= 40_000
     np.testing.assert_array_equal(col.take(), np.arange(40_000))
+
+
+def test_appending_a_value_float32_cannot_hold_widens_before_taking_room() -> None:
+    """The room past the rows is not written yet (a heap buffer holds garbage there): the
+    column widens to float64 before it grows, so no unwritten row is ever converted."""
+    import warnings
+
+    col = Growing(np.float64, np.nan, compact=True)
+    col.append(np.array([1.0, 2.0]))
+    col.append(np.array([3.0]))
+    assert col.dtype == np.float32 and len(col.buf) > len(col)  # room left unwritten
+    signaling = np.array([0x7FA00000], np.uint32).view(np.float32)[0]  # garbage may hold it
+    col.buf[len(col) :] = signaling  # whose cast to float64 warns "invalid value"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        col.append(np.array([0.1, 1e300]))
+    assert col.dtype == np.float64
+    np.testing.assert_array_equal(col.rows, [1.0, 2.0, 3.0, 0.1, 1e300])

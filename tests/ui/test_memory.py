@@ -86,7 +86,7 @@ def test_big_blocks_are_reused_not_mapped_afresh(monkeypatch) -> None:
     """Each block glibc maps on its own, or takes from a heap top it gave back, is faulted
     and zeroed page by page again; kept, the pages freed before serve the next (here
     62 000 faults, 4 000)."""
-    for name in memory._THRESHOLD_SETTINGS:
+    for name in (*memory._THRESHOLD_SETTINGS, "GLIBC_TUNABLES"):
         monkeypatch.delenv(name, raising=False)
 
     def faults(mode: str) -> int:
@@ -109,6 +109,19 @@ def test_big_blocks_are_reused_not_mapped_afresh(monkeypatch) -> None:
 def test_a_chosen_threshold_is_kept(monkeypatch, setting) -> None:
     monkeypatch.setenv(*setting)
     assert memory.reuse_big_blocks() is False
+
+
+def test_another_tunable_does_not_stop_the_thresholds(monkeypatch) -> None:
+    """GLIBC_TUNABLES may set anything else (hardware caps, the tcache): only a threshold
+    the user chose is kept."""
+    for name in memory._THRESHOLD_SETTINGS:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("GLIBC_TUNABLES", "glibc.malloc.tcache_count=0")
+    assert memory._threshold_chosen() is False
+    monkeypatch.setenv(
+        "GLIBC_TUNABLES", "glibc.malloc.tcache_count=0:glibc.malloc.trim_threshold=0"
+    )
+    assert memory._threshold_chosen() is True
 
 
 #: In a fresh interpreter: a thread allocates 96 MB in small blocks and frees them, then

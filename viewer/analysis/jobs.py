@@ -131,8 +131,8 @@ def proof_size(sizes: np.ndarray, kinds: np.ndarray) -> int | float:
     for kind, size in zip(kinds.tolist(), sizes.tolist(), strict=True):
         by_kind.setdefault(kind, []).append(size)
     total = sum(len(s) * _mode(np.asarray(s)) for s in by_kind.values())
-    mean = total / len(sizes)
-    return int(mean) if mean == int(mean) else round(mean, 2)
+    mean = round(total / len(sizes), 2)
+    return int(mean) if mean == int(mean) else mean
 
 
 def _mode(values: np.ndarray) -> int:

@@ -80,13 +80,19 @@ def _touching(starts: np.ndarray, ends: np.ndarray, inside: np.ndarray, rng: Ran
     return (inside > 0) | ((ends <= starts) & (starts >= rng[0]) & (starts <= rng[1]))
 
 
+#: How far a call's gpu_ms may exceed its GPU_END - GPU_START (the offsets are whole ms,
+#: written a little apart from the daemon's own timer): 5 ms, or 1 % of the call.
+GPU_MS_SLACK = 5.0
+
+
 @per_session
 def kernel_intervals(session: Session) -> Frame:
     """One row per call with a kernel time: ``job, worker, gpu, kstart, kend, kms`` + breakdown.
 
     With CUZK_TIMING the kernel starts at ``kernel_start`` (the call's GPU_START
     when attribution gave no start); otherwise each closed call's ``gpu_ms`` from its
-    GPU_START (domain.md: the upper bound), or GPU_END - GPU_START where GPU_END gave none.
+    GPU_START (domain.md: the upper bound), or GPU_END - GPU_START where GPU_END gave none or
+    a figure that does not fit the call.
     """
     c = calls(session)
     if session.kernel_source == KERNEL_SOURCE_TIMING:
@@ -97,7 +103,12 @@ def kernel_intervals(session: Session) -> Frame:
     else:
         c = c[c["closed"]]
         start = c["start"]
-        ms = np.where(np.isfinite(c["gpu_ms"]), c["gpu_ms"], c["end"] - start)
+        span = c["end"] - start
+        reported = c["gpu_ms"]
+        # gpu_ms as the daemon timed the call, unless it does not fit the call (a damaged
+        # figure: 999999999 ms in a 1000 ms call would make the whole report's figure).
+        fits = (reported >= 0) & (reported <= span + np.maximum(GPU_MS_SLACK, 0.01 * span))
+        ms = np.where(fits, reported, span)
     return c.assign(kstart=start, kend=start + ms, kms=ms)
 
 

@@ -161,7 +161,9 @@ def decide(
     """The verdict from figures already computed for one range (``cold``: the cold-start
     regions per GPU; ``cold_ms``: the session's cold start in the range; ``whole_run``:
     the range is the whole session, see ``_never_warm``)."""
-    never_warm = _never_warm(transitions, whole_run)
+    # Sectors that waited because their jobs came no faster (the arrival floor binds) are not
+    # a pipeline that never warmed up: nothing in it would help.
+    never_warm = _never_warm(transitions, whole_run) and floors.bound != "arrival"
     evidence = _evidence(gpus, gaps, transitions, cold_ms, kernel, tp, floors, never_warm)
     if kernel.partitions == 0 or tp.measured_s_per_proof is None or tp.ratio is None:
         why = (

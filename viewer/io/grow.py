@@ -95,11 +95,13 @@ class Growing:
 
     def append(self, values: np.ndarray) -> None:
         """``values`` as new rows at the end (written once: not filled first)."""
+        if self.compact and not exact32(values):
+            self._widen()  # before the room: its rows are not written yet
         n, m = self.n, self.n + len(values)
         if m > len(self.buf):
             self._make_room(max(m, 2 * len(self.buf), FIRST_ROOM))
+        self.buf[n:m] = values
         self.n = m
-        self.put(slice(n, m), values)
 
     def take(self) -> np.ndarray:
         """The rows (a view of the buffer, whose room was never written; float32 for a
