@@ -5,6 +5,6 @@ import sys
 # PYTHONDONTWRITEBYTECODE is set, as container images often do.
 sys.dont_write_bytecode = False
 
-from viewer.cli import main  # noqa: E402
+from viewer.cli import run  # noqa: E402
 
-sys.exit(main(leave=True))
+run()

@@ -116,6 +116,12 @@ def main(argv: Sequence[str] | None = None, *, leave: bool = False) -> int:
         return 1
 
 
+def run() -> NoReturn:
+    """The installed commands' entry point, as ``python -m viewer``: a headless command
+    ends its process once its output is flushed (``leave_now``)."""
+    sys.exit(main(leave=True))
+
+
 def leave_now(code: int) -> NoReturn:
     """End the process with ``code`` without tearing the interpreter down: a headless
     command's output is written and its files closed (every file the commands write is

@@ -62,3 +62,15 @@ def test_a_failing_command_keeps_its_status_and_message(tmp_path: Path) -> None:
     done = _viewer("report", str(missing))
     assert done.returncode == 2
     assert str(missing) in done.stderr.decode() and b"Traceback" not in done.stderr
+
+
+def test_the_installed_command_leaves_the_same_way() -> None:
+    """``cuzk-timeline`` (pyproject's script) runs ``cli.run``, as ``python -m viewer``."""
+    script = Path(sys.executable).with_name("cuzk-timeline")
+    if not script.exists():
+        pytest.skip("the package's scripts are not installed beside this interpreter")
+    done = subprocess.run(
+        [str(script), "report", str(SAMPLE), "--json"], cwd=ROOT, capture_output=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == json.loads(_viewer("report", str(SAMPLE), "--json").stdout)
