@@ -521,9 +521,12 @@ def _match(
         AMBIGUOUS_MS,
     )  # fmt: skip
     if "gpu_end" in calls:
-        fit = _Fit(gpu_start, np.asarray(calls["gpu_end"], np.float64), locks, kernels, lows, highs)
-        _reach_order(owner, fit, gpu, start_seq, end_seq, blocks.seq)
-        _placed_order(owner, fit, gpu, start_seq, end_seq, blocks.seq)
+        gpu_end = np.asarray(calls["gpu_end"], np.float64)
+        fit = _Fit(
+            gpu_start, gpu_end, locks, kernels, lows, highs, gpu, start_seq, end_seq, blocks.seq
+        )
+        _reach_order(owner, fit)
+        _placed_order(owner, fit)
     return owner, seen, ambiguous, placed
 
 
@@ -545,6 +548,16 @@ class _Fit:
     kernel: np.ndarray
     low: np.ndarray  # the offsets of the events before and after the block's acquire line
     high: np.ndarray
+    gpu: np.ndarray  # per call, and where its GPU_START and GPU_END stand in the file
+    start_seq: np.ndarray
+    end_seq: np.ndarray
+    bseq: np.ndarray  # where each block's acquire line stands
+
+    def both_open(self, k1: np.ndarray, k2: np.ndarray, c1: np.ndarray, c2: np.ndarray):
+        """Whether blocks k1 < k2, given to c1 and c2, may swap: c2 began before k1's line,
+        and c1 had not ended before k2's."""
+        ended = self.end_seq[c1]
+        return (self.start_seq[c2] < self.bseq[k1]) & ((ended < 0) | (ended > self.bseq[k2]))
 
     def overrun(self, b: np.ndarray, c: np.ndarray) -> np.ndarray:
         late = self.gpu_start[c] + self.lock[b] + self.kernel[b] - self.gpu_end[c]
@@ -558,14 +571,7 @@ class _Fit:
         return np.maximum(early, 0.0) + np.maximum(late, 0.0)
 
 
-def _reach_order(
-    owner: np.ndarray,
-    fit: _Fit,
-    gpu: np.ndarray,
-    start_seq: np.ndarray,
-    end_seq: np.ndarray,
-    bseq: np.ndarray,
-) -> None:
+def _reach_order(owner: np.ndarray, fit: _Fit) -> None:
     """Give two consecutive blocks to each other's calls where that ends their kernel
     regions inside their calls (``_Fit``), clearly better than before.  The k-th block of
     a GPU belongs to the k-th call to reach its lock (domain.md); with two workers, a call
@@ -584,7 +590,7 @@ def _reach_order(
         swaps = 0
         for by_gpu in (True, False):
             b, o = given, over
-            g = gpu[owner[given]]
+            g = fit.gpu[owner[given]]
             if by_gpu and g.min() != g.max():  # each GPU's blocks in file order, in turn
                 order = np.argsort(g, kind="stable")
                 b, g, o = given[order], g[order], over[order]
@@ -595,7 +601,7 @@ def _reach_order(
                 pair = np.flatnonzero(o[1:] + o[:-1] > MISFIT_MS)
             k1, k2 = b[pair], b[pair + 1]
             c1, c2 = owner[k1], owner[k2]
-            both_open = (start_seq[c2] < bseq[k1]) & ((end_seq[c1] < 0) | (end_seq[c1] > bseq[k2]))
+            both_open = fit.both_open(k1, k2, c1, c2)
             now = o[pair] + o[pair + 1]
             o1, o2 = fit.overrun(k1, c2), fit.overrun(k2, c1)
             last = -1  # the later block of the pair swapped last: a block swaps once a pass
@@ -613,14 +619,7 @@ def _reach_order(
 PLACE_MS = 50.0
 
 
-def _placed_order(
-    owner: np.ndarray,
-    fit: _Fit,
-    gpu: np.ndarray,
-    start_seq: np.ndarray,
-    end_seq: np.ndarray,
-    bseq: np.ndarray,
-) -> None:
+def _placed_order(owner: np.ndarray, fit: _Fit) -> None:
     """Two consecutive blocks of one GPU whose regions fit inside either call: the one to
     reach the lock first is the one whose acquire, so placed, falls among the events
     around its line (``_Fit.misplaced``) where the other way it falls PLACE_MS or more
@@ -629,7 +628,7 @@ def _placed_order(
     if len(b) < 2:
         return
     off = fit.misplaced(b, owner[b])
-    g = gpu[owner[b]]
+    g = fit.gpu[owner[b]]
     if g.min() != g.max():  # each GPU's blocks in file order, one GPU after another
         order = np.argsort(g, kind="stable")
         b, off, g = b[order], off[order], g[order]
@@ -637,7 +636,7 @@ def _placed_order(
     pair = np.flatnonzero((g[1:] == g[:-1]) & (off[1:] + off[:-1] > PLACE_MS))
     k1, k2 = b[pair], b[pair + 1]
     c1, c2 = owner[k1], owner[k2]
-    both_open = (start_seq[c2] < bseq[k1]) & ((end_seq[c1] < 0) | (end_seq[c1] > bseq[k2]))
+    both_open = fit.both_open(k1, k2, c1, c2)
     fits = (fit.overrun(k1, c2) + fit.overrun(k2, c1) <= MISFIT_MS) & (
         fit.overrun(k1, c1) + fit.overrun(k2, c2) <= MISFIT_MS
     )
