@@ -134,3 +134,13 @@ def test_the_session_cold_start_counts_its_head_once_on_two_gpus() -> None:
 
 def test_no_gpu_call_no_cold_start() -> None:
     assert cold_start_ms(session(call("a", 0, None, None, 0, synth_start=10))) == 0
+
+
+def test_transitions_where_no_call_ended() -> None:
+    """A crash or a damaged log: GPU calls of two jobs started, none ended.  The transition
+    has no gap to measure (0: nothing of the first job ended) and the report goes on (it
+    raised IndexError on such a session of a damaged log)."""
+    s = session(call("a", 0, 100, None, 0), call("b", 0, 200, None, 1), start_ms=0, end_ms=900)
+    t = transitions(s)
+    assert t["from_id"].tolist() == ["a"] and t["gap_ms"].tolist() == [0]
+    assert summarize(s).cold_start_ms == 100

@@ -89,6 +89,8 @@ def _latest_end_before(
     """For each (``of[i]``, ``at[i]``): the latest ``end`` of job ``of[i]``'s closed calls at or
     before ``at[i]`` (NaN when none).  One sorted search over (job, time rank) keys."""
     j, e = job[closed].astype(np.int64), end[closed]
+    if not len(e):  # no call ended (a crash, a damaged log): no job ended before another
+        return np.full(len(of), np.nan)
     times, rank = unique(np.concatenate([e, at]), return_inverse=True)
     rank = rank.reshape(-1)
     width = len(times) + 1
