@@ -586,30 +586,17 @@ def _reach_order(owner: np.ndarray, fit: _Fit) -> None:
         return  # no pair's overrun can shrink by MISFIT_MS (the usual case)
     at = np.zeros(len(owner), np.int64)  # block -> its place in ``given``
     at[given] = np.arange(len(given))
+    g = fit.gpu[owner[given]]  # (swaps exchange calls, not the GPUs among them)
+    passes = (True, False) if g.min() != g.max() else (False,)  # one GPU: file order is it
     for _ in range(4):  # a swap can make the next pair's swap fit: a few rounds
         swaps = 0
-        for by_gpu in (True, False):
-            b, o = given, over
-            g = fit.gpu[owner[given]]
-            if by_gpu and g.min() != g.max():  # each GPU's blocks in file order, in turn
-                order = np.argsort(g, kind="stable")
-                b, g, o = given[order], g[order], over[order]
-                pair = np.flatnonzero((g[1:] == g[:-1]) & (o[1:] + o[:-1] > MISFIT_MS))
-            elif by_gpu:
-                continue  # one GPU: the pass in file order is the same
-            else:
-                pair = np.flatnonzero(o[1:] + o[:-1] > MISFIT_MS)
-            k1, k2 = b[pair], b[pair + 1]
+        for by_gpu in passes:
+            k1, k2, now = _pairs(owner, fit, given, over, MISFIT_MS, by_gpu)
             c1, c2 = owner[k1], owner[k2]
-            both_open = fit.both_open(k1, k2, c1, c2)
-            now = o[pair] + o[pair + 1]
             o1, o2 = fit.overrun(k1, c2), fit.overrun(k2, c1)
-            last = -1  # the later block of the pair swapped last: a block swaps once a pass
-            for i in np.flatnonzero(both_open & (o1 + o2 + MISFIT_MS < now)).tolist():
-                if k1[i] != last:
-                    owner[k1[i]], owner[k2[i]] = c2[i], c1[i]
-                    over[at[k1[i]]], over[at[k2[i]]] = o1[i], o2[i]
-                    last, swaps = k2[i], swaps + 1
+            done = _swap(owner, k1, k2, fit.both_open(k1, k2, c1, c2) & (o1 + o2 + MISFIT_MS < now))
+            over[at[k1[done]]], over[at[k2[done]]] = o1[done], o2[done]
+            swaps += len(done)
         if not swaps:
             return
 
@@ -627,23 +614,37 @@ def _placed_order(owner: np.ndarray, fit: _Fit) -> None:
     b = np.flatnonzero(owner >= 0)
     if len(b) < 2:
         return
-    off = fit.misplaced(b, owner[b])
-    g = fit.gpu[owner[b]]
-    if g.min() != g.max():  # each GPU's blocks in file order, one GPU after another
-        order = np.argsort(g, kind="stable")
-        b, off, g = b[order], off[order], g[order]
     # Only a pair this far off now can come PLACE_MS closer.
-    pair = np.flatnonzero((g[1:] == g[:-1]) & (off[1:] + off[:-1] > PLACE_MS))
-    k1, k2 = b[pair], b[pair + 1]
+    k1, k2, now = _pairs(owner, fit, b, fit.misplaced(b, owner[b]), PLACE_MS, by_gpu=True)
     c1, c2 = owner[k1], owner[k2]
-    both_open = fit.both_open(k1, k2, c1, c2)
     fits = (fit.overrun(k1, c2) + fit.overrun(k2, c1) <= MISFIT_MS) & (
         fit.overrun(k1, c1) + fit.overrun(k2, c2) <= MISFIT_MS
     )
-    now = off[pair] + off[pair + 1]
     swapped = fit.misplaced(k1, c2) + fit.misplaced(k2, c1)
-    last = -1
-    for i in np.flatnonzero(both_open & fits & (swapped + PLACE_MS < now)).tolist():
+    _swap(owner, k1, k2, fit.both_open(k1, k2, c1, c2) & fits & (swapped + PLACE_MS < now))
+
+
+def _pairs(
+    owner: np.ndarray, fit: _Fit, b: np.ndarray, cost: np.ndarray, bound: float, by_gpu: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The consecutive blocks (k1, k2) among ``b`` (in file order; ``by_gpu``: each GPU's
+    in turn, a pair on one GPU) whose ``cost`` adds to over ``bound``, and that sum."""
+    g = fit.gpu[owner[b]]
+    if by_gpu and g.min() != g.max():
+        order = np.argsort(g, kind="stable")
+        b, g, cost = b[order], g[order], cost[order]
+    near = cost[1:] + cost[:-1] > bound
+    pair = np.flatnonzero(near & (g[1:] == g[:-1]) if by_gpu else near)
+    return b[pair], b[pair + 1], cost[pair] + cost[pair + 1]
+
+
+def _swap(owner: np.ndarray, k1: np.ndarray, k2: np.ndarray, chosen: np.ndarray) -> np.ndarray:
+    """Give each chosen pair of blocks to each other's calls, a block once (of two chosen
+    pairs that share one, the first); the pairs swapped."""
+    done, last = [], -1
+    for i in np.flatnonzero(chosen).tolist():
         if k1[i] != last:
-            owner[k1[i]], owner[k2[i]] = c2[i], c1[i]
+            owner[k1[i]], owner[k2[i]] = owner[k2[i]], owner[k1[i]]
+            done.append(i)
             last = k2[i]
+    return np.array(done, np.int64)
