@@ -140,8 +140,7 @@ def cold_start_regions(session: Session) -> Frame:
     t = _all_transitions(session)
     cold = t["cold_start"]
     t_gpu = t["gpu"].astype(np.int64)[cold]
-    t_end = t["time"][cold]
-    t_start = t_end - t["gap_ms"][cold]
+    t_start, t_end = _cold_gaps(t)
     labels = [
         f"cold start (job {a}->{b})"
         for a, b in zip(t["from_job"][cold].tolist(), t["to_job"][cold].tolist(), strict=True)
@@ -171,9 +170,15 @@ def cold_start_ms(session: Session, rng: Range = None) -> float:
     start = calls(session)["start"]
     if not len(start):
         return 0.0
-    t = _all_transitions(session)
-    cold = t["cold_start"]
-    ends = np.concatenate([[float(start.min())], t["time"][cold]])
-    begins = np.concatenate([[session.start_ms], t["time"][cold] - t["gap_ms"][cold]])
+    t_start, t_end = _cold_gaps(_all_transitions(session))
+    ends = np.concatenate([[float(start.min())], t_end])
+    begins = np.concatenate([[session.start_ms], t_start])
     a, b = clip(begins, ends, rng)
     return float(np.maximum(b - a, 0.0).sum())
+
+
+def _cold_gaps(t: Frame) -> tuple[np.ndarray, np.ndarray]:
+    """(start, end) of the gap of every cold transition of ``t``."""
+    cold = t["cold_start"]
+    end = t["time"][cold]
+    return end - t["gap_ms"][cold], end
