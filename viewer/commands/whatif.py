@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from viewer.commands.common import (
     SESSION,
@@ -12,6 +13,10 @@ from viewer.commands.common import (
     load,
     write_stdout,
 )
+
+if TYPE_CHECKING:
+    from viewer.model import Session
+    from viewer.whatif.load import LoadFit
 
 EPILOG = """\
 how: the session's measured job arrivals and per-partition durations (synthesis,
@@ -57,6 +62,22 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     shape.add_argument("--pw", type=int, metavar="N", help="partition (synthesis) workers")
     shape.add_argument("--gpus", type=int, metavar="N", help="GPUs (one shared queue)")
     shape.add_argument("--queue-cap", type=int, metavar="N", help="partitions the queue holds")
+    loop = p.add_argument_group(
+        "closed loop (as cuzk-bench -c / -j; default: the log's own arrivals)"
+    )
+    loop.add_argument("--jobs", type=int, metavar="C", help="proofs submitted (cuzk-bench -c)")
+    loop.add_argument(
+        "--concurrency", type=int, metavar="J", help="proofs in flight at most (cuzk-bench -j)"
+    )
+    load = p.add_argument_group("load: how stages slow down beside one another")
+    load.add_argument(
+        "--calibrate",
+        nargs="+",
+        default=[],
+        metavar="OTHER.log",
+        help="logs of the same machine at other settings: the load model is fitted over "
+        "them and LOG (default: LOG alone, which shows only its own range of load)",
+    )
     times = p.add_argument_group("stage durations (default: as measured)")
     for stage, what in (
         ("kernel", "CUDA kernel time per call"),
@@ -83,6 +104,8 @@ KNOB_OPTIONS = (
     "pw",
     "gpus",
     "queue_cap",
+    "jobs",
+    "concurrency",
     *(f"{s}_{k}" for s in ("kernel", "prep", "post", "synth") for k in ("ms", "scale")),
 )
 
@@ -105,8 +128,11 @@ def run(args: argparse.Namespace) -> int:
         session = timeline.numbered(args.session)
     except ValueError as exc:
         return fail("whatif", exc)
+    load_fit = calibration(args, session)
+    if load_fit is None:
+        return 2
     try:
-        w = what_if(session, knobs)
+        w = what_if(session, knobs, load=load_fit)
     except ValueError as exc:
         return fail("whatif", f"{display_path(args.path)}, session {session.number}: {exc}")
     if args.out:
@@ -123,3 +149,45 @@ def run(args: argparse.Namespace) -> int:
         text = whatif_text(w, args.path, session)
     write_stdout(text)
     return 0
+
+
+def calibration(args: argparse.Namespace, session: Session) -> LoadFit | None:
+    """The load model of LOG's session and the ``--calibrate`` logs (each log's session with
+    the most GPU calls); None after saying why one cannot be read."""
+    from viewer.export.format import display_path
+    from viewer.io.facts import facts
+    from viewer.whatif.load import fit, sample
+
+    samples = [sample(session, display_path(args.path), facts(args.path).cpus)]
+    seen = {_identity(args.path)}
+    for other in args.calibrate:
+        if _identity(other) in seen:
+            return _bad(f"{display_path(other)} is given twice (LOG and --calibrate together)")
+        seen.add(_identity(other))
+        timeline = load("whatif", other, args.workers_per_gpu)
+        if timeline is None:
+            return None
+        try:
+            s = timeline.numbered(None)
+        except ValueError as exc:
+            return _bad(f"--calibrate {display_path(other)}: {exc}")
+        samples.append(sample(s, display_path(other), facts(other).cpus))
+    try:
+        return fit(samples)
+    except ValueError as exc:
+        return _bad(f"--calibrate: {exc}")
+
+
+def _identity(path: str) -> object:
+    import os
+
+    try:
+        st = os.stat(path)
+        return (st.st_dev, st.st_ino)
+    except OSError:
+        return path
+
+
+def _bad(message: str) -> None:
+    fail("whatif", message)
+    return None

@@ -41,6 +41,39 @@ def outcome_dict(o: Outcome) -> dict:
         "margin": num(f.margin, FRACTION_DIGITS),
         "pw": int(f.pw),
         "gpu_workers": int(f.workers),
+        "wall_s_per_proof": num(o.wall_s_per_proof, S_DIGITS),
+    }
+
+
+def scenario_dict(w: WhatIf) -> dict:
+    """The scenario's figures with the band it stands behind and the load model."""
+    out = outcome_dict(w.scenario)
+    band = w.band
+    out["band"] = None if band is None else [num(band[0], S_DIGITS), num(band[1], S_DIGITS)]
+    out["load"] = load_dict(w)
+    return out
+
+
+def load_dict(w: WhatIf) -> dict | None:
+    """``model`` (the fitted curve), ``logs`` it was fitted from, ``range`` (busy threads
+    the logs cover, per stage class), ``beyond`` and the ``ends`` of what they allow."""
+    f = w.load
+    if f is None:
+        return None
+    c = f.contention
+    return {
+        "model": "processor sharing: rate 1 / ((1 + a (min(L, cores) - 1)) max(1, L / cores))",
+        "slopes": {"synth": c.synth, "cpu": c.cpu, "kernel": c.kernel},
+        "cores": c.cores,
+        "cores_shown": f.cores_shown,
+        "shown": dict(f.shown),
+        "logs": list(f.logs),
+        "range": {k: [num(lo, 2), num(hi, 2)] for k, (lo, hi) in f.seen.items()},
+        "scatter": {
+            k: {"fixed": num(a, 4), "fitted": num(b, 4)} for k, (a, b) in f.scatter.items()
+        },
+        "beyond": list(w.beyond),
+        "ends": [{"assumes": label, "s_per_proof": num(v, S_DIGITS)} for label, v in w.load_ends],
     }
 
 
@@ -55,7 +88,7 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
         "knobs": w.knobs.changed(),
         "measured": outcome_dict(w.measured),
         "baseline": outcome_dict(w.baseline),
-        "scenario": outcome_dict(w.scenario),
+        "scenario": scenario_dict(w),
         # The scenario had every job whose arrival the log hides arrived only as it started
         # (the scenario takes each as arrived with the job before it): null without one.
         "late_arrivals": None
@@ -85,6 +118,7 @@ def rows(w: WhatIf) -> list[Row]:
     runs = (w.measured, w.baseline, w.scenario)
     out: list[Row] = [
         ("s/proof", *(sec(o.s_per_proof, "") for o in runs)),
+        ("wall time / proofs (s)", *(sec(o.wall_s_per_proof, "") for o in runs)),
         ("GPU efficiency", *(pct(o.gpu_efficiency) for o in runs)),
     ]
     for name in FLOORS:
@@ -112,9 +146,16 @@ def _title(w: WhatIf, name: str, session: Session) -> str:
     return f"What if: {w.describe()} ({name}, session {session.number})"
 
 
+def load_text(w: WhatIf) -> str:
+    """One line on the load model: "load: synthesis +5.6 % ... (from 5 logs, ...)"."""
+    return "" if w.load is None else f"load: {w.load.describe()}"
+
+
 def whatif_text(w: WhatIf, log: str | Path, session: Session) -> str:
     out = [_title(w, display_path(log), session), "", text_table(HEAD, rows(w)), "", sentence(w)]
     out += ["(* = the binding floor)"]
+    if w.load is not None:
+        out.append(load_text(w))
     out += [f"note: {n}" for n in w.notes]
     return "\n".join(out) + "\n"
 
@@ -122,5 +163,7 @@ def whatif_text(w: WhatIf, log: str | Path, session: Session) -> str:
 def whatif_markdown(w: WhatIf, log: str | Path, session: Session) -> str:
     out = [f"## {_title(w, markdown_text(log), session)}", markdown_table(HEAD, rows(w))]
     out.append(sentence(w))
+    if w.load is not None:
+        out.append(markdown_text(load_text(w)))
     out += [f"> note: {n}" for n in w.notes]
     return "\n\n".join(out) + "\n"

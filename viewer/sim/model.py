@@ -13,11 +13,13 @@ Times are integer milliseconds since the engine started.
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from viewer.sim.contention import NONE, Contention
 from viewer.sim.engine import Played, Shape, Tasks, play
+from viewer.sim.loaded import Extra, play_loaded
 
 #: Proof kinds; porep-c2 is partitioned, the others are one GPU call per job.
 KINDS = ("porep-c2", "snap-update", "window-post", "winning-post")
@@ -58,6 +60,12 @@ class SimConfig:
     queue_cap: int | None = None  # synthesized partitions that may wait for a GPU; None: no bound
     interval_ms: float = 0.0  # between job arrivals
     start_ms: int = 40  # first arrival after the engine starts
+    #: How stages slow down beside one another (durations drawn are then each stage's work
+    #: alone on the machine); NONE: fixed durations.
+    contention: Contention = NONE
+    #: Jobs in flight at once (a closed loop, as cuzk-bench's -j): each job after the first
+    #: ``concurrency`` arrives when one completes; None: jobs arrive as drawn.
+    concurrency: int | None = None
 
     def __post_init__(self) -> None:
         for name in ("sectors", "partitions", "pw", "gw", "gpus"):
@@ -70,6 +78,8 @@ class SimConfig:
                 raise ValueError(f"bad proof kind {kind!r}={weight} (kinds: {', '.join(KINDS)})")
         if sum(w for _, w in self.kinds) <= 0:
             raise ValueError("the kind weights add up to zero")
+        if self.concurrency is not None and self.concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
 
 
 @dataclass
@@ -199,7 +209,10 @@ def shape_of(cfg: SimConfig) -> Shape:
 
 
 def run(cfg: SimConfig, d: Draws) -> Schedule:
-    """Play the pipeline forward in time (``viewer.sim.engine``) and return the schedule."""
+    """Play the pipeline forward in time (``viewer.sim.engine``) and return the schedule.
+
+    Under contention (or in a closed loop) ``d`` holds each stage's work and the
+    schedule's draws are the durations as played (``played_draws``)."""
     tasks = Tasks(
         job=d.job,
         arrival=d.arrival,
@@ -213,7 +226,57 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
         hold=d.hold,
         post=d.hold + d.b_g2 + d.epilogue,
     )
-    return Schedule(**vars(play(shape_of(cfg), tasks)), config=cfg, draws=d)
+    if not cfg.contention.active and cfg.concurrency is None:
+        return Schedule(**vars(play(shape_of(cfg), tasks)), config=cfg, draws=d)
+    played, extra = play_loaded(shape_of(cfg), tasks, cfg.contention, cfg.concurrency)
+    return Schedule(**vars(played), config=cfg, draws=played_draws(d, played, extra))
+
+
+def played_draws(d: Draws, p: Played, extra: Extra) -> Draws:
+    """``d`` (work) as the loaded engine played it: each stage's parts stretched by the
+    stage's slowdown, whole ms that add up to the played times (hold stays as drawn)."""
+    done = p.end >= 0
+    prelock = d.prep + d.prelock_extra
+    prelock_played = np.where(done | (extra.lock >= 0), extra.lock - p.start, prelock)
+    prep = _share(d.prep, prelock, prelock_played)
+    kernel_played = np.where(p.kernel_end >= 0, p.kernel_end - p.acquire - p.warm, d.kernel)
+    ntt = _share(d.ntt, d.kernel, kernel_played)
+    barrier = _share(d.barrier, d.kernel, kernel_played)
+    batch = _share(d.batch, d.kernel, kernel_played)
+    over = np.maximum(ntt + barrier + batch - kernel_played, 0)
+    ntt = ntt - over
+    post = d.hold + d.b_g2 + d.epilogue
+    post_played = np.where(done, p.end - p.kernel_end, post)
+    b_g2 = np.minimum(_share(d.b_g2, post, post_played), np.maximum(post_played - d.hold, 0))
+    # What the engine added to a job's last call (proof assembly) is in its played post.
+    last = np.zeros(len(d.job), bool)
+    if done.any():
+        order = np.lexsort((p.start, d.job))
+        ends = np.r_[d.job[order][1:] != d.job[order][:-1], True]
+        last[order[ends]] = True
+    assemble = np.where(last, d.assemble[d.job], 0)
+    extra_post = np.where(post > 0, post_played / np.maximum(post + assemble, 1), 1.0)
+    epilogue = post_played - d.hold - b_g2 - np.rint(assemble * extra_post).astype(np.int64)
+    synth = np.where(p.synth_end >= 0, p.synth_end - p.synth_start, d.synth)
+    return replace(
+        d,
+        arrival=extra.arrival,
+        synth=synth,
+        prep=prep,
+        prelock_extra=prelock_played - prep,
+        ntt=ntt,
+        barrier=barrier,
+        batch=batch,
+        tail=kernel_played - ntt - barrier - batch,
+        b_g2=b_g2,
+        epilogue=np.maximum(epilogue, 0),
+    )
+
+
+def _share(part: np.ndarray, whole: np.ndarray, played: np.ndarray) -> np.ndarray:
+    """``part`` of ``whole`` stretched to ``played``, whole ms."""
+    k = np.where(whole > 0, played / np.maximum(whole, 1), 0.0)
+    return np.minimum(np.rint(part * k).astype(np.int64), np.maximum(played, 0))
 
 
 def simulate(cfg: SimConfig) -> Schedule:

@@ -24,6 +24,7 @@ MAX_WORKERS = 64  # gw: GPU workers per GPU
 MAX_GPUS = 64
 MAX_PW = 1024  # synthesis slots
 MAX_QUEUE = 1 << 20
+MAX_JOBS = 100_000  # a closed loop's proofs (cuzk-bench -c)
 MAX_MS = 3_600_000.0  # a stage's mean: one hour
 MIN_SCALE, MAX_SCALE = 0.01, 100.0
 
@@ -40,6 +41,11 @@ class Knobs:
     pw: int | None = None
     gpus: int | None = None
     queue_cap: int | None = None
+    #: A closed loop, as cuzk-bench's -c and -j: ``jobs`` proofs submitted, at most
+    #: ``concurrency`` in flight (each job takes the durations of the log's job of its
+    #: number modulo the log's jobs).
+    jobs: int | None = None
+    concurrency: int | None = None
     kernel_ms: float | None = None
     kernel_scale: float | None = None
     prep_ms: float | None = None
@@ -86,6 +92,8 @@ def check(k: Knobs) -> None:
     for name, top in (("gw", MAX_WORKERS), ("pw", MAX_PW), ("gpus", MAX_GPUS)):
         _count(name, getattr(k, name), top)
     _count("queue_cap", k.queue_cap, MAX_QUEUE)
+    _count("jobs", k.jobs, MAX_JOBS)
+    _count("concurrency", k.concurrency, MAX_JOBS)
     for stage in STAGES:
         mean, scale = k.stage(stage)
         if mean is not None and scale is not None:

@@ -9,14 +9,15 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
-from viewer.analysis.floors import LABEL, Floors, floors
+from viewer.analysis.floors import LABEL, Floors, arrivals, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
-from viewer.analysis.jobs import no_spacing_reason, seconds_per_proof, throughput
+from viewer.analysis.jobs import completions, no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
+from viewer.whatif.load import STAGE_CLASS, LoadFit, fit, intervals, profile, sample
 from viewer.whatif.replay import (
     Plan,
     plan,
@@ -25,6 +26,7 @@ from viewer.whatif.replay import (
     replay,
     stage_means,
     waited_for_slots,
+    with_load,
     with_other_order,
 )
 
@@ -39,6 +41,9 @@ class Outcome:
     gpu_efficiency: float
     floors: Floors
     session: Session
+    #: Wall time / proofs, as cuzk-bench prints it: (last completion - first arrival) /
+    #: jobs, the cold start included (domain.md "Two throughput figures").
+    wall_s_per_proof: float | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -64,6 +69,11 @@ class WhatIf:
     #: (``replay.with_other_order``); None without such ties or a knob set.
     swapped: Outcome | None = None
     tied_jobs: int = 0  # jobs in those ties
+    load: LoadFit | None = None  # how stages slow down under load (None: fixed durations)
+    #: The scenario under each other load model the logs allow: (why, s/proof).
+    load_ends: tuple[tuple[str, float | None], ...] = ()
+    #: Stage classes whose load in the scenario leaves what the logs cover, in words.
+    beyond: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -83,11 +93,21 @@ class WhatIf:
         ENDS_MATTER; else None."""
         others = (self.scenario, self.late, self.bounded, self.swapped)
         values = [o.s_per_proof for o in others if o]
+        values += [v for _, v in self.load_ends]
         values = [v for v in values if v is not None]
         if self.scenario.s_per_proof is None or len(values) < 2:
             return None
         lo, hi = min(values), max(values)
         return (lo, hi) if hi - lo > ENDS_MATTER * self.scenario.s_per_proof else None
+
+    @property
+    def band(self) -> tuple[float, float]:
+        """The least and the most s/proof the prediction stands behind (``span``, or the
+        prediction itself where the ends agree); None without a prediction."""
+        s = self.scenario.s_per_proof
+        if s is None:
+            return None
+        return self.span or (s, s)
 
     @property
     def change(self) -> float | None:
@@ -100,26 +120,43 @@ def measure(session: Session) -> Outcome:
     """The measured run's figures, as the report computes them."""
     kernel = kernel_stats(session)
     tp = throughput(session, None, kernel)
+    done = completions(session)
     return Outcome(
         s_per_proof=tp.measured_s_per_proof,
         gpu_efficiency=overall_efficiency(gpu_stats(session)),
         floors=floors(session, None, kernel, tp),
         session=session,
+        wall_s_per_proof=wall_per_proof(done, arrivals(session)["arrival"]),
     )
+
+
+def wall_per_proof(done: np.ndarray, arrived: np.ndarray) -> float | None:
+    """(last completion - first arrival) / completed jobs, in s (domain.md "Two throughput
+    figures"); None without a completed job."""
+    ok = np.isfinite(done)
+    first = np.nanmin(arrived) if np.isfinite(arrived).any() else np.nan
+    if not ok.any() or not np.isfinite(first):
+        return None
+    span = float(done[ok].max() - first)
+    return span / int(ok.sum()) / 1000.0 if span > 0 else None
 
 
 def outcome(pl: Plan, s: Schedule) -> Outcome:
     """A played run's figures: s/proof over the jobs the log completed, and its floors with
     the synthesis slots it was given."""
     played = predicted_session(pl, s)
-    done = np.full(len(pl.counted), -np.inf)
-    np.maximum.at(done, s.draws.job, s.end.astype(np.float64))
-    done = done[pl.counted]
+    jobs = len(s.draws.arrival)
+    done = np.full(jobs, -np.inf)
+    np.maximum.at(done, s.draws.job, np.where(s.end >= 0, s.end, np.nan).astype(np.float64))
+    counted = pl.counted if len(pl.counted) == jobs else np.ones(jobs, bool)
+    done = np.where(np.isfinite(done), done, np.nan)
+    arrived = s.draws.arrival.astype(np.float64)
     return Outcome(
-        s_per_proof=seconds_per_proof(done),
+        s_per_proof=seconds_per_proof(done[counted]),
         gpu_efficiency=overall_efficiency(gpu_stats(played)),
         floors=floors(played, pw=s.config.pw),
         session=played,
+        wall_s_per_proof=wall_per_proof(done[counted], arrived[counted]),
     )
 
 
@@ -140,28 +177,73 @@ def _measured_and_baseline(pl: Plan) -> tuple[Outcome, Outcome, Schedule]:
     return done
 
 
-def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None) -> WhatIf:
+#: Per plan, its replays under load models: every what-if of one plan and model shares them.
+_loaded: WeakKeyDictionary[Plan, dict[object, Plan]] = WeakKeyDictionary()
+#: Per session, the load model its own log shows (by the CPU threads its log states).
+_own: WeakKeyDictionary[Session, dict[int | None, LoadFit]] = WeakKeyDictionary()
+
+
+def own_load(session: Session, cpus: int | None = None) -> LoadFit:
+    """The load model ``session``'s own log shows (computed once per session)."""
+    with _lock:
+        got = _own.get(session, {}).get(cpus)
+    if got is None:
+        got = fit([sample(session, "this log", cpus)])
+        with _lock:
+            _own.setdefault(session, {})[cpus] = got
+    return got
+
+
+def loaded(pl: Plan, contention: object) -> Plan:
+    """``with_load(pl, contention)``, made once per plan and model."""
+    with _lock:
+        got = _loaded.get(pl, {}).get(contention)
+    if got is None:
+        got = with_load(pl, contention)
+        with _lock:
+            _loaded.setdefault(pl, {})[contention] = got
+    return got
+
+
+def what_if(
+    session: Session,
+    knobs: Knobs | None = None,
+    pl: Plan | None = None,
+    load: LoadFit | None = None,
+) -> WhatIf:
     """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made;
-    the unchanged replay of a plan is computed once)."""
+    the unchanged replay of a plan is computed once) under ``load``: how its machine's
+    stages slow down under load (``viewer.whatif.load``; None: what its own log shows)."""
     knobs = knobs or Knobs()
     pl = plan(session) if pl is None else pl
+    load = own_load(session) if load is None else load
+    base_plan = pl
+    pl = loaded(base_plan, load.contention)
     measured, b, base = _measured_and_baseline(pl)
     scen = base if not knobs.changed() else replay(pl, knobs)
     scenario = b if scen is base else outcome(pl, scen)
     late = bounded = swapped = None
+    ends: list[tuple[str, float | None]] = []
+    beyond: tuple[str, ...] = ()
     notes = list(pl.notes)
+    closed = knobs.concurrency is not None or knobs.jobs is not None
     if scen is not base:
-        if pl.latest is not None:
+        if pl.latest is not None and not closed:
             late = outcome(pl, replay(pl, knobs, latest=True))
         unbounded = pl.cfg.queue_cap is None and knobs.queue_cap is None
         if unbounded and queue_depth(scen) > pl.queue_seen:
             capped = replace(knobs, queue_cap=pl.queue_seen)
             bounded = outcome(pl, replay(pl, capped))
-        if pl.other_order is not None:
+        if pl.other_order is not None and not closed:
             other = with_other_order(pl)
             swapped = outcome(other, replay(other, knobs))
+        for alt in load.alternatives:
+            other = loaded(base_plan, alt.contention)
+            ends.append((alt.label, outcome(other, replay(other, knobs)).s_per_proof))
+        beyond = _beyond(load, scenario.session)
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         notes[:0] = [n for n in unseen if n]
+        notes[:0] = _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
         notes.append(no_spacing_reason(n, " in the log"))
@@ -179,7 +261,60 @@ def what_if(session: Session, knobs: Knobs | None = None, pl: Plan | None = None
         bounded_at=pl.queue_seen,
         swapped=swapped,
         tied_jobs=_tied_jobs(pl),
+        load=load,
+        load_ends=tuple(ends),
+        beyond=beyond,
     )
+
+
+#: Stage classes in words.
+CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
+
+
+def _beyond(load: LoadFit, played: Session) -> tuple[str, ...]:
+    """The stage classes whose load in the played run leaves what the logs cover, in words:
+    "synthesis at 18 busy threads (the logs: 6-10)"."""
+    spans = intervals(played)
+    prof = profile(spans)
+    out = []
+    for cls in ("synth", "cpu"):
+        stages_of = [st for st in spans if STAGE_CLASS[st] == cls]
+        loads = []
+        for st in stages_of:
+            a, b = spans[st]
+            ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+            if ok.any():
+                levels = np.arange(int(prof.busy.max()) + 2, dtype=np.float64)
+                loads.append(prof.integral(a[ok], b[ok], levels) / (b[ok] - a[ok]))
+        if not loads:
+            continue
+        loads = np.concatenate(loads)
+        side = load.beyond(cls, loads)
+        if side:
+            lo, hi = load.seen[cls]
+            at = np.percentile(loads, 90 if side == "above" else 10)
+            out.append(
+                f"{CLASS_WORDS[cls]} at {at:.0f} busy threads "
+                f"(the log{'s' if len(load.logs) > 1 else ''}: {lo:.0f}-{hi:.0f})"
+            )
+    return tuple(out)
+
+
+def _load_notes(load: LoadFit, beyond: tuple[str, ...], scenario: Outcome, ends: list) -> list[str]:
+    """What the load model takes, where the prediction depends on it."""
+    out = []
+    s = scenario.s_per_proof
+    values = [v for _, v in ends if v is not None]
+    if beyond and s is not None and values:
+        lo, hi = min(values + [s]), max(values + [s])
+        out.append(
+            "beyond the loads the logs show: "
+            + "; ".join(beyond)
+            + f". Between {lo:.2f} and {hi:.2f} s/proof by how durations grow past them "
+            "(a run at this setting, given with --calibrate, would settle it)"
+        )
+    out += list(load.notes)
+    return out
 
 
 def _unseen_notes(
@@ -220,7 +355,7 @@ def _other_end(scenario: Outcome, other: Outcome | None) -> float | None:
 
 def span_text(span: tuple[float, float]) -> str:
     """``14.1-32.8 by what the log cannot show`` (see ``WhatIf.span`` and the notes)."""
-    return f"{span[0]:.1f}-{span[1]:.1f} by what the log cannot show"
+    return f"{figure(span[0])}-{figure(span[1])} by what the log cannot show"
 
 
 def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
@@ -277,8 +412,33 @@ def measured_knobs(pl: Plan) -> dict[str, float | int | None]:
     return {**shape, **stage_means(pl)}
 
 
+def _band_words(span: tuple[float, float], b: float) -> str:
+    """A band against the baseline: "between 6.1 % faster and 4.6 % slower than the replayed
+    2.48: no gain is within it"."""
+    lo, hi = (x / b - 1.0 for x in span)
+    than = f"than the replayed {figure(b)}"
+    gain, loss = lo < -ENDS_MATTER, hi > ENDS_MATTER
+    if gain and loss:
+        return (
+            f"between {percent(-lo)} faster and {percent(hi)} slower {than}: no gain is within it"
+        )
+    if gain and hi < -ENDS_MATTER:
+        return f"{percent(-hi)} to {percent(-lo)} faster {than}"
+    if gain:
+        return f"up to {percent(-lo)} faster {than}, or no gain"
+    if loss:
+        return f"no gain: up to {percent(hi)} slower {than}"
+    return f"no change on the replayed {figure(b)}"
+
+
+def figure(x: float) -> str:
+    """An s/proof to three significant figures at least: 37.4, 2.48, 152."""
+    return f"{x:.2f}" if abs(x) < 10 else f"{x:.1f}"
+
+
 def sentence(w: WhatIf) -> str:
-    """One sentence on what the knobs would do and what would bind."""
+    """One sentence on what the knobs would do and what would bind.  Where the scenario's
+    load leaves what the logs cover, the answer is the band, and whether no gain is in it."""
     f = w.scenario.floors
     s, b = w.scenario.s_per_proof, w.baseline.s_per_proof
     if s is None or b is None:
@@ -286,19 +446,27 @@ def sentence(w: WhatIf) -> str:
     what = w.describe()
     change = w.change or 0.0
     span = w.span
-    figure = f"{s:.1f} s/proof" + ("" if span is None else f" ({span_text(span)})")
-    if abs(change) < 0.005:
-        head = f"With {what}: {figure}, no gain on the replayed {b:.1f}"
+    if w.beyond and span is not None:
+        head = (
+            f"With {what}: {figure(span[0])}-{figure(span[1])} s/proof, past the loads "
+            f"the logs show ({_band_words(span, b)})"
+        )
     else:
-        word = "faster" if change < 0 else "slower"
-        head = f"With {what}: {figure}, {percent(abs(change))} {word} than the replayed {b:.1f}"
+        text = f"{figure(s)} s/proof" + ("" if span is None else f" ({span_text(span)})")
+        if abs(change) < 0.005:
+            head = f"With {what}: {text}, no gain on the replayed {figure(b)}"
+        else:
+            word = "faster" if change < 0 else "slower"
+            head = (
+                f"With {what}: {text}, {percent(abs(change))} {word} than the replayed {figure(b)}"
+            )
     bound = f.bound
     if bound is None:
         return head + "."
-    head += f"; the {LABEL[bound]} floor ({f.values()[bound]:.1f} s) binds"
+    head += f"; the {LABEL[bound]} floor ({figure(f.values()[bound])} s) binds"
     if f.runner_up is not None:
         head += (
-            f", next the {LABEL[f.runner_up]} floor ({f.values()[f.runner_up]:.1f} s, "
+            f", next the {LABEL[f.runner_up]} floor ({figure(f.values()[f.runner_up])} s, "
             f"{percent(f.margin)} behind)"
         )
     return head + "."

@@ -22,8 +22,10 @@ from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
 from viewer.model.frame import Frame
 from viewer.model.timeline import EVENT_TIMES
+from viewer.sim.contention import Contention
 from viewer.sim.model import Draws, Schedule, SimConfig, run
 from viewer.whatif.knobs import Knobs
+from viewer.whatif.load import STAGE_CLASS, intervals, profile
 
 PARTS = ("ntt_msm_h_ms", "barrier_wait_ms", "batch_add_ms", "tail_msm_ms")
 
@@ -304,6 +306,11 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
     shape = {k: getattr(knobs, k) for k in ("gw", "pw", "gpus", "queue_cap")}
     cfg = replace(cfg, **{k: v for k, v in shape.items() if v is not None})
     d = pl.draws
+    if knobs.jobs is not None or knobs.concurrency is not None:
+        jobs = knobs.jobs if knobs.jobs is not None else len(d.arrival)
+        d = cycled(d, jobs)
+        flight = knobs.concurrency if knobs.concurrency is not None else jobs
+        cfg = replace(cfg, sectors=jobs, concurrency=min(flight, jobs))
     f = {name: _factor(knobs, name, measured) for name, measured in _means(d).items()}
     if f["kernel"] != 1.0:
         kernel = _ms(d.kernel * f["kernel"])
@@ -323,6 +330,78 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
     if f["synth"] != 1.0:
         d = replace(d, synth=_ms(d.synth * f["synth"]))
     return cfg, d
+
+
+def with_load(pl: Plan, contention: Contention) -> Plan:
+    """``pl`` with every stage's measured duration turned into the work it did under the
+    log's load (``viewer.whatif.load``), played under ``contention``: replayed unchanged,
+    each stage runs under the same load again and takes its measured time."""
+    if not contention.active:
+        return pl
+    spans = intervals(pl.session)
+    prof = profile(spans)
+    most = int(prof.busy.max()) + 2 if len(prof.busy) else 2
+    k = {}
+    for stage, (a, b) in spans.items():
+        cls = STAGE_CLASS[stage]
+        a, b = a[pl.rows], b[pl.rows]
+        weight = 1.0 / np.asarray(contention.factor(cls, np.arange(most + 1)), dtype=np.float64)
+        ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+        work = prof.integral(np.where(ok, a, 0.0), np.where(ok, b, 0.0), weight)
+        k[stage] = np.where(ok, work / np.where(ok, b - a, 1.0), 1.0)
+    d = pl.draws
+    if "prep" not in k:  # no CUZK_TIMING: the call is all kernel, its CPU work unknown
+        k.update(prep=np.ones(len(d.job)), post=np.ones(len(d.job)), kernel=np.ones(len(d.job)))
+    kernel = _ms(d.kernel * k["kernel"])
+    ntt, barrier, batch = (_ms(x * k["kernel"]) for x in (d.ntt, d.barrier, d.batch))
+    ntt = ntt - np.maximum(ntt + barrier + batch - kernel, 0)
+    prelock = _ms((d.prep + d.prelock_extra) * k["prep"])
+    prep = np.minimum(_ms(d.prep * k["prep"]), prelock)
+    post = _ms((d.hold + d.b_g2 + d.epilogue) * k["post"])
+    hold = np.minimum(d.hold, post)
+    b_g2 = np.minimum(_ms(d.b_g2 * k["post"]), post - hold)
+    draws = replace(
+        d,
+        synth=_ms(d.synth * k["synth"]),
+        prep=prep,
+        prelock_extra=prelock - prep,
+        ntt=ntt,
+        barrier=barrier,
+        batch=batch,
+        tail=kernel - ntt - barrier - batch,
+        hold=hold,
+        b_g2=b_g2,
+        epilogue=post - hold - b_g2,
+    )
+    return replace(pl, cfg=replace(pl.cfg, contention=contention), draws=draws)
+
+
+def cycled(d: Draws, jobs: int) -> Draws:
+    """``d`` with ``jobs`` jobs: job k does the work of the log's job k modulo its jobs (a
+    closed loop of another length than the log's run); arrivals are the loop's own."""
+    n = len(d.arrival)
+    if jobs == n:
+        return d
+    src = np.arange(jobs) % n
+    by_job = np.argsort(d.job, kind="stable")
+    starts = np.searchsorted(d.job[by_job], np.arange(n + 1))
+    tasks = np.concatenate([by_job[starts[j] : starts[j + 1]] for j in src.tolist()])
+    counts = np.diff(starts)[src]
+    ids = [d.job_ids[j] if k < n else f"{d.job_ids[j]}-{k // n}" for k, j in enumerate(src)]
+    per_task = {
+        f.name: getattr(d, f.name)[tasks]
+        for f in fields(d)
+        if f.name not in ("job_ids", "job_kind", "arrival", "assemble", "job")
+    }
+    return replace(
+        d,
+        job_ids=ids,
+        job_kind=[d.job_kind[j] for j in src],
+        arrival=np.full(jobs, d.arrival.min() if n else 0, dtype=np.int64),
+        assemble=d.assemble[src],
+        job=np.repeat(np.arange(jobs), counts).astype(np.int64),
+        **per_task,
+    )
 
 
 def replay(pl: Plan, knobs: Knobs | None = None, *, latest: bool = False) -> Schedule:

@@ -1,0 +1,107 @@
+"""How a stage slows down beside others: the load model of the simulator and the replay.
+
+On a real machine a partition's synthesis, a GPU worker's CPU prep and post-processing
+(and, through memory bandwidth, maybe the kernels) run slower the more CPU-heavy work
+runs beside them (domain.md "Load").  The model is processor sharing: every running
+stage holds an amount of *work* (its duration when it runs alone) and does it at the rate
+``1 / f(L)``, where ``L`` is the number of busy CPU threads at that moment (syntheses
+running plus GPU workers in a call and not waiting for the kernel mutex: in prep, in the
+kernel region, whose host thread spins on the GPU as CUDA does by default, or in post) and
+
+    f(L) = (1 + a * (min(L, cores) - 1)) * max(1, L / cores)
+
+``a`` is the slowdown each added busy thread costs (memory bandwidth, caches), one per
+stage class; past ``cores`` busy threads the machine time-shares them.  ``f(1) = 1``;
+``a = 0`` and no ``cores`` is no contention at all (today's fixed durations).  The kernel
+runs on the GPU: it never time-shares the CPU, only its bandwidth term applies.
+
+``cap`` and ``floor`` bound the load the bandwidth term sees (``f`` is flat beyond what
+the logs showed, for the optimistic end of a band); ``cores`` at the most seen is the
+pessimistic end (nothing beyond it adds throughput).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: The stage classes a load model knows: synthesis, a GPU worker's CPU work (prep and
+#: post-processing), the CUDA kernels.
+CLASSES = ("synth", "cpu", "kernel")
+
+
+@dataclass(frozen=True)
+class Contention:
+    """One machine's load model (see the module docstring); all slopes >= 0."""
+
+    synth: float = 0.0
+    cpu: float = 0.0
+    kernel: float = 0.0
+    cores: float | None = None  # None: never time-shared
+    cap: float | None = None  # the bandwidth term stops growing past this load
+    floor: float = 1.0  # ... and stops falling below this one
+
+    def __post_init__(self) -> None:
+        for name in CLASSES:
+            v = getattr(self, name)
+            if not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 10.0):
+                raise ValueError(f"contention {name} must be a number from 0 to 10, not {v!r}")
+        for name in ("cores", "cap"):
+            v = getattr(self, name)
+            if v is not None and not (math.isfinite(v) and 1.0 <= v <= 1e6):
+                raise ValueError(f"contention {name} must be from 1 to 1e6, not {v!r}")
+        if not (math.isfinite(self.floor) and self.floor >= 1.0):
+            raise ValueError(f"contention floor must be at least 1, not {self.floor!r}")
+
+    @property
+    def active(self) -> bool:
+        """Whether any stage's duration depends on the load."""
+        return self.cores is not None or any(getattr(self, c) > 0 for c in CLASSES)
+
+    def factor(self, cls: str, busy: float | np.ndarray) -> float | np.ndarray:
+        """``f`` of stage class ``cls`` at ``busy`` busy CPU threads (scalar or array)."""
+        a = getattr(self, cls)
+        x = np.maximum(np.asarray(busy, dtype=np.float64), 1.0)
+        seen = np.minimum(x, self.cores) if self.cores is not None else x
+        if self.cap is not None:
+            seen = np.minimum(seen, self.cap)
+        seen = np.maximum(seen, self.floor)
+        out = 1.0 + a * (seen - 1.0)
+        if cls != "kernel" and self.cores is not None:
+            out = out * np.maximum(1.0, x / self.cores)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def describe(self) -> str:
+        """``synthesis +4.1 %, CPU prep/post +2.0 % per busy thread, time-shared past 16``."""
+        parts = [
+            f"{label} {100 * getattr(self, c):+.1f} %"
+            for c, label in (("synth", "synthesis"), ("cpu", "CPU prep/post"), ("kernel", "kernel"))
+            if getattr(self, c) > 0
+        ]
+        text = (", ".join(parts) + " per added busy thread") if parts else "no slowdown with load"
+        if self.cores is not None:
+            text += f", time-shared past {self.cores:g} busy threads"
+        return text
+
+
+NONE = Contention()
+
+
+def parse(text: str) -> Contention:
+    """``synth=0.05,cpu=0.03,kernel=0,cores=16`` (the simulator's ``--contention``)."""
+    values: dict[str, float] = {}
+    for item in filter(None, (s.strip() for s in text.split(","))):
+        key, sep, value = item.partition("=")
+        key = key.strip()
+        if not sep or key not in (*CLASSES, "cores"):
+            raise ValueError(
+                f"contention: {item!r} is not NAME=VALUE with NAME one of "
+                f"{', '.join((*CLASSES, 'cores'))}"
+            )
+        try:
+            values[key] = float(value)
+        except ValueError:
+            raise ValueError(f"contention: {key}={value!r} is not a number") from None
+    return Contention(**values)

@@ -1,0 +1,232 @@
+"""The engine's rules with stages that slow down under load, and a closed loop of jobs.
+
+``viewer.sim.engine.play_python`` plays fixed durations.  Here a task's synthesis, CPU
+prep, post-processing (and kernel, where the model says so) are amounts of work done at
+the rate ``1 / f(L)`` of ``viewer.sim.contention`` while they run, ``L`` the busy CPU
+threads at each moment: syntheses, and GPU workers in a call but not waiting for the
+mutex (processor sharing).  One virtual clock per stage class advances at that class's
+rate, and a running stage ends when its class's clock has advanced by its work.
+Everything else (slots, the queue and its bound, workers, the mutex, dispatch, warm-up,
+proof assembly) follows the fixed engine's rules.  With no contention it gives the fixed
+engine's schedule (``tests/sim/test_loaded.py``; events in one millisecond may be taken
+in another order).
+
+``concurrency`` plays a closed loop, as cuzk-bench's ``-j`` does: the first
+``concurrency`` jobs arrive at the first arrival, and each later job when one completes
+(its last call ends).  Times are float ms inside, whole ms out.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from viewer.sim.contention import Contention
+
+QUEUED, PREP, RELEASE, KERNEL_END, WAKE = range(5)
+SYNTH, CPU_PREP, CPU_POST, KERNEL = range(4)
+#: Stage class of each kind of running stage (prep and post share the CPU class).
+CLASS_OF = {SYNTH: "synth", CPU_PREP: "cpu", CPU_POST: "cpu", KERNEL: "kernel"}
+
+
+@dataclass(frozen=True)
+class Extra:
+    """What the loaded engine knows beyond ``Played``: when each call's prep ended (it
+    reached the mutex) and when each job arrived (its own in a closed loop)."""
+
+    lock: np.ndarray  # per task, ms
+    arrival: np.ndarray  # per job, ms
+
+
+def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # noqa: ANN001, ANN201
+    """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
+    from viewer.sim.engine import Played
+
+    n = len(t.job)
+    jobs = len(t.arrival)
+    job = t.job.tolist()
+    arrival = [float(a) for a in t.arrival.tolist()]
+    if concurrency is not None:
+        first = min(arrival) if arrival else 0.0
+        arrival = [first if j < concurrency else math.inf for j in range(jobs)]
+    released = min(concurrency, jobs) if concurrency is not None else jobs
+    synth, qdelay = t.synth.tolist(), t.qdelay.tolist()
+    pickup, dispatch, prelock = t.pickup.tolist(), t.dispatch.tolist(), t.prelock.tolist()
+    kernel, hold, post0 = t.kernel.tolist(), t.hold.tolist(), t.post.tolist()
+    assemble = t.assemble.tolist()
+    left = np.bincount(t.job, minlength=jobs).tolist()  # calls not yet dispatched
+    unfinished = list(left)  # calls not yet ended
+    gw, cap, warmup = shape.gw, shape.queue_cap, float(shape.warmup_ms)
+    nan = math.nan
+    ss, se, qd, pk, st, lk, aq, ke, rl, en = ([nan] * n for _ in range(10))
+    worker_of, warm = [-1] * n, [0] * n
+    idle: dict[int, tuple[float, int]] = {w: (0.0, w) for w in range(gw * shape.gpus)}
+    mutex_busy = [False] * shape.gpus
+    warmed = [False] * shape.gpus
+    waiters: list[deque[int]] = [deque() for _ in range(shape.gpus)]
+    queue: list[int] = []
+    blocked: deque[int] = deque()
+    heap: list[tuple[float, int, int, int]] = []
+    kernel_loaded = load.kernel > 0
+    # Per class: virtual clock, heap of (finish on that clock, seq, stage, task), running.
+    clock = {"synth": 0.0, "cpu": 0.0, "kernel": 0.0}
+    running: dict[str, list[tuple[float, int, int, int]]] = {c: [] for c in clock}
+    busy = [0]  # busy CPU threads: syntheses + GPU workers in prep, kernel or post
+    seq = [0]
+    pool, nxt, wake = [shape.pw], [0], [-1.0]
+
+    def push(when: float, kind: int, arg: int) -> None:
+        seq[0] += 1
+        heapq.heappush(heap, (when, seq[0], kind, arg))
+
+    def begin(stage: int, i: int, work: float) -> None:
+        cls = CLASS_OF[stage]
+        seq[0] += 1
+        heapq.heappush(running[cls], (clock[cls] + work, seq[0], stage, i))
+        busy[0] += 1
+
+    def try_synth(now: float) -> None:
+        while pool[0] and nxt[0] < n:
+            i = nxt[0]
+            a = arrival[job[i]]
+            if a > now:
+                if a != math.inf and wake[0] != a:
+                    wake[0] = a
+                    push(a, WAKE, -1)
+                return
+            nxt[0] += 1
+            pool[0] -= 1
+            ss[i] = now
+            begin(SYNTH, i, synth[i])
+
+    def enqueue(i: int, now: float) -> None:
+        qd[i] = now
+        heapq.heappush(queue, i)
+        pool[0] += 1
+
+    def try_dispatch(now: float) -> None:
+        while queue and idle:
+            w = min(idle, key=idle.__getitem__)
+            del idle[w]
+            i = heapq.heappop(queue)
+            j = job[i]
+            left[j] -= 1
+            worker_of[i] = w
+            pk[i] = now + min(pickup[i], dispatch[i])
+            st[i] = now + dispatch[i]
+            push(now + dispatch[i], PREP, i)
+            if blocked:
+                enqueue(blocked.popleft(), now)
+            if left[j] == 0:
+                post0[i] += assemble[j]
+        try_synth(now)
+
+    def acquire(i: int, now: float, g: int) -> None:
+        if not warmed[g]:
+            warmed[g] = True
+            warm[i] = int(warmup)
+        mutex_busy[g] = True
+        aq[i] = now
+        if kernel_loaded:
+            begin(KERNEL, i, kernel[i] + warm[i])
+        else:
+            busy[0] += 1
+            push(now + kernel[i] + warm[i], KERNEL_END, i)
+
+    def kernel_done(i: int, now: float) -> None:
+        ke[i] = now
+        rl[i] = now + hold[i]
+        push(rl[i], RELEASE, worker_of[i] // gw)
+        begin(CPU_POST, i, post0[i])
+
+    def ended(i: int, now: float) -> None:
+        nonlocal released
+        en[i] = now
+        w = worker_of[i]
+        idle[w] = (now, w)
+        j = job[i]
+        unfinished[j] -= 1
+        if unfinished[j] == 0 and released < jobs and concurrency is not None:
+            arrival[released] = now  # the closed loop submits the next job
+            released += 1
+        try_dispatch(now)
+
+    # The load is a whole number of threads: each class's rate at every load, once.
+    most = shape.pw + gw * shape.gpus + 1
+    table = {c: (1.0 / load.factor(c, np.arange(most + 1))).tolist() for c in clock}
+    rates = {c: 1.0 for c in clock}
+
+    def set_rates() -> None:
+        b = min(busy[0], most)
+        for c in clock:
+            rates[c] = table[c][b]
+
+    now = 0.0
+    try_synth(0.0)
+    set_rates()
+    while True:
+        when = heap[0][0] if heap else math.inf
+        which = None
+        for c, r in running.items():
+            if r:
+                t_c = now + (r[0][0] - clock[c]) / rates[c]
+                if t_c < when:
+                    when, which = t_c, c
+        if when == math.inf:
+            break
+        dt = when - now
+        for c in clock:
+            clock[c] += dt * rates[c]
+        now = when
+        if which is None:
+            _, _, kind, i = heapq.heappop(heap)
+            if kind == QUEUED:
+                if cap is None or len(queue) < cap:
+                    enqueue(i, now)
+                    try_dispatch(now)
+                else:
+                    blocked.append(i)
+            elif kind == PREP:
+                begin(CPU_PREP, i, prelock[i])
+            elif kind == RELEASE:
+                mutex_busy[i] = False
+                if waiters[i]:
+                    acquire(waiters[i].popleft(), now, i)
+            elif kind == KERNEL_END:
+                busy[0] -= 1
+                kernel_done(i, now)
+            else:
+                try_synth(now)
+        else:
+            _, _, stage, i = heapq.heappop(running[which])
+            busy[0] -= 1
+            if stage == SYNTH:
+                se[i] = now
+                push(now + qdelay[i], QUEUED, i)
+            elif stage == CPU_PREP:
+                lk[i] = now
+                g = worker_of[i] // gw
+                if mutex_busy[g]:
+                    waiters[g].append(i)
+                else:
+                    acquire(i, now, g)
+            elif stage == KERNEL:
+                kernel_done(i, now)
+            else:
+                ended(i, now)
+        set_rates()
+
+    def ms(values: list[float]) -> np.ndarray:
+        a = np.asarray(values, dtype=np.float64)
+        return np.where(np.isfinite(a), np.rint(a), -1).astype(np.int64)
+
+    played = Played(
+        *(ms(c) for c in (ss, se, qd, pk, st, aq, ke, rl, en)),
+        worker=np.asarray(worker_of, dtype=np.int64),
+        warm=np.asarray(warm, dtype=np.int64),
+    )
+    return played, Extra(lock=ms(lk), arrival=ms(arrival))

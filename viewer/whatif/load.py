@@ -1,0 +1,403 @@
+"""How a machine's stages slow down under load, learned from its logs (domain.md "Load").
+
+A log shows every stage's interval and so, at each moment, how many CPU threads were
+busy: syntheses running plus GPU workers in CPU prep or post-processing (the *load*).
+``viewer.sim.contention`` models a stage as work done at the rate ``1 / f(load)``; here
+``f`` is fitted so that each kind of stage does the same work whatever ran beside it:
+for every partition, its work is ``integral of dt / f(load(t))`` over its interval, and
+the fit picks the slopes (and the point past which the machine time-shares) that make
+the works of one stage and proof kind most alike (least squares on their logarithms,
+with a term per parameter, BIC).  Logs of one machine at several settings show how
+durations grow with load; one log shows what its own waves show (the first syntheses
+with the GPU idle against later ones, GPU calls in the drain against loaded ones), and
+the fit says when a slope is not shown at all.
+
+Beyond the loads the logs cover a prediction is a band (``LoadFit.alternatives``): the
+bandwidth term flat past the most seen (durations grow no further) and the machine
+saturated there (nothing past it adds throughput).  The kernel's work may differ between
+logs on purpose (faster kernels are a knob): each log keeps its own kernel level.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from viewer.analysis.stages import stages
+from viewer.model import KERNEL_SOURCE_TIMING, Session
+from viewer.sim.contention import CLASSES, Contention
+
+#: Stages whose durations the model explains, with their class in ``Contention``.
+STAGE_CLASS = {"synth": "synth", "prep": "cpu", "post": "cpu", "kernel": "kernel"}
+#: Stages shorter than this say little (whole-ms offsets): left out of the fit.
+MIN_MS = 20.0
+#: At most this many stages of one kind of one log enter the fit (evenly spaced).
+MAX_FIT = 4000
+#: A log whose stage level lies this far (fraction) from the others' at the same load is
+#: another machine, or a stage changed on purpose: it keeps its own level, with a warning.
+#: The CPU work of GPU workers is short and shares their process: it varies more.
+OTHER_MACHINE = {"synth": 0.25, "cpu": 0.40}
+#: A class's slope is shown only over loads that span at least this many threads and
+#: this ratio (highest / lowest of its stages' mean loads).
+MIN_SPAN, MIN_RATIO = 2.0, 1.25
+KEEP_GAIN = 0.03
+SLOPES = np.r_[np.linspace(0.0, 0.1, 51), np.linspace(0.104, 0.5, 100), np.linspace(0.52, 2, 75)]
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """A session's load: ``busy[k]`` threads from ``t[k]`` to ``t[k + 1]`` (ms)."""
+
+    t: np.ndarray
+    busy: np.ndarray
+
+    def integral(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count)."""
+        if len(self.t) < 2:
+            return np.asarray(end, float) - np.asarray(start, float)
+        level = weight[np.minimum(self.busy[:-1], len(weight) - 1)]
+        cum = np.r_[0.0, np.cumsum(np.diff(self.t) * level)]
+        lo = np.interp(start, self.t, cum)
+        hi = np.interp(end, self.t, cum)
+        return hi - lo
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """One session's stages as the fit reads them."""
+
+    name: str
+    profile: Profile
+    cpus: int | None  # the machine's CPU threads, where the log states them
+    #: Per stage: (T, duration, group): T[i, b] = ms stage i spent with b threads busy.
+    stages: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    most: int  # the most threads busy at once
+
+    def mean_load(self, stage: str) -> np.ndarray:
+        t, d, _ = self.stages[stage]
+        return t @ np.arange(t.shape[1]) / np.maximum(d, 1e-9)
+
+
+def intervals(session: Session) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(start, end) of every partition's synthesis, prep, kernel and post (ms, NaN where
+    the log does not show it; without CUZK_TIMING only synthesis is known)."""
+    p = session.partitions
+    st = stages(session)
+    ss = p["synth_start"].astype(np.float64, copy=False)
+    out = {"synth": (ss, ss + st["synth_ms"])}
+    if session.kernel_source == KERNEL_SOURCE_TIMING:
+        gs = p["gpu_start"].astype(np.float64, copy=False)
+        ks = p["kernel_start"].astype(np.float64, copy=False)
+        ke = st["kernel_end"]
+        out["prep"] = (gs, gs + st["prep_ms"])
+        out["kernel"] = (ks, ke)
+        out["post"] = (ke, p["gpu_end"].astype(np.float64, copy=False))
+    return out
+
+
+def profile(spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> Profile:
+    """The busy CPU threads over time: syntheses running, and GPU workers in a call but not
+    waiting for the mutex (CPU prep, the kernel region, whose host thread waits for the
+    GPU by spinning as CUDA does by default, and post-processing)."""
+    starts, ends = [], []
+    for a, b in spans.values():
+        ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+        starts.append(a[ok])
+        ends.append(b[ok])
+    a = np.concatenate(starts) if starts else np.zeros(0)
+    b = np.concatenate(ends) if ends else np.zeros(0)
+    t = np.concatenate([a, b])
+    step = np.r_[np.ones(len(a), np.int64), -np.ones(len(b), np.int64)]
+    order = np.lexsort((step, t))  # at one instant, ends before starts
+    t, busy = t[order], np.maximum(np.cumsum(step[order]), 0)
+    if not len(t):
+        return Profile(np.zeros(2), np.zeros(2, np.int64))
+    keep = np.r_[t[1:] != t[:-1], True]  # the count after the last change at an instant
+    return Profile(t[keep], busy[keep])
+
+
+def sample(session: Session, name: str, cpus: int | None = None) -> Sample:
+    """What ``fit`` needs of one session."""
+    spans = intervals(session)
+    prof = profile(spans)
+    most = int(prof.busy.max()) if len(prof.busy) else 0
+    kinds = session.jobs["kind"].astype(object, copy=False)
+    kind = np.array([str(k) for k in kinds], dtype=object)[session.partitions["job"]]
+    levels = np.arange(most + 2)
+    out = {}
+    for stage, (a, b) in spans.items():
+        d = b - a
+        # The first wave of a stage runs cold (first allocations, caches, page faults): it
+        # says how the run started, not how the stage slows with load.
+        warm = a >= np.nanmin(b) if np.isfinite(b).any() else np.zeros(len(a), bool)
+        ok = np.flatnonzero(np.isfinite(d) & (d >= MIN_MS) & warm)
+        if len(ok) > MAX_FIT:
+            ok = ok[np.linspace(0, len(ok) - 1, MAX_FIT).astype(np.int64)]
+        table = np.stack(
+            [prof.integral(a[ok], b[ok], (levels == v).astype(float)) for v in levels], axis=1
+        )
+        out[stage] = (table, d[ok], kind[ok])
+    return Sample(name, prof, cpus, out, most)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A model at one end of what the logs allow, and why."""
+
+    label: str
+    contention: Contention
+
+
+@dataclass(frozen=True, eq=False)
+class LoadFit:
+    """A machine's load model and how far it can be trusted."""
+
+    contention: Contention  # the point model
+    logs: tuple[str, ...]
+    #: Per class: the lowest and highest mean load of its stages in the logs (threads).
+    seen: dict[str, tuple[float, float]]
+    shown: dict[str, bool]  # per class: whether the logs show its slope
+    cores_shown: bool  # whether the logs show (or state) where the machine time-shares
+    most: int  # the most threads busy at once in any log
+    #: Per class: the fit's scatter (mean absolute deviation of log work: about a fraction)
+    #: with fixed durations and with this model.
+    scatter: dict[str, tuple[float, float]]
+    #: Per log: the level of each stage against the others' (fraction), where it differs.
+    offsets: dict[str, dict[str, float]] = field(default_factory=dict)
+    alternatives: tuple[Alternative, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return self.contention.active
+
+    def describe(self) -> str:
+        """The fitted curve in words, with what it rests on."""
+        logs = f"{len(self.logs)} log" + ("s" if len(self.logs) != 1 else "")
+        return f"{self.contention.describe()} (from {logs}, 1-{self.most} busy threads seen)"
+
+    def beyond(self, cls: str, loads: np.ndarray) -> str:
+        """'above' / 'below' where ``loads`` (mean loads of a played run's stages of class
+        ``cls``) leave the range the logs cover, else ''."""
+        if cls not in self.seen or not len(loads):
+            return ""
+        lo, hi = self.seen[cls]
+        top, bottom = np.percentile(loads, 90), np.percentile(loads, 10)
+        if top > hi * 1.1 + 0.5:
+            return "above"
+        if bottom < lo * 0.9 - 0.5 and not self.shown[cls]:
+            return "below"
+        return ""
+
+
+def fit(samples: list[Sample]) -> LoadFit:
+    """The load model that makes each stage's work most alike over ``samples``."""
+    if not samples:
+        raise ValueError("no log to learn the load from")
+    most = max(s.most for s in samples)
+    classes = [c for c in CLASSES if any(_has(s, c) for s in samples)]
+    own = {s.name: set() for s in samples}  # (stage) levels a log keeps to itself
+    for s in samples:
+        own[s.name].add("kernel")
+    best = _search(samples, classes, own, most)
+    offsets = _offsets(samples, best[0], own)
+    if any(k != "kernel" for v in offsets.values() for k in v):
+        for name, stages_off in offsets.items():
+            own[name] |= set(stages_off)
+        best = _search(samples, classes, own, most)
+    contention, shown, cores_shown, scatter = best
+    seen = {}
+    for c in classes:
+        loads = np.concatenate([s.mean_load(st) for s in samples for st in _stages_of(s, c)])
+        seen[c] = (float(np.percentile(loads, 2)), float(np.percentile(loads, 98)))
+    names = tuple(s.name for s in samples)
+    fitted = LoadFit(
+        contention=contention,
+        logs=names,
+        seen=seen,
+        shown=shown,
+        cores_shown=cores_shown,
+        most=most,
+        scatter=scatter,
+        offsets={k: v for k, v in offsets.items() if v},
+    )
+    return replace(fitted, alternatives=_alternatives(fitted, samples), notes=_notes(fitted))
+
+
+def _has(s: Sample, cls: str) -> bool:
+    return any(len(s.stages[st][1]) for st in _stages_of(s, cls))
+
+
+def _stages_of(s: Sample, cls: str) -> list[str]:
+    return [st for st in s.stages if STAGE_CLASS[st] == cls]
+
+
+def _levels(contention: Contention, cls: str, most: int) -> np.ndarray:
+    return 1.0 / np.asarray(contention.factor(cls, np.arange(most + 2)), dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """Every stage of one class over all samples: time at each load, and its group (stage,
+    kind, and the log where the log keeps its own level)."""
+
+    table: np.ndarray  # (stages, loads)
+    group: np.ndarray  # int codes
+
+    @property
+    def n(self) -> int:
+        return len(self.group)
+
+    def sse(self, weights: np.ndarray) -> np.ndarray:
+        """Within-group sum of absolute deviations of log work from the group's median,
+        per column of ``weights`` (loads x k): robust to the long tail of slow stages."""
+        if not self.n:
+            return np.zeros(weights.shape[1])
+        w = np.log(np.maximum(self.table @ weights, 1e-9))
+        out = np.zeros(w.shape[1])
+        for g in range(int(self.group.max()) + 1):
+            rows = w[self.group == g]
+            if len(rows):
+                out += np.abs(rows - np.median(rows, axis=0)).sum(axis=0)
+        return out
+
+
+def _design(samples: list[Sample], cls: str, own: dict[str, set[str]], width: int) -> _Design:
+    tables, tags = [], []
+    for s in samples:
+        for st in _stages_of(s, cls):
+            t, d, kind = s.stages[st]
+            if not len(d):
+                continue
+            pad = np.zeros((len(d), width))
+            pad[:, : t.shape[1]] = t
+            tables.append(pad)
+            tag = s.name if st in own[s.name] else ""
+            tags.append(np.array([f"{st}|{k}|{tag}" for k in kind], dtype=object))
+    if not tables:
+        return _Design(np.zeros((0, width)), np.zeros(0, np.int64))
+    _, group = np.unique(np.concatenate(tags), return_inverse=True)
+    return _Design(np.concatenate(tables), group.astype(np.int64))
+
+
+def _search(
+    samples: list[Sample], classes: list[str], own: dict[str, set[str]], most: int
+) -> tuple[Contention, dict[str, bool], bool, dict[str, tuple[float, float]]]:
+    """The slopes and the time-sharing point with the best BIC."""
+    width = most + 2
+    designs = {c: _design(samples, c, own, width) for c in classes}
+    total = sum(d.n for d in designs.values())
+    candidates: list[float | None] = [None]
+    if most >= 3:
+        candidates += [float(c) for c in range(2, most + 1)]
+    stated = {s.cpus for s in samples if s.cpus is not None}
+    if len(stated) == 1:  # the machine's CPU threads, as the logs state them
+        candidates = [float(stated.pop())]
+    loads = np.arange(width)
+    best = None
+    for cores in candidates:
+        score, slopes, shown, scatter = 0.0, {}, {}, {}
+        for c in classes:
+            d = designs[c]
+            n = max(d.n, 1)
+            model = Contention(cores=cores if c != "kernel" else None)
+            weights = np.stack(
+                [
+                    1.0 / np.asarray(replace(model, **{c: float(a)}).factor(c, loads))
+                    for a in SLOPES
+                ],
+                axis=1,
+            )
+            sse = d.sse(weights)
+            k = int(np.argmin(sse))
+            var, var0 = max(sse[k] / n, 1e-12), max(sse[0] / n, 1e-12)
+            spread = _spread(samples, c)
+            # A slope is kept where the logs' loads spread and it pays for itself twice over
+            # (BIC, doubled: stages of one log are not independent draws), and narrows the
+            # scatter by KEEP_GAIN at least.
+            gain = np.log(var0 / var)
+            keep = spread and n * gain > 2 * np.log(max(n, 2)) and gain > np.log1p(KEEP_GAIN)
+            slopes[c] = float(SLOPES[k]) if keep else 0.0
+            shown[c] = bool(spread)
+            v = var if keep else var0
+            scatter[c] = (float(var0), float(v))
+            score += n * np.log(v) + (np.log(max(n, 2)) if keep else 0.0)
+        if cores is not None:
+            score += np.log(max(total, 2))
+        if best is None or score < best[0] - 1e-9:
+            best = (score, Contention(**slopes, cores=cores), dict(shown), cores, dict(scatter))
+    _, contention, shown, cores, scatter = best
+    return contention, shown, cores is not None, scatter
+
+
+def _spread(samples: list[Sample], cls: str) -> bool:
+    loads = np.concatenate(
+        [s.mean_load(st) for s in samples for st in _stages_of(s, cls)] or [np.zeros(0)]
+    )
+    if len(loads) < 8:
+        return False
+    lo, hi = np.percentile(loads, 5), np.percentile(loads, 95)
+    return bool(hi - lo >= MIN_SPAN and hi >= MIN_RATIO * max(lo, 1.0))
+
+
+def _offsets(
+    samples: list[Sample], contention: Contention, own: dict[str, set[str]]
+) -> dict[str, dict[str, float]]:
+    """Per log, the stages whose level differs from the others' by over OTHER_MACHINE."""
+    out: dict[str, dict[str, float]] = {s.name: {} for s in samples}
+    if len(samples) < 2:
+        return out
+    for cls in ("synth", "cpu"):
+        for st in {st for s in samples for st in _stages_of(s, cls)}:
+            level = {}
+            for s in samples:
+                if st not in s.stages or len(s.stages[st][1]) == 0:
+                    continue
+                t, _, _ = s.stages[st]
+                level[s.name] = float(np.median(t @ _levels(contention, cls, t.shape[1] - 2)))
+            if len(level) < 2:
+                continue
+            for name, v in level.items():
+                others = np.median([x for k, x in level.items() if k != name])
+                off = v / others - 1.0
+                if abs(off) > OTHER_MACHINE[cls]:
+                    out[name][st] = off
+    return out
+
+
+def _alternatives(f: LoadFit, samples: list[Sample]) -> tuple[Alternative, ...]:
+    """The models at the ends of what the logs allow (see the module docstring)."""
+    c = f.contention
+    out = [Alternative("durations grow no further past the loads seen", replace(c, cap=f.most))]
+    if c.cores is None or c.cores > f.most:
+        out.append(
+            Alternative("nothing past the loads seen adds throughput", replace(c, cores=f.most))
+        )
+    unshown = [k for k, v in f.shown.items() if not v and k != "kernel"]
+    if unshown:
+        steep = replace(c, **{k: 0.05 for k in unshown})
+        out.append(Alternative(f"{', '.join(unshown)} slowing 5 % per busy thread", steep))
+    if len(samples) >= 3:
+        for s in samples:
+            rest = fit_point([x for x in samples if x is not s])
+            out.append(Alternative(f"fitted without {s.name}", rest))
+    return tuple(out)
+
+
+def fit_point(samples: list[Sample]) -> Contention:
+    """The point model alone (leave-one-out refits)."""
+    own = {s.name: {"kernel"} for s in samples}
+    classes = [c for c in CLASSES if any(_has(s, c) for s in samples)]
+    return _search(samples, classes, own, max(s.most for s in samples))[0]
+
+
+def _notes(f: LoadFit) -> tuple[str, ...]:
+    out = []
+    for name, off in f.offsets.items():
+        said = ", ".join(f"{st} {100 * v:+.0f} %" for st, v in off.items())
+        out.append(
+            f"{name}: {said} against the other logs at the same load: another machine or "
+            "daemon version, or a stage changed on purpose; it keeps its own level"
+        )
+    return tuple(out)
