@@ -12,6 +12,7 @@ from pathlib import Path
 from viewer.commands.common import Bound
 from viewer.export.files import open_output, resolve_output
 from viewer.export.format import display_path
+from viewer.sim.contention import parse as parse_contention
 from viewer.sim.model import KIND_SCALE, KINDS, SimConfig, simulate
 from viewer.sim.writer import WriteOptions, write_stream
 
@@ -131,6 +132,23 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="proof kinds with weights, e.g. porep-c2=4,window-post=1 "
         f"(kinds: {', '.join(KINDS)}; default porep-c2)",
     )
+    g["workload"].add_argument(
+        "--concurrency",
+        type=Bound(1, 100_000),
+        metavar="J",
+        help="a closed loop, as cuzk-bench -j: at most J jobs in flight, the next submitted "
+        "as one completes (default: jobs arrive every --interval-ms)",
+    )
+    g["timing"].add_argument(
+        "--contention",
+        type=_contention,
+        default=d.contention,
+        metavar="SPEC",
+        help="stages slow down beside one another: synth=A,cpu=B,kernel=C,cores=N, each "
+        "stage's rate 1 / ((1 + a (min(L, N) - 1)) max(1, L / N)) with L busy threads "
+        "(syntheses and GPU workers in a call); durations above are then each stage alone "
+        "(default: none)",
+    )
     for field, (group, bound, text) in FIELDS.items():
         default = getattr(d, field)
         shown = "no bound" if default is None else f"{default:g}"
@@ -199,7 +217,19 @@ def config_from(args: argparse.Namespace) -> SimConfig:
             f"--sectors {values['sectors']} x --partitions {args.partitions} makes about "
             f"{events:.0f} TIMELINE events; a simulated run has at most {EVENTS.hi:.12g}"
         )
-    return SimConfig(kinds=args.kinds, **values)
+    extra = {}
+    if getattr(args, "contention", None) is not None:
+        extra["contention"] = args.contention
+    if getattr(args, "concurrency", None) is not None:
+        extra["concurrency"] = args.concurrency
+    return SimConfig(kinds=args.kinds, **values, **extra)
+
+
+def _contention(text: str):  # noqa: ANN202 (argparse type)
+    try:
+        return parse_contention(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _write(sched, output: str, opts: WriteOptions) -> int:

@@ -242,8 +242,7 @@ def what_if(
             ends.append((alt.label, outcome(other, replay(other, knobs)).s_per_proof))
         beyond = _beyond(load, scenario.session)
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
-        notes[:0] = [n for n in unseen if n]
-        notes[:0] = _load_notes(load, beyond, scenario, ends)
+        notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
         notes.append(no_spacing_reason(n, " in the log"))
