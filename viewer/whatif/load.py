@@ -26,7 +26,7 @@ import numpy as np
 
 from viewer.analysis.stages import stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
-from viewer.sim.contention import CLASSES, Contention
+from viewer.sim.contention import CLASSES, NONE, Contention
 
 #: Stages whose durations the model explains, with their class in ``Contention``.
 STAGE_CLASS = {"synth": "synth", "prep": "cpu", "post": "cpu", "kernel": "kernel"}
@@ -401,3 +401,18 @@ def _notes(f: LoadFit) -> tuple[str, ...]:
             "daemon version, or a stage changed on purpose; it keeps its own level"
         )
     return tuple(out)
+
+
+def fixed() -> LoadFit:
+    """No load model: every stage takes its measured time whatever runs beside it (the
+    replay of domain.md, exact against simulators without contention)."""
+    return LoadFit(
+        contention=NONE,
+        logs=(),
+        seen={},
+        shown={},
+        cores_shown=False,
+        most=0,
+        scatter={},
+        notes=("fixed durations: no stage slows down or speeds up with the load",),
+    )

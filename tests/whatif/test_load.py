@@ -1,0 +1,158 @@
+"""The load model: learned from logs, it predicts runs whose durations grow with load.
+
+Three checks (the brief's): the project's simulator with load-dependent durations (same
+seed, one knob changed), the real runs of ``shared/real_h200`` (a cuzk-shaped pipeline on
+an H200 host, every duration measured), and upstream's published sweeps (in
+``test_published.py``).  Where they disagree the real runs win; what the model cannot
+know is in the README ("Load") and in the what-if's own notes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from viewer.analysis import throughput
+from viewer.io import open_log
+from viewer.io.facts import facts
+from viewer.model import Session
+from viewer.sim.contention import Contention
+from viewer.sim.model import SimConfig, simulate
+from viewer.sim.writer import WriteOptions, write
+from viewer.whatif import Knobs, what_if
+from viewer.whatif.load import fit, fixed, sample
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+#: The real runs: knobs against base1 (pw 8, gw 2), measured s/proof (README there).
+RUNS = {
+    "pw4": (Knobs(pw=4), 4.168),
+    "pw16": (Knobs(pw=16), 2.570),
+    "pw32": (Knobs(pw=32), 2.659),
+    "gw1": (Knobs(gw=1), 3.633),
+    "k05": (Knobs(kernel_scale=0.5), 2.342),
+}
+needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
+
+
+def _read(cfg: SimConfig) -> Session:
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "run.log"
+        write(simulate(cfg), path, WriteOptions())
+        return open_log(path).sessions[0]
+
+
+MACHINE = Contention(synth=0.04, cpu=0.03, cores=12.0)
+
+
+def test_the_fit_finds_the_simulated_machine() -> None:
+    """Three runs of one simulated machine at pw 4, 10 and 20: the slopes and the point
+    past which it time-shares come back."""
+    base = SimConfig(sectors=8, pw=10, gw=2, seed=3, contention=MACHINE)
+    runs = [_read(replace(base, pw=pw)) for pw in (4, 10, 20)]
+    f = fit([sample(s, f"pw{s.index}{i}") for i, s in enumerate(runs)])
+    assert f.contention.cores == 12
+    assert f.contention.synth == pytest.approx(0.04, abs=0.006)
+    assert f.contention.cpu == pytest.approx(0.03, abs=0.01)
+    assert f.contention.kernel == 0.0  # the kernel never slowed: no slope is kept
+    assert f.shown == {"synth": True, "cpu": True, "kernel": True}
+    assert f.scatter["synth"][1] < 0.5 * f.scatter["synth"][0]
+
+
+def test_a_simulated_run_without_load_shows_none() -> None:
+    for name in ("phase8_pw10_5sectors.log", "two_gpus.log", "monolithic_mixed.log"):
+        s = open_log(Path(__file__).resolve().parents[2] / "sample_logs" / name).sessions[0]
+        assert not fit([sample(s, name)]).active
+
+
+@pytest.mark.parametrize(
+    ("knob", "value", "pw", "gw"),
+    [("pw", 20, 10, 2), ("pw", 4, 14, 1), ("gw", 1, 10, 2), ("kernel_scale", 0.5, 6, 2)],
+)
+def test_simulated_pairs_with_contention_within_3_percent(
+    knob: str, value: float, pw: int, gw: int
+) -> None:
+    """Run A and run B from one seed differ in one knob, and B's durations differ from A's
+    by the load the knob changes.  From A, calibrated with two runs at other pw that
+    bracket the loads B runs at (never B itself), the prediction lands within 3 % of B."""
+    a = SimConfig(sectors=10, pw=pw, gw=gw, seed=17, contention=MACHINE)
+    if knob == "kernel_scale":
+        b = replace(a, kernel_ms=a.kernel_ms * value)
+    else:
+        b = replace(a, **{knob: value})
+    others = [replace(a, pw=x) for x in (5, 24)]
+    session = _read(a)
+    load = fit([sample(session, "A")] + [sample(_read(c), f"c{c.pw}") for c in others])
+    w = what_if(session, Knobs(**{knob: value}), load=load)
+    truth = throughput(_read(b)).measured_s_per_proof
+    assert w.scenario.s_per_proof == pytest.approx(truth, rel=0.03)
+
+
+def test_past_the_calibrated_loads_the_band_holds_the_run() -> None:
+    """Calibrated with runs at pw 5 and 8 only, pw 10 -> 20 goes past every load the logs
+    show (the machine time-shares past 12 threads, which they never reached): the answer is
+    a band, and the simulated run lies in it."""
+    a = SimConfig(sectors=10, pw=10, gw=2, seed=17, contention=MACHINE)
+    session = _read(a)
+    load = fit([sample(session, "A")] + [sample(_read(replace(a, pw=x)), f"{x}") for x in (5, 8)])
+    w = what_if(session, Knobs(pw=20), load=load)
+    truth = throughput(_read(replace(a, pw=20))).measured_s_per_proof
+    assert w.beyond
+    lo, hi = w.band
+    assert lo <= truth <= hi * 1.005
+
+
+@needs_real
+def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
+    """Each real run predicted from base1 with its knobs, the load fitted over base1 and the
+    runs other than itself.  Measured here (README "Load"):
+
+        run    real   fixed durations   load model
+        pw4    4.168  4.979 (+19.5 %)   4.109 (-1.4 %)
+        pw16   2.570  2.33  (-9.4 %)    2.374 (-7.6 %)
+        pw32   2.659  2.33  (-12.4 %)   2.495 (-6.2 %)
+        gw1    3.633  4.20  (+15.6 %)   3.816 (+5.0 %)
+        k05    2.342  2.51  (+7.1 %)    2.462 (+5.1 %)
+
+    Within 5 % for pw4 only, within 8 % for all; every run closer than fixed durations.
+    The misses: past 16 busy threads a real machine time-slices in bursts (a GPU worker's
+    prep stalls 100+ ms and the GPU waits), where the model shares the CPU evenly."""
+    paths = {n: REAL / f"{n}.log.gz" for n in ("base1", *RUNS)}
+    sessions = {n: open_log(p).sessions[0] for n, p in paths.items()}
+    samples = {n: sample(s, n, facts(paths[n]).cpus) for n, s in sessions.items()}
+    for name, (knobs, real) in RUNS.items():
+        load = fit([samples[n] for n in samples if n != name])
+        loaded = what_if(sessions["base1"], knobs, load=load).scenario.s_per_proof
+        as_measured = what_if(sessions["base1"], knobs, load=fixed()).scenario.s_per_proof
+        assert abs(loaded / real - 1) < 0.08, name
+        assert abs(loaded / real - 1) < abs(as_measured / real - 1), name
+
+
+@needs_real
+def test_one_real_log_never_claims_a_gain_that_the_real_run_lost() -> None:
+    """From base1 alone: where the real run lost more than 2 %, the band's upper end is not
+    below the replayed baseline (no gain is claimed)."""
+    path = REAL / "base1.log.gz"
+    base = open_log(path).sessions[0]
+    load = fit([sample(base, "base1", facts(path).cpus)])
+    for name, (knobs, real) in RUNS.items():
+        w = what_if(base, knobs, load=load)
+        b = w.baseline.s_per_proof
+        if real > 1.02 * throughput(base).measured_s_per_proof:
+            assert w.band[1] >= b * 0.995, (name, w.band, b)
+            assert "faster than the replayed" not in w_sentence(w) or "no gain" in w_sentence(w)
+
+
+def w_sentence(w) -> str:  # noqa: ANN001
+    from viewer.whatif import sentence
+
+    return sentence(w)
+
+
+@needs_real
+def test_realpipe_logs_state_their_cpus() -> None:
+    assert facts(REAL / "base1.log.gz").cpus == 16
+    assert np.isfinite(throughput(open_log(REAL / "pw4.log.gz").sessions[0]).measured_s_per_proof)
