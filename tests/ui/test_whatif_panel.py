@@ -155,7 +155,9 @@ def test_edits_are_debounced_into_one_replay(qtbot, window, monkeypatch) -> None
     panel = window.whatif_panel
     asked: list[Knobs] = []
     request = panel.runner.request
-    monkeypatch.setattr(panel.runner, "request", lambda s, k: (asked.append(k), request(s, k)))
+    monkeypatch.setattr(
+        panel.runner, "request", lambda s, k, *rest: (asked.append(k), request(s, k, *rest))
+    )
     for value in (3000, 2500, 2000, 1824):
         panel.spins["kernel"].setValue(value)
         qtbot.wait(20)
@@ -196,7 +198,7 @@ def test_a_replay_error_shows_inline_and_the_window_stays_usable(
     open_and_answer(qtbot, window, PHASE8)
     panel = window.whatif_panel
 
-    def refuse(session, knobs, pl=None):
+    def refuse(session, knobs, pl=None, load=None):
         raise ValueError("the log has no prep time to scale to 1909 ms")
 
     monkeypatch.setattr(whatif_runner, "what_if", refuse)
@@ -455,9 +457,74 @@ def test_the_range_of_what_the_log_cannot_show_sits_under_the_prediction(
     w = set_knobs(qtbot, panel, pw=40).result
     lo, hi = w.span
     aside = panel.figures["predicted"].aside
-    assert aside.isVisible() and aside.text() == f"range {lo:.1f}–{hi:.1f}"
+    where = "past the loads seen" if w.beyond else "range"
+    assert aside.isVisible() and aside.text() == f"{where} {lo:.1f}–{hi:.1f}"
     assert lo < w.scenario.s_per_proof < hi
-    assert f"({lo:.1f}-{hi:.1f} by what the log cannot show)" in panel.sentence.text()
+    if w.beyond:  # pw 40 also runs past the loads the log shows: the band is the answer
+        assert f"{lo:.1f}-{hi:.1f} s/proof, past the loads" in panel.sentence.text()
+    else:
+        assert f"({lo:.1f}-{hi:.1f} by what the log cannot show)" in panel.sentence.text()
     assert "queues up to" in panel.notes.text() and "the log hides" in panel.notes.text()
     open_and_answer(qtbot, window, PHASE8)  # nothing changed: one replay, no range
     assert not aside.isVisible() and "by what the log" not in panel.sentence.text()
+
+
+REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+
+
+@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
+def test_logs_dropped_on_the_dock_calibrate_the_load(qtbot, window) -> None:
+    """base1 alone does not show how synthesis slows with load: pw 16 is a band past its
+    loads.  Dropping runs of the same machine at pw 4 and 32 on the dock fits the load over
+    the three: the dock says so, and pw 16 gets a number from the loads they cover."""
+    open_and_answer(qtbot, window, REAL / "base1.log.gz")
+    panel = window.whatif_panel
+    alone = set_knobs(qtbot, panel, pw=16).result
+    assert alone.beyond and "synth" in panel.load_text.text()
+    assert "Not shown" in panel.load_text.text() and "past the loads seen" in (
+        panel.figures["predicted"].aside.text()
+    )
+    mime = QtCore.QMimeData()
+    mime.setUrls([QtCore.QUrl.fromLocalFile(str(REAL / f"{n}.log.gz")) for n in ("pw4", "pw32")])
+    pos = QtCore.QPointF(panel.rect().center())
+    for event in (
+        QtGui.QDragEnterEvent(pos.toPoint(), Qt.DropAction.CopyAction, mime,
+                              Qt.MouseButton.NoButton, Qt.KeyboardModifier.NoModifier),
+        QtGui.QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.NoButton,
+                         Qt.KeyboardModifier.NoModifier),
+    ):  # fmt: skip
+        QtWidgets.QApplication.sendEvent(panel.viewport(), event)
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and len(panel.answer().result.load.logs) == 3,
+        timeout=TIMEOUT,
+    )
+    calibrated = panel.answer().result
+    assert calibrated.knobs == Knobs(pw=16)  # the knobs stay
+    assert not calibrated.beyond
+    assert "From 3 logs" in panel.load_text.text()
+    assert panel.own_button.isEnabled()
+    qtbot.mouseClick(panel.own_button, Qt.MouseButton.LeftButton)
+    qtbot.waitUntil(lambda: len(panel.answer().result.load.logs) == 1, timeout=TIMEOUT)
+    assert panel.calibration() == []
+
+
+def test_fixed_durations_turn_the_load_model_off(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    panel.fixed_check.setChecked(True)
+    qtbot.waitUntil(
+        lambda: panel.answer() is not None and not panel.answer().result.load.logs,
+        timeout=TIMEOUT,
+    )
+    assert panel.load_text.text().startswith("Fixed durations")
+
+
+def test_a_calibration_log_that_cannot_be_read_is_named(qtbot, window, tmp_path) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    bad = tmp_path / "not-a-log.txt"
+    bad.write_text("hello\n")
+    panel.set_calibration([str(bad)])
+    qtbot.waitUntil(lambda: "not-a-log.txt" in panel.error.text(), timeout=TIMEOUT)
+    assert "Traceback" not in panel.error.text()
+    assert panel.calibration() == []

@@ -11,10 +11,14 @@ from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
+from viewer.io import LogError, open_log
+from viewer.io.facts import facts
 from viewer.lanes.data import build_lanes
 from viewer.model import Session
 from viewer.ui.background import LatestTask
 from viewer.whatif import Knobs, WhatIf, plan, what_if
+from viewer.whatif.load import LoadFit, fit, sample
+from viewer.whatif.predict import own_load
 from viewer.whatif.replay import stage_means
 
 
@@ -41,6 +45,8 @@ class WhatIfRunner(QtCore.QObject):
     answer_ready = QtCore.Signal(object)
     lanes_ready = QtCore.Signal(object)
     failed = QtCore.Signal(str)
+    #: (session, LoadFit or None, message): a calibration over more logs, or why not.
+    calibrated = QtCore.Signal(object, object, str)
 
     def __init__(self, parent: QtCore.QObject | None = None) -> None:
         super().__init__(parent)
@@ -51,9 +57,21 @@ class WhatIfRunner(QtCore.QObject):
         self._lanes.ready.connect(lambda _, lanes: self.lanes_ready.emit(lanes))
         self._lanes.failed.connect(lambda _, message: self.failed.emit(message))
         self._plan: tuple | None = None  # (session, Plan): the replays' thread only
+        self._fits = LatestTask(self, "whatif-load")
+        self._fits.ready.connect(lambda _, got: self.calibrated.emit(*got))
+        self._fits.failed.connect(lambda _, message: self.failed.emit(message))
 
-    def request(self, session: Session, knobs: Knobs) -> None:
-        self._replays.request(None, self._compute, session, knobs)
+    def request(
+        self, session: Session, knobs: Knobs, load: LoadFit | None = None, source: str = ""
+    ) -> None:
+        """Replay ``session`` with ``knobs`` under ``load`` (None: what its own log, read
+        from ``source``, shows)."""
+        self._replays.request(None, self._compute, session, knobs, load, source)
+
+    def calibrate(self, session: Session, source: str, paths: list[str]) -> None:
+        """Fit the load model over ``session`` and the main session of each of ``paths``
+        (off the GUI thread): ``calibrated(session, fit, "")`` or ``(session, None, why)``."""
+        self._fits.request(None, _calibrate, session, source, list(paths))
 
     def cancel(self) -> None:
         """Drop what is pending; a replay already running finishes unseen."""
@@ -63,7 +81,9 @@ class WhatIfRunner(QtCore.QObject):
     def request_lanes(self, sessions: tuple[Session, ...]) -> None:
         self._lanes.request(None, lambda: tuple(build_lanes(s) for s in sessions))
 
-    def _compute(self, session: Session, knobs: Knobs) -> Answer:
+    def _compute(
+        self, session: Session, knobs: Knobs, load: LoadFit | None = None, source: str = ""
+    ) -> Answer:
         """On the worker thread."""
         if self._plan is None or self._plan[0] is not session:
             self._plan = None
@@ -74,7 +94,9 @@ class WhatIfRunner(QtCore.QObject):
         pl = self._plan[1]
         defaults = {"gw": pl.cfg.gw, "pw": pl.cfg.pw, "gpus": pl.cfg.gpus, **stage_means(pl)}
         try:
-            result = what_if(session, knobs, pl=pl)
+            if load is None:
+                load = own_load(session, facts(source).cpus if source else None)
+            result = what_if(session, knobs, pl=pl, load=load)
         except ValueError as exc:  # KnobError included
             return Answer(session, knobs, defaults, error=str(exc))
         return Answer(session, knobs, defaults, result)
@@ -82,3 +104,21 @@ class WhatIfRunner(QtCore.QObject):
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the background work is done (tests and shutdown)."""
         return self._replays.wait(msecs) and self._lanes.wait(msecs)
+
+
+def _calibrate(session: Session, source: str, paths: list[str]) -> tuple:
+    """(session, LoadFit, "") over ``session`` and ``paths``, or (session, None, why)."""
+    from viewer.export.format import display_path
+
+    samples = [sample(session, display_path(source) if source else "this log",
+                      facts(source).cpus if source else None)]  # fmt: skip
+    for path in paths:
+        try:
+            other = open_log(path).numbered(None)
+        except (LogError, ValueError) as exc:
+            return session, None, f"Not calibrated: {exc}"
+        samples.append(sample(other, display_path(path), facts(path).cpus))
+    try:
+        return session, fit(samples), ""
+    except ValueError as exc:
+        return session, None, f"Not calibrated: {exc}"

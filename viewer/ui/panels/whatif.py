@@ -26,6 +26,8 @@ from viewer.ui.panels.common import fmt_pct, section_label
 from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
+from viewer.whatif.load import LoadFit, fixed
+from viewer.whatif.predict import figure
 
 Qt = QtCore.Qt
 #: Knob edits within this long collapse into one replay.
@@ -65,7 +67,7 @@ def _signed_pct(fraction: float) -> str:
 
 
 def _per_proof(seconds: float | None) -> str:
-    return "—" if seconds is None or math.isnan(seconds) else f"{seconds:.1f}"
+    return "—" if seconds is None or math.isnan(seconds) else figure(seconds)
 
 
 class _Figure(QtWidgets.QWidget):
@@ -122,7 +124,15 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self._compare_answer: Answer | None = None
         self._compare_measured_lanes: SessionLanes | None = None
 
+        self._load: LoadFit | None = None  # a calibration over more logs (None: this log's)
+        self._calibration: list[str] = []  # the logs it was fitted from, besides this one
+        # Drops land on the viewport (a scroll area hands them to ``viewportEvent``, which
+        # calls the handlers below).
+        self.setAcceptDrops(True)
+        self.viewport().setAcceptDrops(True)
+
         self.runner = WhatIfRunner(self)
+        self.runner.calibrated.connect(self._on_calibrated)
         self.runner.answer_ready.connect(self._on_answer)
         self.runner.lanes_ready.connect(self._on_lanes)
         self.runner.failed.connect(self._on_failed)
@@ -161,6 +171,39 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             spin.setSingleStep(50.0)
             tip = f"{STAGES[name]}: each partition is scaled to this mean (its spread kept)"
             self._add_knob(grid, row, name, caption, spin, tip)
+
+        load = QtWidgets.QWidget()
+        col = QtWidgets.QVBoxLayout(load)
+        col.setContentsMargins(0, 0, 0, 0)
+        col.setSpacing(3)
+        col.addWidget(section_label("Load (how stages slow down beside one another)"))
+        self.load_text = _label(wrap=True)
+        self.load_text.setMinimumWidth(self.load_text.fontMetrics().horizontalAdvance("x") * 34)
+        self.load_text.setMaximumWidth(self.load_text.fontMetrics().horizontalAdvance("x") * 60)
+        col.addWidget(self.load_text)
+        buttons = QtWidgets.QHBoxLayout()
+        self.calibrate_button = QtWidgets.QPushButton("Calibrate with logs…")
+        self.calibrate_button.setToolTip(
+            "Fit the load model over this log and runs of the same machine at other "
+            "settings (or drop their files here): predictions past this log's load need them"
+        )
+        self.calibrate_button.clicked.connect(self._choose_calibration)
+        self.own_button = QtWidgets.QPushButton("This log only")
+        self.own_button.setToolTip("Forget the other logs: the load model this log shows")
+        self.own_button.clicked.connect(lambda: self.set_calibration([]))
+        buttons.addWidget(self.calibrate_button)
+        buttons.addWidget(self.own_button)
+        buttons.addStretch(1)
+        col.addLayout(buttons)
+        self.fixed_check = QtWidgets.QCheckBox("Fixed durations (no load model)")
+        self.fixed_check.setToolTip(
+            "Every stage takes its measured time whatever runs beside it: right for knobs "
+            "that leave the load alone (kernel time, GPUs), wrong for pw and gw on real machines"
+        )
+        self.fixed_check.toggled.connect(lambda _on: self._request())
+        col.addWidget(self.fixed_check)
+        self.calibrate_button.setEnabled(False)
+        self.own_button.setEnabled(False)
 
         self.figures = {k: _Figure(k.capitalize()) for k in ("measured", "replayed", "predicted")}
         self.figures["replayed"].setToolTip(
@@ -213,7 +256,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self._results_box = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         self._main_box = QtWidgets.QBoxLayout(QtWidgets.QBoxLayout.Direction.LeftToRight)
         top_left = Qt.AlignmentFlag.AlignTop | Qt.AlignmentFlag.AlignLeft
-        for part in (counts, means):
+        for part in (counts, means, load):
             self._knobs_box.addWidget(part, 0, top_left)
         self._knobs_box.addStretch(1)  # side by side, the two grids keep to the left
         self._results_box.addWidget(results, 3, Qt.AlignmentFlag.AlignTop)
@@ -226,7 +269,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         floors.setMaximumWidth(floors.fontMetrics().horizontalAdvance("x") * 130)
         self._main_box.addLayout(self._knobs_box)
         self._main_box.addLayout(self._results_box, 1)
-        self._parts = (counts, means, results, floors)
+        self._parts = (counts, means, load, results, floors)
         container = QtWidgets.QWidget()
         outer = QtWidgets.QVBoxLayout(container)
         outer.setContentsMargins(8, 2, 8, 4)
@@ -266,9 +309,10 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         width = self.viewport().width() - 16
         widths = [p.minimumSizeHint().width() for p in self._parts]
         Dir = QtWidgets.QBoxLayout.Direction
-        if sum(widths) + 3 * GAP <= width:
+        knobs, results = sum(widths[:3]) + 2 * GAP, sum(widths[3:]) + GAP
+        if knobs + results + GAP <= width:
             dirs = (Dir.LeftToRight, Dir.LeftToRight, Dir.LeftToRight)
-        elif max(widths[0] + widths[1], widths[2] + widths[3]) + GAP <= width:
+        elif max(knobs, results) <= width:
             dirs = (Dir.TopToBottom, Dir.LeftToRight, Dir.LeftToRight)
         else:
             dirs = (Dir.TopToBottom, Dir.TopToBottom, Dir.TopToBottom)
@@ -303,6 +347,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.runner.cancel()
         self._timer.stop()
         if not same:  # a re-read of the same run keeps its knobs usable meanwhile
+            self._load, self._calibration = None, []
             self._defaults_key = None
             for spin in self.spins.values():
                 spin.setEnabled(False)
@@ -403,7 +448,8 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             return
         self.error.setText("")
         self.status.setText("computing…")
-        self.runner.request(self._session, knobs)
+        load = fixed() if self.fixed_check.isChecked() else self._load
+        self.runner.request(self._session, knobs, load, self._source)
 
     # ---------------------------------------------------------------- answers
     def _on_answer(self, answer: Answer) -> None:
@@ -473,7 +519,8 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         )
         span = w.span
         aside = f["predicted"].aside
-        aside.setText("" if span is None else f"range {span[0]:.1f}–{span[1]:.1f}")
+        where = "past the loads seen" if w.beyond else "range"
+        aside.setText("" if span is None else f"{where} {figure(span[0])}–{figure(span[1])}")
         aside.setVisible(span is not None)
         aside.setToolTip(
             "" if span is None else f"{span_text(span)}: the notes below say what each end assumes"
@@ -483,6 +530,83 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.notes.setVisible(bool(w.notes))
         self.bars.set_floors(m.floors, s.floors, m.s_per_proof)
         self.compare_button.setEnabled(True)
+        self._show_load(w)
+
+    # ------------------------------------------------------------ calibration
+    def calibration(self) -> list[str]:
+        """The logs the load model is fitted from besides the one on screen."""
+        return list(self._calibration)
+
+    def set_calibration(self, paths: list[str]) -> None:
+        """Fit the load model over the log on screen and ``paths`` (in the background); an
+        empty list goes back to what the log on screen shows."""
+        if self._session is None:
+            return
+        paths = [str(p) for p in paths if str(p) != self._source]
+        self._calibration = paths
+        if not paths:
+            self._load = None
+            self._request()
+            return
+        self.status.setText(f"fitting the load over {len(paths) + 1} logs…")
+        self.runner.calibrate(self._session, self._source, paths)
+
+    def _choose_calibration(self) -> None:
+        start = str(Path(self._source).parent) if self._source else ""
+        paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
+            self, "Logs of the same machine at other settings", start,
+            "cuzk logs (*.log *.log.gz *.gz *.zst *.txt);;All files (*)",
+        )  # fmt: skip
+        if paths:
+            self.set_calibration(self._calibration + paths)
+
+    def _on_calibrated(self, session: Session, load: LoadFit | None, message: str) -> None:
+        if session is not self._session:
+            return
+        self.status.setText("")
+        if load is None:
+            self._calibration = []
+            self.error.setText(message)
+            return
+        self._load = load
+        self._request()
+
+    def dragEnterEvent(self, event: QtGui.QDragEnterEvent) -> None:
+        if self._session is not None and event.mimeData().hasUrls():
+            event.acceptProposedAction()
+        else:
+            super().dragEnterEvent(event)
+
+    def dropEvent(self, event: QtGui.QDropEvent) -> None:
+        paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
+        if self._session is None or not paths:
+            super().dropEvent(event)
+            return
+        event.acceptProposedAction()
+        self.set_calibration(self._calibration + paths)
+
+    def _show_load(self, w) -> None:  # noqa: ANN001
+        f = w.load
+        self.calibrate_button.setEnabled(True)
+        self.own_button.setEnabled(bool(self._calibration))
+        if f is None or self.fixed_check.isChecked():
+            self.load_text.setText("Fixed durations: each stage takes its measured time.")
+            return
+        logs = "this log" if len(f.logs) <= 1 else f"{len(f.logs)} logs"
+        unshown = [k for k, v in f.shown.items() if not v]
+        lines = [f"From {logs}: {f.contention.describe()}."]
+        if f.seen:
+            lo = min(v[0] for v in f.seen.values())
+            hi = max(v[1] for v in f.seen.values())
+            lines.append(f"Loads seen: {lo:.0f}-{hi:.0f} busy threads.")
+        if unshown:
+            lines.append(
+                "Not shown (their load never varied): " + ", ".join(unshown) + ". "
+                "Drop logs of this machine at other settings here to learn them."
+            )
+        if w.beyond:
+            lines.append("Past what the logs show: " + "; ".join(w.beyond) + ".")
+        self.load_text.setText(" ".join(lines))
 
     # ---------------------------------------------------------------- compare
     def _source_name(self) -> str:
