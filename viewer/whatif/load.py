@@ -416,3 +416,13 @@ def fixed() -> LoadFit:
         scatter={},
         notes=("fixed durations: no stage slows down or speeds up with the load",),
     )
+
+
+def synthesis_peak(c: Contention, gpu_threads: int) -> int | None:
+    """The most synthesis slots that still add synthesis throughput under ``c``: past the
+    point where the machine time-shares (``cores``), less the GPU workers' threads, every
+    added slot takes CPU from the others, the GPU workers' prep and post among them.  None
+    where ``c`` does not time-share (each slot adds, if less and less)."""
+    if c.cores is None:
+        return None
+    return max(1, int(c.cores) - gpu_threads)

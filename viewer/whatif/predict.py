@@ -17,7 +17,15 @@ from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
-from viewer.whatif.load import STAGE_CLASS, LoadFit, fit, intervals, profile, sample
+from viewer.whatif.load import (
+    STAGE_CLASS,
+    LoadFit,
+    fit,
+    intervals,
+    profile,
+    sample,
+    synthesis_peak,
+)
 from viewer.whatif.replay import (
     Plan,
     plan,
@@ -468,4 +476,26 @@ def sentence(w: WhatIf) -> str:
             f", next the {LABEL[f.runner_up]} floor ({figure(f.values()[f.runner_up])} s, "
             f"{percent(f.margin)} behind)"
         )
-    return head + "."
+    return head + _slots_clause(w) + "."
+
+
+def _slots_clause(w: WhatIf) -> str:
+    """Where synthesis binds and the load model shows it slowing with load: up to how many
+    slots more of them help (domain.md "Load": not past the point where the logs say
+    synthesis throughput stops growing)."""
+    if w.load is None or w.scenario.floors.bound != "synthesis" or not w.load.cores_shown:
+        return ""
+    cfg = w.schedule.config
+    peak = synthesis_peak(w.load.contention, cfg.gw * cfg.gpus)
+    if peak is None:
+        return ""
+    if cfg.pw >= peak:
+        return (
+            f"; more synthesis slots cannot help: past {peak} at once they share the "
+            f"{w.load.contention.cores:g} threads the machine runs side by side with the GPU "
+            "workers"
+        )
+    return (
+        f"; more synthesis slots help up to about {peak} at once: past that they share the "
+        f"{w.load.contention.cores:g} threads the machine runs side by side with the GPU workers"
+    )

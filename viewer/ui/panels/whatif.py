@@ -27,7 +27,7 @@ from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
 from viewer.whatif.load import LoadFit, fixed
-from viewer.whatif.predict import figure
+from viewer.whatif.predict import CLASS_WORDS, figure
 
 Qt = QtCore.Qt
 #: Knob edits within this long collapse into one replay.
@@ -601,7 +601,9 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             lines.append(f"Loads seen: {lo:.0f}-{hi:.0f} busy threads.")
         if unshown:
             lines.append(
-                "Not shown (their load never varied): " + ", ".join(unshown) + ". "
+                "Not shown (their load never varied): "
+                + ", ".join(CLASS_WORDS[k] for k in unshown)
+                + ". "
                 "Drop logs of this machine at other settings here to learn them."
             )
         if w.beyond:
