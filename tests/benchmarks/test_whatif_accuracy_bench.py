@@ -24,9 +24,11 @@ from table import add_row
 from viewer.analysis import throughput
 from viewer.io import open_log
 from viewer.model import Session
+from viewer.sim.contention import Contention
 from viewer.sim.model import SimConfig, simulate
 from viewer.sim.writer import WriteOptions, write
 from viewer.whatif import Knobs, what_if
+from viewer.whatif.load import fit, fixed, sample
 
 pytestmark = pytest.mark.bench
 PAIRS = 300
@@ -117,3 +119,64 @@ def test_one_knob_predictions_against_the_simulated_runs() -> None:
         f"{PAIRS} pairs",
         replayed / PAIRS,
     )
+
+
+LOADED_PAIRS = 60
+#: Machines whose stages slow down with load (viewer.sim.contention): synthesis and the
+#: GPU workers' CPU work per added busy thread, and where they time-share.
+SLOPES = ((0.02, 0.0), (0.04, 0.03), (0.06, 0.06))
+CORES = (None, 12.0, 16.0, 24.0)
+
+
+def test_predictions_where_stages_slow_down_with_load() -> None:
+    """Run B is run A with one knob changed on a machine whose durations grow with load, so
+    B's durations differ from A's by more than the knob.  Three predictions of B from A:
+    fixed durations (the replay before the load model), A's own log, and A calibrated with
+    two runs of the machine at pw 5 and 24 (never B)."""
+    rnd = random.Random(20261205)
+    counts = {"fixed": [0, 0], "own": [0, 0], "calibrated": [0, 0]}
+    in_band = {"own": 0, "calibrated": 0}
+    for _ in range(LOADED_PAIRS):
+        synth, cpu = rnd.choice(SLOPES)
+        machine = Contention(synth=synth, cpu=cpu, cores=rnd.choice(CORES))
+        a = SimConfig(
+            sectors=rnd.choice([8, 12]), pw=rnd.choice([6, 10, 14]), gw=rnd.choice([1, 2]),
+            seed=rnd.randrange(1000), contention=machine,
+            kinds=rnd.choice(KINDS), interval_ms=rnd.choice([0.0, 0.0, 20_000.0]),
+        )  # fmt: skip
+        knob = rnd.choice(["pw", "gw", "kernel", "synth"])
+        if knob == "pw":
+            value = rnd.choice([x for x in (4, 8, 12, 16, 20) if x != a.pw])
+            knobs, b = Knobs(pw=value), replace(a, pw=value)
+        elif knob == "gw":
+            knobs, b = Knobs(gw=3 - a.gw), replace(a, gw=3 - a.gw)
+        else:
+            field = f"{knob}_ms"
+            knobs = Knobs(**{f"{knob}_scale": 0.5})
+            b = replace(a, **{field: getattr(a, field) * 0.5})
+        session, _ = _measured(a)
+        _, truth = _measured(b)
+        if truth is None:
+            continue
+        others = [_measured(replace(a, pw=x))[0] for x in (5, 24)]
+        calibrated = fit(
+            [sample(session, "A")] + [sample(s, f"c{i}") for i, s in enumerate(others)]
+        )
+        for name, load in (("fixed", fixed()), ("own", None), ("calibrated", calibrated)):
+            w = what_if(session, knobs, load=load)
+            p = w.scenario.s_per_proof
+            if p is None:
+                continue
+            counts[name][0] += abs(p / truth - 1) <= 0.03
+            counts[name][1] += abs(p / truth - 1) <= CLOSE
+            if name in in_band:
+                lo, hi = w.band
+                in_band[name] += lo * (1 - 0.01) <= truth <= hi * (1 + 0.01)
+    for name, (three, five) in counts.items():
+        add_row(
+            f"what-if on {LOADED_PAIRS} pairs with load-dependent durations: {name}",
+            f"{three} within 3 %, {five} within {CLOSE:.0%} of run B"
+            + (f"; B in the band {in_band[name]}" if name in in_band else ""),
+            f"{LOADED_PAIRS} pairs",
+            five / LOADED_PAIRS,
+        )
