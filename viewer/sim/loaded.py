@@ -29,8 +29,9 @@ from viewer.sim.contention import Contention
 
 QUEUED, PREP, RELEASE, KERNEL_END, WAKE = range(5)
 SYNTH, CPU_PREP, CPU_POST, KERNEL = range(4)
-#: Stage class of each kind of running stage (prep and post share the CPU class).
-CLASS_OF = {SYNTH: "synth", CPU_PREP: "cpu", CPU_POST: "cpu", KERNEL: "kernel"}
+#: Stage classes, and the class of each kind of running stage (prep and post share one).
+CLASS_NAMES = ("synth", "cpu", "kernel")
+CLASS_OF = (0, 1, 1, 2)
 
 
 @dataclass(frozen=True)
@@ -64,7 +65,7 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
     nan = math.nan
     ss, se, qd, pk, st, lk, aq, ke, rl, en = ([nan] * n for _ in range(10))
     worker_of, warm = [-1] * n, [0] * n
-    idle: dict[int, tuple[float, int]] = {w: (0.0, w) for w in range(gw * shape.gpus)}
+    idle: list[tuple[float, int]] = [(0.0, w) for w in range(gw * shape.gpus)]  # a heap
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus
     waiters: list[deque[int]] = [deque() for _ in range(shape.gpus)]
@@ -73,8 +74,8 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
     heap: list[tuple[float, int, int, int]] = []
     kernel_loaded = load.kernel > 0
     # Per class: virtual clock, heap of (finish on that clock, seq, stage, task), running.
-    clock = {"synth": 0.0, "cpu": 0.0, "kernel": 0.0}
-    running: dict[str, list[tuple[float, int, int, int]]] = {c: [] for c in clock}
+    clock = [0.0, 0.0, 0.0]
+    running: list[list[tuple[float, int, int, int]]] = [[], [], []]
     busy = [0]  # busy CPU threads: syntheses + GPU workers in prep, kernel or post
     seq = [0]
     pool, nxt, wake = [shape.pw], [0], [-1.0]
@@ -84,9 +85,9 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
         heapq.heappush(heap, (when, seq[0], kind, arg))
 
     def begin(stage: int, i: int, work: float) -> None:
-        cls = CLASS_OF[stage]
+        c = CLASS_OF[stage]
         seq[0] += 1
-        heapq.heappush(running[cls], (clock[cls] + work, seq[0], stage, i))
+        heapq.heappush(running[c], (clock[c] + work, seq[0], stage, i))
         busy[0] += 1
 
     def try_synth(now: float) -> None:
@@ -110,8 +111,7 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
 
     def try_dispatch(now: float) -> None:
         while queue and idle:
-            w = min(idle, key=idle.__getitem__)
-            del idle[w]
+            w = heapq.heappop(idle)[1]  # idle longest, then the lowest worker
             i = heapq.heappop(queue)
             j = job[i]
             left[j] -= 1
@@ -147,7 +147,7 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
         nonlocal released
         en[i] = now
         w = worker_of[i]
-        idle[w] = (now, w)
+        heapq.heappush(idle, (now, w))
         j = job[i]
         unfinished[j] -= 1
         if unfinished[j] == 0 and released < jobs and concurrency is not None:
@@ -157,21 +157,22 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
 
     # The load is a whole number of threads: each class's rate at every load, once.
     most = shape.pw + gw * shape.gpus + 1
-    table = {c: (1.0 / load.factor(c, np.arange(most + 1))).tolist() for c in clock}
-    rates = {c: 1.0 for c in clock}
-
-    def set_rates() -> None:
-        b = min(busy[0], most)
-        for c in clock:
-            rates[c] = table[c][b]
+    table = [(1.0 / load.factor(c, np.arange(most + 1))).tolist() for c in CLASS_NAMES]
+    classes = range(3)
+    rates = [1.0, 1.0, 1.0]
+    rated = -1  # the load the rates are for
 
     now = 0.0
     try_synth(0.0)
-    set_rates()
     while True:
+        b = busy[0] if busy[0] < most else most
+        if b != rated:
+            rated = b
+            rates = [table[0][b], table[1][b], table[2][b]]
         when = heap[0][0] if heap else math.inf
-        which = None
-        for c, r in running.items():
+        which = -1
+        for c in classes:
+            r = running[c]
             if r:
                 t_c = now + (r[0][0] - clock[c]) / rates[c]
                 if t_c < when:
@@ -179,10 +180,11 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
         if when == math.inf:
             break
         dt = when - now
-        for c in clock:
-            clock[c] += dt * rates[c]
+        clock[0] += dt * rates[0]
+        clock[1] += dt * rates[1]
+        clock[2] += dt * rates[2]
         now = when
-        if which is None:
+        if which < 0:
             _, _, kind, i = heapq.heappop(heap)
             if kind == QUEUED:
                 if cap is None or len(queue) < cap:
@@ -218,7 +220,6 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
                 kernel_done(i, now)
             else:
                 ended(i, now)
-        set_rates()
 
     def ms(values: list[float]) -> np.ndarray:
         a = np.asarray(values, dtype=np.float64)

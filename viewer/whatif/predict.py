@@ -245,10 +245,15 @@ def what_if(
         if pl.other_order is not None and not closed:
             other = with_other_order(pl)
             swapped = outcome(other, replay(other, knobs))
+        beyond = _beyond(load, scenario.session)
+        shaped = any(getattr(knobs, k) is not None for k in SHAPE_KNOBS)
         for alt in load.alternatives:
+            if (alt.when == "beyond" and not beyond) or (
+                alt.when == "load" and not (beyond or shaped)
+            ):
+                continue  # it plays this scenario as the point model does
             other = loaded(base_plan, alt.contention)
             ends.append((alt.label, outcome(other, replay(other, knobs)).s_per_proof))
-        beyond = _beyond(load, scenario.session)
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
@@ -274,6 +279,8 @@ def what_if(
     )
 
 
+#: Knobs that change how many stages run side by side (the load) by design.
+SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap")
 #: Stage classes in words.
 CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
 
