@@ -156,3 +156,15 @@ def w_sentence(w) -> str:  # noqa: ANN001
 def test_realpipe_logs_state_their_cpus() -> None:
     assert facts(REAL / "base1.log.gz").cpus == 16
     assert np.isfinite(throughput(open_log(REAL / "pw4.log.gz").sessions[0]).measured_s_per_proof)
+
+
+def test_logs_the_load_cannot_explain_are_said_to_be() -> None:
+    """Three logs whose synthesis work differs at random by up to 2x from run to run (as on
+    a shared machine): the fit says it leaves them scattered, with the figures."""
+    runs = [
+        _read(SimConfig(sectors=6, pw=pw, seed=s, jitter=0.3, synth_ms=ms, contention=MACHINE))
+        for pw, s, ms in ((4, 1, 20_000.0), (10, 2, 60_000.0), (16, 3, 30_000.0))
+    ]
+    f = fit([sample(s, f"run{i}") for i, s in enumerate(runs)])
+    said = " ".join(f.notes)
+    assert "another machine" in said or "scatter in synthesis work" in said
