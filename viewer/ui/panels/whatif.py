@@ -503,9 +503,15 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         f["predicted"].number.setText(_per_proof(s.s_per_proof))
         change = w.change
         note = f["predicted"].note
+        band = w.span if w.beyond else None
         if change is None:
             note.setText("")
             note.setStyleSheet("")
+        elif band is not None and b.s_per_proof:
+            # Past the loads the logs show the band is the answer: no gain or loss in colour.
+            lo, hi = (x / b.s_per_proof - 1 for x in band)
+            note.setText(f"{_signed_pct(lo)} to {_signed_pct(hi)}")
+            note.setStyleSheet("font-weight: bold;")
         else:
             colors = judgement_colors(self.palette())
             word = "faster" if change < 0 else "slower"
