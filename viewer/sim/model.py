@@ -232,51 +232,66 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
     return Schedule(**vars(played), config=cfg, draws=played_draws(d, played, extra))
 
 
+def scaled(d: Draws, **factor: np.ndarray | float) -> Draws:
+    """``d`` with stages stretched by ``factor`` (per task, or one for all): ``synth``,
+    ``prep`` (CPU work before the mutex), ``kernel``, ``post`` (kernel end -> GPU_END, the
+    mutex hold kept).  Each stage's parts keep their shares, in whole ms that add up to the
+    stage's stretched total."""
+    out = {}
+    if "synth" in factor:
+        out["synth"] = _ms(d.synth * factor["synth"])
+    if "prep" in factor:
+        prelock = _ms((d.prep + d.prelock_extra) * factor["prep"])
+        prep = np.minimum(_ms(d.prep * factor["prep"]), prelock)
+        out.update(prep=prep, prelock_extra=prelock - prep)
+    if "kernel" in factor:
+        k = factor["kernel"]
+        kernel = _ms(d.kernel * k)
+        ntt, barrier, batch = (_ms(x * k) for x in (d.ntt, d.barrier, d.batch))
+        ntt = ntt - np.maximum(ntt + barrier + batch - kernel, 0)  # parts within the total
+        out.update(ntt=ntt, barrier=barrier, batch=batch, tail=kernel - ntt - barrier - batch)
+    if "post" in factor:
+        post = _ms((d.hold + d.b_g2 + d.epilogue) * factor["post"])
+        hold = np.minimum(d.hold, post)
+        b_g2 = np.minimum(_ms(d.b_g2 * factor["post"]), post - hold)
+        out.update(hold=hold, b_g2=b_g2, epilogue=post - hold - b_g2)
+    return replace(d, **out)
+
+
 def played_draws(d: Draws, p: Played, extra: Extra) -> Draws:
-    """``d`` (work) as the loaded engine played it: each stage's parts stretched by the
-    stage's slowdown, whole ms that add up to the played times (hold stays as drawn)."""
+    """``d`` (work) as the loaded engine played it: each stage stretched by its slowdown
+    (``scaled``), in whole ms that add up to the played times."""
     done = p.end >= 0
     prelock = d.prep + d.prelock_extra
     prelock_played = np.where(done | (extra.lock >= 0), extra.lock - p.start, prelock)
-    prep = _share(d.prep, prelock, prelock_played)
     kernel_played = np.where(p.kernel_end >= 0, p.kernel_end - p.acquire - p.warm, d.kernel)
-    ntt = _share(d.ntt, d.kernel, kernel_played)
-    barrier = _share(d.barrier, d.kernel, kernel_played)
-    batch = _share(d.batch, d.kernel, kernel_played)
-    over = np.maximum(ntt + barrier + batch - kernel_played, 0)
-    ntt = ntt - over
     post = d.hold + d.b_g2 + d.epilogue
     post_played = np.where(done, p.end - p.kernel_end, post)
-    b_g2 = np.minimum(_share(d.b_g2, post, post_played), np.maximum(post_played - d.hold, 0))
-    # What the engine added to a job's last call (proof assembly) is in its played post.
+    # The engine added its job's proof assembly to a job's last call: stretched with the
+    # post, it is in the played post but in no part of the draws.
     last = np.zeros(len(d.job), bool)
     if done.any():
         order = np.lexsort((p.start, d.job))
         ends = np.r_[d.job[order][1:] != d.job[order][:-1], True]
         last[order[ends]] = True
     assemble = np.where(last, d.assemble[d.job], 0)
-    extra_post = np.where(post > 0, post_played / np.maximum(post + assemble, 1), 1.0)
-    epilogue = post_played - d.hold - b_g2 - np.rint(assemble * extra_post).astype(np.int64)
-    synth = np.where(p.synth_end >= 0, p.synth_end - p.synth_start, d.synth)
-    return replace(
+    post_played = post_played - _ms(assemble * post_played / np.maximum(post + assemble, 1))
+    played = scaled(
         d,
-        arrival=extra.arrival,
-        synth=synth,
-        prep=prep,
-        prelock_extra=prelock_played - prep,
-        ntt=ntt,
-        barrier=barrier,
-        batch=batch,
-        tail=kernel_played - ntt - barrier - batch,
-        b_g2=b_g2,
-        epilogue=np.maximum(epilogue, 0),
+        synth=_ratio(np.where(p.synth_end >= 0, p.synth_end - p.synth_start, d.synth), d.synth),
+        prep=_ratio(prelock_played, prelock),
+        kernel=_ratio(kernel_played, d.kernel),
+        post=_ratio(post_played, post),
     )
+    return replace(played, arrival=extra.arrival)
 
 
-def _share(part: np.ndarray, whole: np.ndarray, played: np.ndarray) -> np.ndarray:
-    """``part`` of ``whole`` stretched to ``played``, whole ms."""
-    k = np.where(whole > 0, played / np.maximum(whole, 1), 0.0)
-    return np.minimum(np.rint(part * k).astype(np.int64), np.maximum(played, 0))
+def _ratio(played: np.ndarray, work: np.ndarray) -> np.ndarray:
+    return np.where(work > 0, played / np.maximum(work, 1), 1.0)
+
+
+def _ms(values: np.ndarray) -> np.ndarray:
+    return np.rint(np.asarray(values, dtype=np.float64)).astype(np.int64)
 
 
 def simulate(cfg: SimConfig) -> Schedule:

@@ -23,7 +23,7 @@ from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
 from viewer.model.frame import Frame
 from viewer.model.timeline import EVENT_TIMES
 from viewer.sim.contention import Contention
-from viewer.sim.model import Draws, Schedule, SimConfig, run
+from viewer.sim.model import Draws, Schedule, SimConfig, run, scaled
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import STAGE_CLASS, intervals, profile
 
@@ -312,24 +312,7 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
         flight = knobs.concurrency if knobs.concurrency is not None else jobs
         cfg = replace(cfg, sectors=jobs, concurrency=min(flight, jobs))
     f = {name: _factor(knobs, name, measured) for name, measured in _means(d).items()}
-    if f["kernel"] != 1.0:
-        kernel = _ms(d.kernel * f["kernel"])
-        ntt, barrier, batch = (_ms(x * f["kernel"]) for x in (d.ntt, d.barrier, d.batch))
-        over = np.maximum(ntt + barrier + batch - kernel, 0)
-        ntt = ntt - over  # rounding must not make the parts exceed the total
-        d = replace(d, ntt=ntt, barrier=barrier, batch=batch, tail=kernel - ntt - barrier - batch)
-    if f["prep"] != 1.0:
-        prelock = _ms((d.prep + d.prelock_extra) * f["prep"])
-        prep = np.minimum(_ms(d.prep * f["prep"]), prelock)
-        d = replace(d, prep=prep, prelock_extra=prelock - prep)
-    if f["post"] != 1.0:
-        post = _ms((d.hold + d.b_g2 + d.epilogue) * f["post"])
-        hold = np.minimum(d.hold, post)
-        b_g2 = np.minimum(_ms(d.b_g2 * f["post"]), post - hold)
-        d = replace(d, hold=hold, b_g2=b_g2, epilogue=post - hold - b_g2)
-    if f["synth"] != 1.0:
-        d = replace(d, synth=_ms(d.synth * f["synth"]))
-    return cfg, d
+    return cfg, scaled(d, **{name: k for name, k in f.items() if k != 1.0})
 
 
 def with_load(pl: Plan, contention: Contention) -> Plan:
@@ -349,30 +332,9 @@ def with_load(pl: Plan, contention: Contention) -> Plan:
         ok = np.isfinite(a) & np.isfinite(b) & (b > a)
         work = prof.integral(np.where(ok, a, 0.0), np.where(ok, b, 0.0), weight)
         k[stage] = np.where(ok, work / np.where(ok, b - a, 1.0), 1.0)
-    d = pl.draws
     if "prep" not in k:  # no CUZK_TIMING: the call is all kernel, its CPU work unknown
-        k.update(prep=np.ones(len(d.job)), post=np.ones(len(d.job)), kernel=np.ones(len(d.job)))
-    kernel = _ms(d.kernel * k["kernel"])
-    ntt, barrier, batch = (_ms(x * k["kernel"]) for x in (d.ntt, d.barrier, d.batch))
-    ntt = ntt - np.maximum(ntt + barrier + batch - kernel, 0)
-    prelock = _ms((d.prep + d.prelock_extra) * k["prep"])
-    prep = np.minimum(_ms(d.prep * k["prep"]), prelock)
-    post = _ms((d.hold + d.b_g2 + d.epilogue) * k["post"])
-    hold = np.minimum(d.hold, post)
-    b_g2 = np.minimum(_ms(d.b_g2 * k["post"]), post - hold)
-    draws = replace(
-        d,
-        synth=_ms(d.synth * k["synth"]),
-        prep=prep,
-        prelock_extra=prelock - prep,
-        ntt=ntt,
-        barrier=barrier,
-        batch=batch,
-        tail=kernel - ntt - barrier - batch,
-        hold=hold,
-        b_g2=b_g2,
-        epilogue=post - hold - b_g2,
-    )
+        k.update(prep=1.0, post=1.0, kernel=1.0)
+    draws = scaled(pl.draws, **k)
     return replace(pl, cfg=replace(pl.cfg, contention=contention), draws=draws)
 
 
