@@ -111,3 +111,28 @@ def test_contention_specs_are_checked() -> None:
             parse(bad)
     with pytest.raises(ValueError, match="concurrency"):
         replace(SimConfig(), concurrency=0)
+
+
+def test_stretched_stages_keep_whole_nonnegative_parts() -> None:
+    """``scaled`` rounds each part within what the parts before it left: a kernel of parts
+    0 + 1 + 1 ms stretched 1.5x is 3 ms of parts none negative (it once gave ntt -1)."""
+    from viewer.sim.model import scaled
+
+    rng = np.random.default_rng(2)
+    d = draw(SimConfig(sectors=3, partitions=40))
+    for name in ("ntt", "barrier", "batch", "tail", "prep", "prelock_extra", "b_g2", "epilogue"):
+        setattr(d, name, rng.integers(0, 4, len(d.job)).astype(np.int64))
+    for k in (0.3, 0.5, 1.5, 2.5, rng.uniform(0.01, 3, len(d.job))):
+        s = scaled(d, kernel=k, prep=k, post=k, synth=k)
+        for name in (
+            "ntt",
+            "barrier",
+            "batch",
+            "tail",
+            "prep",
+            "prelock_extra",
+            "b_g2",
+            "epilogue",
+        ):
+            assert (getattr(s, name) >= 0).all(), (name, k)
+        assert np.array_equal(s.kernel, np.rint(d.kernel * k).astype(np.int64))

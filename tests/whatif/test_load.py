@@ -59,7 +59,7 @@ def test_the_fit_finds_the_simulated_machine() -> None:
     assert f.contention.cpu == pytest.approx(0.03, abs=0.01)
     assert f.contention.kernel == 0.0  # the kernel never slowed: no slope is kept
     assert f.shown == {"synth": True, "cpu": True, "kernel": True}
-    assert f.scatter["synth"][1] < 0.5 * f.scatter["synth"][0]
+    assert f.scatter["synth"][1] < 0.6 * f.scatter["synth"][0]  # what is left: the jitter
 
 
 def test_a_simulated_run_without_load_shows_none() -> None:
@@ -168,3 +168,25 @@ def test_logs_the_load_cannot_explain_are_said_to_be() -> None:
     f = fit([sample(s, f"run{i}") for i, s in enumerate(runs)])
     said = " ".join(f.notes)
     assert "another machine" in said or "scatter in synthesis work" in said
+
+
+def test_fewer_slots_than_a_time_sharing_log_ran_is_a_band_that_holds_the_run() -> None:
+    """A run at pw 20 on a machine that time-shares past 16 threads, alone: pw 10 runs below
+    its loads, where the log cannot say how much faster synthesis gets; the band reaches
+    down to the run at pw 10 (it once stopped well above it: the log's own loads were taken
+    as never time-shared)."""
+    m = Contention(synth=0.05, cpu=0.03, cores=16.0)
+    a = SimConfig(sectors=10, pw=20, seed=8, contention=m)
+    w = what_if(_read(a), Knobs(pw=10))
+    truth = throughput(_read(replace(a, pw=10))).measured_s_per_proof
+    assert w.beyond
+    lo, hi = w.band
+    assert lo * 0.99 <= truth <= hi
+
+
+def test_another_proof_kind_is_not_another_machine() -> None:
+    porep = _read(replace(SimConfig(sectors=8, pw=10, seed=4), contention=MACHINE))
+    posts = _read(SimConfig(sectors=8, pw=10, seed=5, kinds=(("window-post", 1.0),),
+                            contention=MACHINE))  # fmt: skip
+    f = fit([sample(porep, "porep"), sample(posts, "posts")])
+    assert not f.offsets and not any("another machine" in n for n in f.notes)

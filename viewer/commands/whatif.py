@@ -156,14 +156,15 @@ def calibration(args: argparse.Namespace, session: Session) -> LoadFit | None:
     the most GPU calls); None after saying why one cannot be read."""
     from viewer.export.format import display_path
     from viewer.io.facts import facts
+    from viewer.io.paths import file_identity
     from viewer.whatif.load import fit, sample
 
     samples = [sample(session, display_path(args.path), facts(args.path).cpus)]
-    seen = {_identity(args.path)}
+    seen = {file_identity(args.path)}
     for other in args.calibrate:
-        if _identity(other) in seen:
+        if file_identity(other) in seen:
             return _bad(f"{display_path(other)} is given twice (LOG and --calibrate together)")
-        seen.add(_identity(other))
+        seen.add(file_identity(other))
         timeline = load("whatif", other, args.workers_per_gpu)
         if timeline is None:
             return None
@@ -176,16 +177,6 @@ def calibration(args: argparse.Namespace, session: Session) -> LoadFit | None:
         return fit(samples)
     except ValueError as exc:
         return _bad(f"--calibrate: {exc}")
-
-
-def _identity(path: str) -> object:
-    import os
-
-    try:
-        st = os.stat(path)
-        return (st.st_dev, st.st_ino)
-    except OSError:
-        return path
 
 
 def _bad(message: str) -> None:

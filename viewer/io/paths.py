@@ -63,3 +63,13 @@ def expand_paths(
         else:
             out.append(path)
     return out
+
+
+def file_identity(path: str | Path) -> object:
+    """The file behind ``path`` (device and inode: one log under two names, or through a
+    link, is one), or the path itself when it cannot be looked at."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return str(path)
+    return (st.st_dev, st.st_ino)

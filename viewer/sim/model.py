@@ -247,8 +247,11 @@ def scaled(d: Draws, **factor: np.ndarray | float) -> Draws:
     if "kernel" in factor:
         k = factor["kernel"]
         kernel = _ms(d.kernel * k)
-        ntt, barrier, batch = (_ms(x * k) for x in (d.ntt, d.barrier, d.batch))
-        ntt = ntt - np.maximum(ntt + barrier + batch - kernel, 0)  # parts within the total
+        # Each part rounded within what the parts before it left: none negative, the tail
+        # takes the rest.
+        barrier = np.minimum(_ms(d.barrier * k), kernel)
+        batch = np.minimum(_ms(d.batch * k), kernel - barrier)
+        ntt = np.minimum(_ms(d.ntt * k), kernel - barrier - batch)
         out.update(ntt=ntt, barrier=barrier, batch=batch, tail=kernel - ntt - barrier - batch)
     if "post" in factor:
         post = _ms((d.hold + d.b_g2 + d.epilogue) * factor["post"])

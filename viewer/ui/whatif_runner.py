@@ -7,12 +7,14 @@ knob edits costs at most one stale replay, and stale answers are dropped.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
 from viewer.io import LogError, open_log
 from viewer.io.facts import facts
+from viewer.io.paths import file_identity
 from viewer.lanes.data import build_lanes
 from viewer.model import Session
 from viewer.ui.background import LatestTask
@@ -95,7 +97,7 @@ class WhatIfRunner(QtCore.QObject):
         defaults = {"gw": pl.cfg.gw, "pw": pl.cfg.pw, "gpus": pl.cfg.gpus, **stage_means(pl)}
         try:
             if load is None:
-                load = own_load(session, facts(source).cpus if source else None)
+                load = own_load(session, _cpus(source))
             result = what_if(session, knobs, pl=pl, load=load)
         except ValueError as exc:  # KnobError included
             return Answer(session, knobs, defaults, error=str(exc))
@@ -103,21 +105,30 @@ class WhatIfRunner(QtCore.QObject):
 
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the background work is done (tests and shutdown)."""
-        return self._replays.wait(msecs) and self._lanes.wait(msecs)
+        return all(t.wait(msecs) for t in (self._replays, self._lanes, self._fits))
+
+
+@functools.lru_cache(maxsize=32)
+def _cpus(source: str) -> int | None:
+    """The CPU threads the log at ``source`` states (read once per log)."""
+    return facts(source).cpus if source else None
 
 
 def _calibrate(session: Session, source: str, paths: list[str]) -> tuple:
     """(session, LoadFit, "") over ``session`` and ``paths``, or (session, None, why)."""
     from viewer.export.format import display_path
 
-    samples = [sample(session, display_path(source) if source else "this log",
-                      facts(source).cpus if source else None)]  # fmt: skip
+    samples = [sample(session, display_path(source) if source else "this log", _cpus(source))]
+    seen = {file_identity(source)} if source else set()
     for path in paths:
+        if file_identity(path) in seen:
+            continue  # the log on screen, or one given twice
+        seen.add(file_identity(path))
         try:
             other = open_log(path).numbered(None)
-        except (LogError, ValueError) as exc:
-            return session, None, f"Not calibrated: {exc}"
-        samples.append(sample(other, display_path(path), facts(path).cpus))
+        except (LogError, ValueError, OSError) as exc:
+            return session, None, f"Not calibrated: {display_path(path)}: {exc}"
+        samples.append(sample(other, display_path(path), _cpus(path)))
     try:
         return session, fit(samples), ""
     except ValueError as exc:

@@ -28,6 +28,7 @@ from viewer.analysis.stages import stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.sim.contention import CLASSES, NONE, Contention
 
+CLASS_LABEL = {"synth": "synthesis", "cpu": "GPU-worker CPU work", "kernel": "the kernel"}
 #: Stages whose durations the model explains, with their class in ``Contention``.
 STAGE_CLASS = {"synth": "synth", "prep": "cpu", "post": "cpu", "kernel": "kernel"}
 #: Stages shorter than this say little (whole-ms offsets): left out of the fit.
@@ -152,9 +153,9 @@ class Alternative:
 
     label: str
     contention: Contention
-    #: When it can differ from the point model: "beyond" (only past the loads the logs
-    #: cover), "load" (wherever the scenario's load differs from the log's), "always".
-    when: str = "always"
+    #: Where it can differ from the point model: "above" / "below" (only past the loads the
+    #: logs cover, on that side), "load" (wherever the scenario's load differs from theirs).
+    when: str = "load"
 
 
 @dataclass(frozen=True, eq=False)
@@ -208,12 +209,15 @@ def fit(samples: list[Sample]) -> LoadFit:
     own = {s.name: set() for s in samples}  # (stage) levels a log keeps to itself
     for s in samples:
         own[s.name].add("kernel")
+    # Each log against a model of the others alone: what their load cannot explain of it
+    # (another machine, daemon version or setting) keeps its own level in the fit.
+    offsets = _offsets(samples)
+    for name, stages_off in offsets.items():
+        own[name] |= {st for st, _ in stages_off}
     best = _search(samples, classes, own, most)
-    offsets = _offsets(samples, best[0], own)
-    if any(k != "kernel" for v in offsets.values() for k in v):
-        for name, stages_off in offsets.items():
-            own[name] |= set(stages_off)
-        best = _search(samples, classes, own, most)
+    loo = {}
+    if len(samples) >= 3:  # the band's ends: each log left out in turn
+        loo = {s.name: fit_point([x for x in samples if x is not s]) for s in samples}
     contention, shown, cores_shown, scatter = best
     seen = {}
     for c in classes:
@@ -228,9 +232,19 @@ def fit(samples: list[Sample]) -> LoadFit:
         cores_shown=cores_shown,
         most=most,
         scatter=scatter,
-        offsets={k: v for k, v in offsets.items() if v},
+        offsets={
+            k: {_stage_name(st, kind): v for (st, kind), v in o.items()}
+            for k, o in offsets.items()
+            if o
+        },
     )
-    return replace(fitted, alternatives=_alternatives(fitted, samples), notes=_notes(fitted))
+    alternatives = _alternatives(fitted, samples, loo)
+    return replace(fitted, alternatives=alternatives, notes=_notes(fitted))
+
+
+def _stage_name(stage: str, kind: str) -> str:
+    """``synth``, or ``synth (window-post)`` for a stage of another proof kind than PoRep."""
+    return stage if kind in ("None", "porep-c2") else f"{stage} ({kind})"
 
 
 def _has(s: Sample, cls: str) -> bool:
@@ -369,47 +383,81 @@ def _spread(samples: list[Sample], cls: str) -> bool:
     return bool(hi - lo >= MIN_SPAN and hi >= MIN_RATIO * max(lo, 1.0))
 
 
-def _offsets(
-    samples: list[Sample], contention: Contention, own: dict[str, set[str]]
-) -> dict[str, dict[str, float]]:
-    """Per log, the stages whose level differs from the others' by over OTHER_MACHINE."""
-    out: dict[str, dict[str, float]] = {s.name: {} for s in samples}
-    if len(samples) < 2:
-        return out
-    for cls in ("synth", "cpu"):
-        for st in {st for s in samples for st in _stages_of(s, cls)}:
-            level = {}
-            for s in samples:
-                if st not in s.stages or len(s.stages[st][1]) == 0:
-                    continue
-                t, _, _ = s.stages[st]
-                level[s.name] = float(np.median(t @ _levels(contention, cls, t.shape[1] - 2)))
-            if len(level) < 2:
-                continue
-            for name, v in level.items():
-                others = np.median([x for k, x in level.items() if k != name])
-                off = v / others - 1.0
-                if abs(off) > OTHER_MACHINE[cls]:
-                    out[name][st] = off
+def _offsets(samples: list[Sample]) -> dict[str, dict[tuple[str, str], float]]:
+    """Per log, the (stage, proof kind) whose level lies over OTHER_MACHINE from the other
+    logs' under the model fitted on those others.  The first log (the one predicted from)
+    defines the machine; the calibration log furthest off is set apart first, and the rest
+    are measured again without it, so that one odd log does not make the others look odd."""
+    out: dict[str, dict[tuple[str, str], float]] = {s.name: {} for s in samples}
+    kept = list(samples)
+    while len(kept) >= 2:
+        worst, worst_off = None, {}
+        for s in kept[1:]:
+            rest = [x for x in kept if x is not s]
+            model = fit_point(rest)
+            off = {}
+            for cls in ("synth", "cpu"):
+                for st in _stages_of(s, cls):
+                    mine = _levels_by_kind([s], st, cls, model)
+                    theirs = _levels_by_kind(rest, st, cls, model)
+                    for kind, v in mine.items():
+                        if kind in theirs and abs(v / theirs[kind] - 1) > OTHER_MACHINE[cls]:
+                            off[(st, kind)] = v / theirs[kind] - 1
+            size = max((abs(v) for v in off.values()), default=0.0)
+            if off and (worst is None or size > max(abs(v) for v in worst_off.values())):
+                worst, worst_off = s, off
+        if worst is None:
+            break
+        out[worst.name] = worst_off
+        kept.remove(worst)
     return out
 
 
-def _alternatives(f: LoadFit, samples: list[Sample]) -> tuple[Alternative, ...]:
-    """The models at the ends of what the logs allow (see the module docstring)."""
+def _levels_by_kind(
+    samples: list[Sample], stage: str, cls: str, model: Contention
+) -> dict[str, float]:
+    """The median work of ``stage`` per proof kind over ``samples`` under ``model``."""
+    works, kinds = [], []
+    for s in samples:
+        if stage not in s.stages or not len(s.stages[stage][1]):
+            continue
+        t, _, kind = s.stages[stage]
+        works.append(t @ _levels(model, cls, t.shape[1] - 2))
+        kinds.append(kind)
+    if not works:
+        return {}
+    w, k = np.concatenate(works), np.concatenate(kinds)
+    return {str(x): float(np.median(w[k == x])) for x in np.unique(k)}
+
+
+def _alternatives(
+    f: LoadFit, samples: list[Sample], loo: dict[str, Contention]
+) -> tuple[Alternative, ...]:
+    """The models at the ends of what the logs allow (see the module docstring), each with
+    where it can differ from the point model."""
     c = f.contention
-    out = [Alternative("durations grow no further past the loads seen", replace(c, cap=f.most))]
-    if c.cores is None or c.cores > f.most:
-        out.append(
-            Alternative("nothing past the loads seen adds throughput", replace(c, cores=f.most))
+    out = [
+        Alternative(
+            "durations grow no further past the loads seen", replace(c, cap=f.most), "above"
         )
+    ]
+    if c.cores is None or c.cores > f.most:
+        saturated = replace(c, cores=f.most)
+        out.append(Alternative("nothing past the loads seen adds throughput", saturated, "above"))
+    lowest = min((lo for lo, _ in f.seen.values()), default=1.0)
+    if (c.cores is None or c.cores > lowest) and lowest > 1.5:
+        # The log may have run past the machine's cores already: fewer at once, faster.
+        shared = replace(c, cores=max(1.0, float(np.floor(lowest))))
+        out.append(Alternative("the loads seen were already time-shared", shared, "below"))
     unshown = [k for k, v in f.shown.items() if not v and k != "kernel"]
     if unshown:
-        steep = replace(c, **{k: 0.05 for k in unshown})
-        out.append(Alternative(f"{', '.join(unshown)} slowing 5 % per busy thread", steep))
-    if len(samples) >= 3:
-        for s in samples:
-            rest = fit_point([x for x in samples if x is not s])
-            out.append(Alternative(f"fitted without {s.name}", rest))
+        steep = replace(c, **{k: UNSHOWN_SLOPE for k in unshown})
+        words = ", ".join("synthesis" if k == "synth" else "GPU-worker CPU work" for k in unshown)
+        out.append(
+            Alternative(f"{words} slowing {UNSHOWN_SLOPE:.0%} per busy thread", steep, "load")
+        )
+    for name, rest in loo.items():
+        out.append(Alternative(f"fitted without {name}", rest, "load"))
     return tuple(out)
 
 
@@ -428,6 +476,13 @@ POOR_FIT = {"synth": 0.15, "cpu": 0.25}
 
 def _notes(f: LoadFit) -> tuple[str, ...]:
     out = []
+    for cls in ("synth", "cpu", "kernel"):
+        if getattr(f.contention, cls) >= COARSE[-1] * 0.99:
+            out.append(
+                f"the fit wants {CLASS_LABEL[cls]} to slow more than {COARSE[-1]:.0%} per added "
+                "busy thread, more than any machine does: the logs differ by more than their "
+                "load (other machines, daemon versions or settings); trust the band, not the figure"
+            )
     for cls, (before, after) in f.scatter.items():
         if cls != "kernel" and after > POOR_FIT[cls] and len(f.logs) > 1:
             words = "synthesis" if cls == "synth" else "GPU-worker CPU"

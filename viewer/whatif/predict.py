@@ -109,7 +109,18 @@ class WhatIf:
         return (lo, hi) if hi - lo > ENDS_MATTER * self.scenario.s_per_proof else None
 
     @property
-    def band(self) -> tuple[float, float]:
+    def load_band(self) -> tuple[float, float] | None:
+        """The least and the most s/proof over the load models the logs allow (the point
+        and ``load_ends``), where they differ by more than ENDS_MATTER; else None."""
+        s = self.scenario.s_per_proof
+        values = [v for _, v in self.load_ends if v is not None]
+        if s is None or not values:
+            return None
+        lo, hi = min(values + [s]), max(values + [s])
+        return (lo, hi) if hi - lo > ENDS_MATTER * s else None
+
+    @property
+    def band(self) -> tuple[float, float] | None:
         """The least and the most s/proof the prediction stands behind (``span``, or the
         prediction itself where the ends agree); None without a prediction."""
         s = self.scenario.s_per_proof
@@ -245,13 +256,13 @@ def what_if(
         if pl.other_order is not None and not closed:
             other = with_other_order(pl)
             swapped = outcome(other, replay(other, knobs))
-        beyond = _beyond(load, scenario.session)
+        beyond, sides = _beyond(load, scenario.session)
         shaped = any(getattr(knobs, k) is not None for k in SHAPE_KNOBS)
         for alt in load.alternatives:
-            if (alt.when == "beyond" and not beyond) or (
-                alt.when == "load" and not (beyond or shaped)
-            ):
+            if alt.when in ("above", "below") and alt.when not in sides:
                 continue  # it plays this scenario as the point model does
+            if alt.when == "load" and not (sides or shaped):
+                continue
             other = loaded(base_plan, alt.contention)
             ends.append((alt.label, outcome(other, replay(other, knobs)).s_per_proof))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
@@ -285,12 +296,13 @@ SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap")
 CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
 
 
-def _beyond(load: LoadFit, played: Session) -> tuple[str, ...]:
-    """The stage classes whose load in the played run leaves what the logs cover, in words:
-    "synthesis at 18 busy threads (the logs: 6-10)"."""
+def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
+    """The stage classes whose load in the played run leaves what the logs cover, in words
+    ("synthesis at 18 busy threads (the logs: 6-10)"), and the sides ("above", "below")."""
     spans = intervals(played)
     prof = profile(spans)
     out = []
+    sides: set[str] = set()
     for cls in ("synth", "cpu"):
         stages_of = [st for st in spans if STAGE_CLASS[st] == cls]
         loads = []
@@ -305,13 +317,14 @@ def _beyond(load: LoadFit, played: Session) -> tuple[str, ...]:
         loads = np.concatenate(loads)
         side = load.beyond(cls, loads)
         if side:
+            sides.add(side)
             lo, hi = load.seen[cls]
             at = np.percentile(loads, 90 if side == "above" else 10)
             out.append(
                 f"{CLASS_WORDS[cls]} at {at:.0f} busy threads "
                 f"(the log{'s' if len(load.logs) > 1 else ''}: {lo:.0f}-{hi:.0f})"
             )
-    return tuple(out)
+    return tuple(out), sides
 
 
 def _load_notes(load: LoadFit, beyond: tuple[str, ...], scenario: Outcome, ends: list) -> list[str]:
@@ -320,7 +333,8 @@ def _load_notes(load: LoadFit, beyond: tuple[str, ...], scenario: Outcome, ends:
     s = scenario.s_per_proof
     values = [v for _, v in ends if v is not None]
     if beyond and s is not None and values:
-        lo, hi = min(values + [s]), max(values + [s])
+        lo, hi = min([*values, s]), max([*values, s])
+    if beyond and s is not None and values and hi - lo > ENDS_MATTER * s:
         out.append(
             "beyond the loads the logs show: "
             + "; ".join(beyond)
@@ -427,15 +441,13 @@ def measured_knobs(pl: Plan) -> dict[str, float | int | None]:
 
 
 def _band_words(span: tuple[float, float], b: float) -> str:
-    """A band against the baseline: "between 6.1 % faster and 4.6 % slower than the replayed
-    2.48: no gain is within it"."""
+    """A band against the baseline: "it may gain or lose: between 6.1 % faster and 4.6 %
+    slower than the replayed 2.48"."""
     lo, hi = (x / b - 1.0 for x in span)
     than = f"than the replayed {figure(b)}"
     gain, loss = lo < -ENDS_MATTER, hi > ENDS_MATTER
     if gain and loss:
-        return (
-            f"between {percent(-lo)} faster and {percent(hi)} slower {than}: no gain is within it"
-        )
+        return f"it may gain or lose: between {percent(-lo)} faster and {percent(hi)} slower {than}"
     if gain and hi < -ENDS_MATTER:
         return f"{percent(-hi)} to {percent(-lo)} faster {than}"
     if gain:
@@ -460,7 +472,9 @@ def sentence(w: WhatIf) -> str:
     what = w.describe()
     change = w.change or 0.0
     span = w.span
-    if w.beyond and span is not None:
+    load_band = w.load_band
+    if w.beyond and load_band is not None:
+        span = load_band
         head = (
             f"With {what}: {figure(span[0])}-{figure(span[1])} s/proof, past the loads "
             f"the logs show ({_band_words(span, b)})"
