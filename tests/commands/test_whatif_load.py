@@ -110,3 +110,14 @@ def test_a_calibration_file_that_is_no_log_is_named(capsys, tmp_path: Path) -> N
     junk.write_text("nothing here\n")
     code, _, err = run(capsys, str(SAMPLE), "--pw", "12", "--calibrate", str(junk))
     assert code == 2 and "notes.txt" in err and "Traceback" not in err
+
+
+def test_a_calibration_log_cut_short_is_said(capsys, machine_logs, tmp_path: Path) -> None:
+    import gzip
+
+    whole = gzip.compress(machine_logs["pw4"].read_bytes())
+    cut = tmp_path / "pw4.log.gz"
+    cut.write_bytes(whole[: len(whole) * 2 // 3])
+    code, out, _ = run(capsys, str(machine_logs["pw10"]), "--pw", "16", "--calibrate", str(cut))
+    assert code == 0
+    assert f"note: {cut}: the compressed stream ends early" in out

@@ -106,7 +106,8 @@ def test_a_closed_loop_keeps_at_most_j_jobs_in_flight() -> None:
 
 def test_contention_specs_are_checked() -> None:
     assert parse("synth=0.05, cpu=0.02,cores=16") == Contention(synth=0.05, cpu=0.02, cores=16)
-    for bad in ("synth=nan", "synth=-1", "cores=0", "cores=inf", "foo=1", "synth", "cpu=x"):
+    for bad in ("synth=nan", "synth=-1", "cores=0", "cores=inf", "foo=1", "synth", "cpu=x",
+                "synth=0.1,synth=0.2"):  # fmt: skip
         with pytest.raises(ValueError, match="contention"):
             parse(bad)
     with pytest.raises(ValueError, match="concurrency"):

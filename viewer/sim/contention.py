@@ -100,6 +100,8 @@ def parse(text: str) -> Contention:
                 f"contention: {item!r} is not NAME=VALUE with NAME one of "
                 f"{', '.join((*CLASSES, 'cores'))}"
             )
+        if key in values:
+            raise ValueError(f"contention: {key} is given twice")
         try:
             values[key] = float(value)
         except ValueError:

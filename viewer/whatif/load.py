@@ -79,6 +79,7 @@ class Sample:
     #: Per stage: (T, duration, group): T[i, b] = ms stage i spent with b threads busy.
     stages: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
     most: int  # the most threads busy at once
+    damage: tuple[str, ...] = ()  # what the reader says was lost of the log (cut, damaged)
 
     def mean_load(self, stage: str) -> np.ndarray:
         t, d, _ = self.stages[stage]
@@ -144,7 +145,8 @@ def sample(session: Session, name: str, cpus: int | None = None) -> Sample:
             [prof.integral(a[ok], b[ok], (levels == v).astype(float)) for v in levels], axis=1
         )
         out[stage] = (table, d[ok], kind[ok])
-    return Sample(name, prof, cpus, out, most)
+    lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
+    return Sample(name, prof, cpus, out, most, lost)
 
 
 @dataclass(frozen=True)
@@ -239,7 +241,8 @@ def fit(samples: list[Sample]) -> LoadFit:
         },
     )
     alternatives = _alternatives(fitted, samples, loo)
-    return replace(fitted, alternatives=alternatives, notes=_notes(fitted))
+    damaged = tuple(f"{s.name}: {n}" for s in samples[1:] for n in s.damage)
+    return replace(fitted, alternatives=alternatives, notes=damaged + _notes(fitted))
 
 
 def _stage_name(stage: str, kind: str) -> str:
