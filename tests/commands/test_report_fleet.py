@@ -126,3 +126,18 @@ def test_one_log_with_jobs_reports_as_without(capsys) -> None:
     code, one, _ = run(capsys, str(SAMPLES / "phase8_pw10_5sectors.log"), "--json", "--jobs", "1")
     code2, two, _ = run(capsys, str(SAMPLES / "phase8_pw10_5sectors.log"), "--json", "--jobs", "2")
     assert code == code2 == 0 and one == two
+
+
+def test_session_counts_from_one_in_a_fleet_too(capsys) -> None:
+    """``report A B --session 1`` is session 1 of each log (it once gave session 2, and
+    ``--session 2`` failed with "no session 3")."""
+    damaged = str(SAMPLES / "damaged.log")
+    two = str(SAMPLES / "two_gpus.log")
+    for number in (1, 2):
+        main(["report", damaged, two, "--session", str(number), "--json-lines"])
+        records = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        assert records[0]["session"] == number
+        if number == 1:
+            assert records[1]["session"] == 1
+        else:
+            assert "no session 2" in records[1]["error"]

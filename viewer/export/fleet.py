@@ -59,8 +59,9 @@ def session_record(log: str, sm: SessionSummary) -> dict:
 def log_records(
     path: str, workers_per_gpu: int | None = None, session: int | None = None
 ) -> list[dict]:
-    """Every session record of one log; an ``error`` record when it cannot be read.  Runs
-    in a worker process: everything it returns is plain data."""
+    """Every session record of one log (or only session number ``session``, counted from 1
+    as people read it); an ``error`` record when it cannot be read.  Runs in a worker
+    process: everything it returns is plain data."""
     from viewer.io import LogError, open_log
 
     name = display_path(path)
@@ -70,7 +71,8 @@ def log_records(
         return [{"format": FORMAT, "log": name, "error": f"{name}: {folder_problem(path)}"}]
     try:
         timeline = open_log(path, workers_per_gpu=workers_per_gpu)
-        return [session_record(name, sm) for sm in summaries(timeline, session)]
+        position = None if session is None else timeline.numbered(session).index
+        return [session_record(name, sm) for sm in summaries(timeline, position)]
     except (LogError, OSError, ValueError) as exc:
         return [{"format": FORMAT, "log": name, "error": str(exc)}]
 
