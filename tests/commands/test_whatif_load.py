@@ -121,3 +121,12 @@ def test_a_calibration_log_cut_short_is_said(capsys, machine_logs, tmp_path: Pat
     code, out, _ = run(capsys, str(machine_logs["pw10"]), "--pw", "16", "--calibrate", str(cut))
     assert code == 0
     assert f"note: {cut}: the compressed stream ends early" in out
+
+
+def test_out_never_writes_the_logs_notes(capsys, tmp_path: Path) -> None:
+    log = tmp_path / "run.log"
+    log.write_bytes(SAMPLE.read_bytes())
+    notes = tmp_path / "run.log.annotations.json"
+    code, out, err = run(capsys, str(log), "--gw", "1", "--out", str(notes))
+    assert code == 2 and not notes.exists()
+    assert "holds the annotations of the input" in err and err.count("refusing") == 1

@@ -145,3 +145,26 @@ def test_a_non_utf8_output_name_is_written_and_named(tmp_path: Path, log: Path) 
         write_output(out, "text", inputs=[out])
     str(err.value).encode("utf-8")  # printable: no lone surrogate in the message
     assert "bad\\xff.md" in str(err.value)
+
+
+def test_an_output_that_is_an_inputs_annotations_sidecar_is_refused(tmp_path) -> None:
+    """``export --out LOG.annotations.json`` (or whatif's) would replace the log's notes, or
+    become them: refused like the input itself, existing or not, named or linked."""
+    from viewer.export.files import OutputRefused, resolve_output, write_output
+
+    log = tmp_path / "run.log"
+    log.write_text("TIMELINE,1,SYNTH_START,j,partition=0\n")
+    sidecar = tmp_path / "run.log.annotations.json"
+    with pytest.raises(OutputRefused, match="holds the annotations of the input"):
+        resolve_output(sidecar, [log])
+    sidecar.write_text('{"notes": []}')
+    link = tmp_path / "elsewhere.json"
+    link.symlink_to(sidecar)
+    for target in (sidecar, link):
+        with pytest.raises(OutputRefused, match="annotations"):
+            write_output(target, "{}", [log])
+    assert sidecar.read_text() == '{"notes": []}'
+    # The notes themselves are written there by the sidecar module.
+    write_output(sidecar, '{"notes": [1]}', [log], notes=True)
+    assert sidecar.read_text() == '{"notes": [1]}'
+    resolve_output(tmp_path / "run.trace.json", [log])  # any other name is fine

@@ -19,11 +19,11 @@ from pathlib import Path
 
 from viewer.annotations.model import Annotation
 from viewer.annotations.undo import AnnotationSet
-from viewer.export.files import write_output
+from viewer.export.files import SIDECAR_SUFFIX, write_output
 from viewer.export.format import display_path
 
 SCHEMA = "cuzk-timeline-annotations/1"
-SUFFIX = ".annotations.json"
+SUFFIX = SIDECAR_SUFFIX
 APP_DIR = "cuzk-timeline-viewer"
 #: Set to 1 to keep every sidecar in the per-user data folder (tests, read-only shares).
 ENV_USER_DIR = "CUZK_TIMELINE_USER_ANNOTATIONS"
@@ -223,7 +223,7 @@ def _write_sidecar(path: Path, text: str, log_path: Path, replace: bool) -> None
                 raise UnusableSidecar(path, str(exc)) from None
             _move_aside(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_output(path, text, [log_path])
+    write_output(path, text, [log_path], notes=True)
 
 
 def save(

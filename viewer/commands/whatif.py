@@ -111,7 +111,7 @@ KNOB_OPTIONS = (
 
 
 def run(args: argparse.Namespace) -> int:
-    from viewer.export.files import open_output
+    from viewer.export.files import OutputRefused, open_output
     from viewer.export.format import display_path, json_bytes
     from viewer.export.whatif import whatif_dict, whatif_markdown, whatif_text
     from viewer.sim.writer import WriteOptions, write_stream
@@ -139,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             with open_output(args.out, [args.path]) as fh:
                 write_stream(w.schedule, fh, WriteOptions())
+        except OutputRefused as exc:
+            return fail("whatif", exc)
         except OSError as exc:
             return fail("whatif", f"cannot write {display_path(args.out)}: {exc}")
     if args.json:

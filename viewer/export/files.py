@@ -58,10 +58,37 @@ def _stat(path: PathLike) -> os.stat_result | None:
         raise
 
 
-def resolve_output(path: PathLike, inputs: Iterable[PathLike | None] = ()) -> Path:
+#: The annotations sidecar of a log is the log's name and this (``viewer.annotations``): an
+#: output there would replace, or become, the log's notes.
+SIDECAR_SUFFIX = ".annotations.json"
+
+
+def _sidecar_of(path: PathLike, inputs: Iterable[PathLike | None]) -> PathLike | None:
+    """The input whose annotations sidecar (beside it) ``path`` is, if any."""
+    target = os.path.realpath(path)
+    for source in inputs:
+        if source is None or str(source).endswith(SIDECAR_SUFFIX):
+            continue
+        real = os.path.realpath(source)
+        if target in (real + SIDECAR_SUFFIX, os.path.abspath(str(source)) + SIDECAR_SUFFIX):
+            return source
+    return None
+
+
+def resolve_output(
+    path: PathLike, inputs: Iterable[PathLike | None] = (), *, notes: bool = False
+) -> Path:
     """The file that writing ``path`` replaces (symlinks followed); OutputRefused when it
-    is one of ``inputs`` or exists without being a regular file."""
+    is one of ``inputs`` or the annotations sidecar of one (unless ``notes``: the sidecar
+    module writing the notes themselves), or exists without being a regular file."""
     name = display_path(path)
+    inputs = list(inputs)
+    owner = None if notes else _sidecar_of(path, inputs)
+    if owner is not None:
+        raise OutputRefused(
+            f"refusing to write {name}: it holds the annotations of the input "
+            f"{display_path(owner)}; choose another output file"
+        )
     st = _stat(path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputRefused(f"{name} is {_kind(st.st_mode)}, not a regular file: refusing to write")
@@ -120,7 +147,11 @@ def _sync_folder(folder: Path) -> None:
 
 @contextlib.contextmanager
 def open_output(
-    path: PathLike, inputs: Iterable[PathLike | None] = (), *, encoding: str | None = None
+    path: PathLike,
+    inputs: Iterable[PathLike | None] = (),
+    *,
+    encoding: str | None = None,
+    notes: bool = False,
 ) -> Iterator[IO]:
     """A file object to write output ``path`` through (binary; text with ``encoding``,
     lone surrogates written as backslash escapes).
@@ -129,7 +160,7 @@ def open_output(
     file is renamed over it; an exception in the ``with`` body leaves the old file.
     """
     inputs = list(inputs)
-    target = resolve_output(path, inputs)
+    target = resolve_output(path, inputs, notes=notes)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         mode, errors = ("w", "backslashreplace") if encoding else ("wb", None)
@@ -138,7 +169,7 @@ def open_output(
             fh.flush()
             os.fsync(fh.fileno())
             _adopt(fh.fileno(), target)
-        resolve_output(target, inputs)  # nothing took its place meanwhile
+        resolve_output(target, inputs, notes=notes)  # nothing took its place meanwhile
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -153,6 +184,7 @@ def write_output(
     inputs: Iterable[PathLike | None] = (),
     *,
     encoding: str = "utf-8",
+    notes: bool = False,
 ) -> Path:
     """Write ``data`` to ``path`` as ``open_output`` does; returns the file written (a
     symlinked ``path``'s target).  Text is encoded in ``encoding``; a character it cannot
@@ -160,7 +192,7 @@ def write_output(
     if isinstance(data, str):
         data = data.encode(encoding, "backslashreplace")
     inputs = list(inputs)
-    target = resolve_output(path, inputs)
-    with open_output(target, inputs) as fh:
+    target = resolve_output(path, inputs, notes=notes)
+    with open_output(target, inputs, notes=notes) as fh:
         fh.write(data)
     return target
