@@ -9,6 +9,7 @@ import pytest
 
 from tests.sim.logparse import parse
 from viewer.cli import main
+from viewer.io import open_log
 
 
 def test_simulate_writes_the_asked_log(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
@@ -78,7 +79,9 @@ BAD_VALUES = {
     "--warmup-ms": ["nan"],
     "--events": ["0", "-6", "1e300", str(10**12)],
     "--noise": ["0.999999", "1", "-0.1", "nan"],
-    "--disorder-ms": ["-1", str(10**12)],
+    "--disorder-ms": ["-1", str(10**12), "5000", "1000"],  # >= 1000: a false restart
+    "--concurrency": ["0", "-1", "1e300"],
+    "--contention": ["synth=nan", "cores=0", "synth=1e300", "x=1"],
     "--kinds": ["porep-c2=nan", "porep-c2=inf", "porep-c2=-1", "porep-c2=1e300"],
 }
 
@@ -134,3 +137,12 @@ def test_gzip_output_is_deterministic(tmp_path: Path) -> None:
     assert main(["simulate", "-o", str(b), "--sectors", "1"]) == 0
     assert gzip.decompress(a.read_bytes()) == gzip.decompress(b.read_bytes())
     assert a.read_bytes()[4:8] == b"\0\0\0\0"  # no time stamp in the gzip header
+
+
+def test_the_most_disorder_still_reads_as_one_daemon_run(tmp_path: Path) -> None:
+    """Lines trailing their events by up to 999 ms stay one session; 5000 once split a log
+    into 16 false restarts (issue 27 item 8), and is now refused."""
+    out = tmp_path / "d.log"
+    assert main(["simulate", "-o", str(out), "--sectors", "30", "--gpus", "2",
+                 "--disorder-ms", "999"]) == 0  # fmt: skip
+    assert len(open_log(out).sessions) == 1

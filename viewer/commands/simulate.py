@@ -12,6 +12,7 @@ from pathlib import Path
 from viewer.commands.common import Bound
 from viewer.export.files import open_output, resolve_output
 from viewer.export.format import display_path
+from viewer.io.sessions import RESTART_DROP_MS
 from viewer.sim.contention import parse as parse_contention
 from viewer.sim.model import KIND_SCALE, KINDS, SimConfig, simulate
 from viewer.sim.writer import WriteOptions, write_stream
@@ -73,7 +74,9 @@ EVENTS = Bound(1, 10_000_000)
 #: --noise: the fraction of the file's bytes that are noise; 0.95 makes the file 20x its
 #: own lines (0.999999 would make it a million times).
 NOISE = Bound(0, 0.95, integer=False)
-DISORDER = Bound(0, 60_000)
+#: --disorder-ms: lines trail their event by less than a drop readers take for a daemon
+#: restart (``viewer.io.sessions.RESTART_DROP_MS``), or the log would read as many runs.
+DISORDER = Bound(0, RESTART_DROP_MS - 1)
 WEIGHT = Bound(0, 1000, integer=False)
 GROUPS = {
     "workload": "workload",
@@ -195,8 +198,8 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         type=DISORDER,
         default=2,
         metavar="MS",
-        help="TIMELINE lines may trail their event by up to this many ms "
-        f"({_bounds(DISORDER)}, default 2)",
+        help="TIMELINE lines may trail their event by up to this many ms; more would read "
+        f"as a daemon restart ({_bounds(DISORDER)}, default 2)",
     )
 
 
