@@ -75,6 +75,7 @@ def run(args: argparse.Namespace) -> int:
         compare_text,
         run_label,
     )
+    from viewer.model.timeline import printable
 
     path_a, path_b = Path(args.path_a), Path(args.path_b)
     timeline_a = load("compare", path_a, args.workers_per_gpu)
@@ -97,7 +98,8 @@ def run(args: argparse.Namespace) -> int:
             f"{label_a} session {session_a.number}",
             f"{label_b} session {session_b.number}",
         )
-    label_a, label_b = args.label_a or label_a, args.label_b or label_b
+    label_a = printable(args.label_a) if args.label_a else label_a
+    label_b = printable(args.label_b) if args.label_b else label_b
     try:
         res = compare_runs(
             session_a,

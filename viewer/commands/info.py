@@ -71,8 +71,10 @@ def session_summary(session: Session) -> dict:
 
 
 def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> str:
+    from viewer.model.timeline import display_path
+
     """A few readable lines per session."""
-    lines = [f"{path}: {len(sessions)} session(s)"]
+    lines = [f"{display_path(path)}: {len(sessions)} session(s)"]
     for session, s in zip(sessions, summaries, strict=True):
         span_s = (s["end_ms"] - s["start_ms"]) / 1000
         skipped = sum(s["skipped"].values())

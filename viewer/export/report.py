@@ -28,6 +28,7 @@ from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
     Row,
+    display_path,
     json_bytes,
     markdown_table,
     markdown_text,
@@ -503,7 +504,7 @@ def report_text_parts(
     timeline: Timeline, session: int | None = None, rng: Range = None, jobs: int = 1
 ) -> Iterator[str]:
     """``report_text`` in pieces, a session at a time."""
-    title = f"cuzk timeline report: {timeline.source}"
+    title = f"cuzk timeline report: {display_path(timeline.source)}"
     return _sections(title, _text_section, "\n", timeline, session, rng, jobs)
 
 

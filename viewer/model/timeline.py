@@ -258,13 +258,23 @@ class Timeline:
         return max(range(len(sizes)), key=lambda i: (sizes[i], i)) if sizes else 0
 
 
+#: Control characters (C0, DEL, C1) as escapes: a name or label that holds them must not
+#: move the cursor, retitle the terminal or forge a line of the output.
+_CONTROLS = {
+    c: {"\n": "\\n", "\r": "\\r", "\t": "\\t"}.get(chr(c), f"\\x{c:02x}")
+    for c in (*range(0x20), *range(0x7F, 0xA0))
+}
+
+
 def printable(text: str) -> str:
-    """``text`` with every lone surrogate shown as an escape: undecodable bytes of a file
-    name (``os.fsdecode``) as ``\\xff``, any other as ``\\udXXX``."""
+    """``text`` with every lone surrogate shown as an escape (undecodable bytes of a file
+    name, ``os.fsdecode``, as ``\\xff``, any other as ``\\udXXX``) and every control
+    character too (``\\x1b``, ``\\n``)."""
     try:
-        return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        text = text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
     except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text.translate(_CONTROLS)
 
 
 def display_path(path: object) -> str:
@@ -273,7 +283,7 @@ def display_path(path: object) -> str:
     if isinstance(path, os.PathLike):
         path = os.fspath(path)
     if isinstance(path, bytes):
-        return path.decode("utf-8", "backslashreplace")
+        return path.decode("utf-8", "backslashreplace").translate(_CONTROLS)
     return printable(str(path))
 
 
