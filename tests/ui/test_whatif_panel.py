@@ -460,8 +460,10 @@ def test_the_range_of_what_the_log_cannot_show_sits_under_the_prediction(
     where = "past the loads seen" if w.beyond else "range"
     assert aside.isVisible() and aside.text() == f"{where} {lo:.1f}–{hi:.1f}"
     assert lo < w.scenario.s_per_proof < hi
-    if w.beyond:  # pw 40 also runs past the loads the log shows: the band is the answer
-        assert f"{lo:.1f}-{hi:.1f} s/proof, past the loads" in panel.sentence.text()
+    if w.beyond:  # pw 40 also runs past the loads the log shows: its band leads
+        llo, lhi = w.load_band
+        assert f"{llo:.1f}-{lhi:.1f} s/proof, past the loads" in panel.sentence.text()
+        assert f"{lo:.1f}-{hi:.1f} by what the log cannot show" in panel.sentence.text()
     else:
         assert f"({lo:.1f}-{hi:.1f} by what the log cannot show)" in panel.sentence.text()
     assert "queues up to" in panel.notes.text() and "the log hides" in panel.notes.text()

@@ -474,11 +474,12 @@ def sentence(w: WhatIf) -> str:
     span = w.span
     load_band = w.load_band
     if w.beyond and load_band is not None:
-        span = load_band
         head = (
-            f"With {what}: {figure(span[0])}-{figure(span[1])} s/proof, past the loads "
-            f"the logs show ({_band_words(span, b)})"
+            f"With {what}: {figure(load_band[0])}-{figure(load_band[1])} s/proof, past the "
+            f"loads the logs show ({_band_words(load_band, b)})"
         )
+        if span is not None and (span[0] < load_band[0] or span[1] > load_band[1]):
+            head += f", {span_text(span)}"
     else:
         text = f"{figure(s)} s/proof" + ("" if span is None else f" ({span_text(span)})")
         if abs(change) < 0.005:
