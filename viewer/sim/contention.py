@@ -15,9 +15,9 @@ stage class; past ``cores`` busy threads the machine time-shares them.  ``f(1) =
 ``a = 0`` and no ``cores`` is no contention at all (today's fixed durations).  The kernel
 runs on the GPU: it never time-shares the CPU, only its bandwidth term applies.
 
-``cap`` and ``floor`` bound the load the bandwidth term sees (``f`` is flat beyond what
-the logs showed, for the optimistic end of a band); ``cores`` at the most seen is the
-pessimistic end (nothing beyond it adds throughput).
+``cap`` bounds the load the bandwidth term sees (``f`` is flat beyond what the logs
+showed, for the optimistic end of a band); ``cores`` at the most seen is the pessimistic
+end (nothing beyond it adds throughput).
 """
 
 from __future__ import annotations
@@ -41,7 +41,6 @@ class Contention:
     kernel: float = 0.0
     cores: float | None = None  # None: never time-shared
     cap: float | None = None  # the bandwidth term stops growing past this load
-    floor: float = 1.0  # ... and stops falling below this one
 
     def __post_init__(self) -> None:
         for name in CLASSES:
@@ -52,8 +51,6 @@ class Contention:
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and 1.0 <= v <= 1e6):
                 raise ValueError(f"contention {name} must be from 1 to 1e6, not {v!r}")
-        if not (math.isfinite(self.floor) and self.floor >= 1.0):
-            raise ValueError(f"contention floor must be at least 1, not {self.floor!r}")
 
     @property
     def active(self) -> bool:
@@ -67,7 +64,6 @@ class Contention:
         seen = np.minimum(x, self.cores) if self.cores is not None else x
         if self.cap is not None:
             seen = np.minimum(seen, self.cap)
-        seen = np.maximum(seen, self.floor)
         out = 1.0 + a * (seen - 1.0)
         if cls != "kernel" and self.cores is not None:
             out = out * np.maximum(1.0, x / self.cores)

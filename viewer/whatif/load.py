@@ -6,16 +6,20 @@ busy: syntheses running plus GPU workers in CPU prep or post-processing (the *lo
 ``f`` is fitted so that each kind of stage does the same work whatever ran beside it:
 for every partition, its work is ``integral of dt / f(load(t))`` over its interval, and
 the fit picks the slopes (and the point past which the machine time-shares) that make
-the works of one stage and proof kind most alike (least squares on their logarithms,
-with a term per parameter, BIC).  Logs of one machine at several settings show how
+the works of one stage and proof kind most alike (least absolute deviations of their
+logarithms; a slope is kept where it pays for itself twice over, BIC).  The first wave
+of each stage runs cold and is left out.  Logs of one machine at several settings show how
 durations grow with load; one log shows what its own waves show (the first syntheses
 with the GPU idle against later ones, GPU calls in the drain against loaded ones), and
 the fit says when a slope is not shown at all.
 
 Beyond the loads the logs cover a prediction is a band (``LoadFit.alternatives``): the
-bandwidth term flat past the most seen (durations grow no further) and the machine
-saturated there (nothing past it adds throughput).  The kernel's work may differ between
-logs on purpose (faster kernels are a knob): each log keeps its own kernel level.
+bandwidth term flat past the most seen (durations grow no further), the machine
+saturated there (nothing past it adds throughput), below them already time-shared, a
+slope the logs do not show taken as ``UNSHOWN_SLOPE``, and each log left out of the fit.
+The kernel's work may differ between logs on purpose (faster kernels are a knob): each
+log keeps its own kernel level; a calibration log no load explains keeps its own level
+of the stage it differs in, and is named.
 """
 
 from __future__ import annotations
@@ -28,7 +32,8 @@ from viewer.analysis.stages import stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.sim.contention import CLASSES, NONE, Contention
 
-CLASS_LABEL = {"synth": "synthesis", "cpu": "GPU-worker CPU work", "kernel": "the kernel"}
+#: Stage classes in words.
+CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
 #: Stages whose durations the model explains, with their class in ``Contention``.
 STAGE_CLASS = {"synth": "synth", "prep": "cpu", "post": "cpu", "kernel": "kernel"}
 #: Stages shorter than this say little (whole-ms offsets): left out of the fit.
@@ -42,6 +47,7 @@ OTHER_MACHINE = {"synth": 0.25, "cpu": 0.40}
 #: A class's slope is shown only over loads that span at least this many threads and
 #: this ratio (highest / lowest of its stages' mean loads).
 MIN_SPAN, MIN_RATIO = 2.0, 1.25
+#: ... and only where it narrows the scatter of stage work by this fraction at least.
 KEEP_GAIN = 0.03
 #: A slope the logs do not show is taken, at the other end, as this (per busy thread): the
 #: real H200 runs show 5-6 %, upstream's sweep about 2.5 % (domain.md "Load").
@@ -68,13 +74,17 @@ class Profile:
         hi = np.interp(end, self.t, cum)
         return hi - lo
 
+    def mean_busy(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Per interval (each longer than 0), the mean number of busy threads over it."""
+        levels = np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
+        return self.integral(start, end, levels) / (end - start)
+
 
 @dataclass(frozen=True, eq=False)
 class Sample:
     """One session's stages as the fit reads them."""
 
     name: str
-    profile: Profile
     cpus: int | None  # the machine's CPU threads, where the log states them
     #: Per stage: (T, duration, group): T[i, b] = ms stage i spent with b threads busy.
     stages: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
@@ -146,7 +156,7 @@ def sample(session: Session, name: str, cpus: int | None = None) -> Sample:
         )
         out[stage] = (table, d[ok], kind[ok])
     lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
-    return Sample(name, prof, cpus, out, most, lost)
+    return Sample(name, cpus, out, most, lost)
 
 
 @dataclass(frozen=True)
@@ -208,9 +218,7 @@ def fit(samples: list[Sample]) -> LoadFit:
         raise ValueError("no log to learn the load from")
     most = max(s.most for s in samples)
     classes = [c for c in CLASSES if any(_has(s, c) for s in samples)]
-    own = {s.name: set() for s in samples}  # (stage) levels a log keeps to itself
-    for s in samples:
-        own[s.name].add("kernel")
+    own = {s.name: {"kernel"} for s in samples}  # (stage) levels a log keeps to itself
     # Each log against a model of the others alone: what their load cannot explain of it
     # (another machine, daemon version or setting) keeps its own level in the fit.
     offsets = _offsets(samples)
@@ -348,6 +356,7 @@ def _search(
     if len(stated) == 1:  # the machine's CPU threads, as the logs state them
         candidates = [float(stated.pop())]
     loads = np.arange(width)
+    spread = {c: _spread(samples, c) for c in classes}  # the same whatever the cores
     best = None
     for cores in candidates:
         score, slopes, shown, scatter = 0.0, {}, {}, {}
@@ -357,14 +366,13 @@ def _search(
             model = Contention(cores=cores if c != "kernel" else None)
             a, sse, sse0 = _best_slope(d, model, c, loads)
             var, var0 = max(sse / n, 1e-12), max(sse0 / n, 1e-12)
-            spread = _spread(samples, c)
             # A slope is kept where the logs' loads spread and it pays for itself twice over
             # (BIC, doubled: stages of one log are not independent draws), and narrows the
             # scatter by KEEP_GAIN at least.
             gain = np.log(var0 / var)
-            keep = spread and n * gain > 2 * np.log(max(n, 2)) and gain > np.log1p(KEEP_GAIN)
+            keep = spread[c] and n * gain > 2 * np.log(max(n, 2)) and gain > np.log1p(KEEP_GAIN)
             slopes[c] = a if keep else 0.0
-            shown[c] = bool(spread)
+            shown[c] = spread[c]
             v = var if keep else var0
             scatter[c] = (float(var0), float(v))
             score += n * np.log(v) + (np.log(max(n, 2)) if keep else 0.0)
@@ -377,6 +385,7 @@ def _search(
 
 
 def _spread(samples: list[Sample], cls: str) -> bool:
+    """Whether the loads of ``cls``'s stages spread enough to show its slope."""
     loads = np.concatenate(
         [s.mean_load(st) for s in samples for st in _stages_of(s, cls)] or [np.zeros(0)]
     )
@@ -455,7 +464,7 @@ def _alternatives(
     unshown = [k for k, v in f.shown.items() if not v and k != "kernel"]
     if unshown:
         steep = replace(c, **{k: UNSHOWN_SLOPE for k in unshown})
-        words = ", ".join("synthesis" if k == "synth" else "GPU-worker CPU work" for k in unshown)
+        words = ", ".join(CLASS_WORDS[k] for k in unshown)
         out.append(
             Alternative(f"{words} slowing {UNSHOWN_SLOPE:.0%} per busy thread", steep, "load")
         )
@@ -482,15 +491,14 @@ def _notes(f: LoadFit) -> tuple[str, ...]:
     for cls in ("synth", "cpu", "kernel"):
         if getattr(f.contention, cls) >= COARSE[-1] * 0.99:
             out.append(
-                f"the fit wants {CLASS_LABEL[cls]} to slow more than {COARSE[-1]:.0%} per added "
+                f"the fit wants {CLASS_WORDS[cls]} to slow more than {COARSE[-1]:.0%} per added "
                 "busy thread, more than any machine does: the logs differ by more than their "
                 "load (other machines, daemon versions or settings); trust the band, not the figure"
             )
     for cls, (before, after) in f.scatter.items():
         if cls != "kernel" and after > POOR_FIT[cls] and len(f.logs) > 1:
-            words = "synthesis" if cls == "synth" else "GPU-worker CPU"
             out.append(
-                f"the load model leaves {100 * after:.0f} % scatter in {words} work "
+                f"the load model leaves {100 * after:.0f} % scatter in {CLASS_WORDS[cls]} work "
                 f"({100 * before:.0f} % with fixed durations): the logs differ by more than "
                 "their load explains (other machines or settings, or noise); trust the band, "
                 "not the figure"

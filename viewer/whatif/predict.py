@@ -18,6 +18,7 @@ from viewer.model import Session
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import (
+    CLASS_WORDS,
     STAGE_CLASS,
     LoadFit,
     fit,
@@ -99,25 +100,15 @@ class WhatIf:
         (its hidden arrivals at their earliest and latest, its queue unbounded and bounded
         at the most seen, its tied jobs in either order), where they differ by more than
         ENDS_MATTER; else None."""
-        others = (self.scenario, self.late, self.bounded, self.swapped)
-        values = [o.s_per_proof for o in others if o]
-        values += [v for _, v in self.load_ends]
-        values = [v for v in values if v is not None]
-        if self.scenario.s_per_proof is None or len(values) < 2:
-            return None
-        lo, hi = min(values), max(values)
-        return (lo, hi) if hi - lo > ENDS_MATTER * self.scenario.s_per_proof else None
+        others = (self.late, self.bounded, self.swapped)
+        values = [o.s_per_proof for o in others if o] + [v for _, v in self.load_ends]
+        return _range(self.scenario.s_per_proof, values)
 
     @property
     def load_band(self) -> tuple[float, float] | None:
         """The least and the most s/proof over the load models the logs allow (the point
         and ``load_ends``), where they differ by more than ENDS_MATTER; else None."""
-        s = self.scenario.s_per_proof
-        values = [v for _, v in self.load_ends if v is not None]
-        if s is None or not values:
-            return None
-        lo, hi = min(values + [s]), max(values + [s])
-        return (lo, hi) if hi - lo > ENDS_MATTER * s else None
+        return _range(self.scenario.s_per_proof, [v for _, v in self.load_ends])
 
     @property
     def band(self) -> tuple[float, float] | None:
@@ -292,8 +283,6 @@ def what_if(
 
 #: Knobs that change how many stages run side by side (the load) by design.
 SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap")
-#: Stage classes in words.
-CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
 
 
 def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
@@ -304,14 +293,12 @@ def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
     out = []
     sides: set[str] = set()
     for cls in ("synth", "cpu"):
-        stages_of = [st for st in spans if STAGE_CLASS[st] == cls]
         loads = []
-        for st in stages_of:
+        for st in (st for st in spans if STAGE_CLASS[st] == cls):
             a, b = spans[st]
             ok = np.isfinite(a) & np.isfinite(b) & (b > a)
             if ok.any():
-                levels = np.arange(int(prof.busy.max()) + 2, dtype=np.float64)
-                loads.append(prof.integral(a[ok], b[ok], levels) / (b[ok] - a[ok]))
+                loads.append(prof.mean_busy(a[ok], b[ok]))
         if not loads:
             continue
         loads = np.concatenate(loads)
@@ -330,11 +317,9 @@ def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
 def _load_notes(load: LoadFit, beyond: tuple[str, ...], scenario: Outcome, ends: list) -> list[str]:
     """What the load model takes, where the prediction depends on it."""
     out = []
-    s = scenario.s_per_proof
-    values = [v for _, v in ends if v is not None]
-    if beyond and s is not None and values:
-        lo, hi = min([*values, s]), max([*values, s])
-    if beyond and s is not None and values and hi - lo > ENDS_MATTER * s:
+    band = _range(scenario.s_per_proof, [v for _, v in ends])
+    if beyond and band is not None:
+        lo, hi = band
         out.append(
             "beyond the loads the logs show: "
             + "; ".join(beyond)
@@ -372,6 +357,16 @@ def _unseen_notes(
 ENDS_MATTER = 0.005
 #: The most partitions upstream's queue holds (``synthesis_lookahead``, domain.md).
 UPSTREAM_QUEUE_MAX = 32
+
+
+def _range(s: float | None, others: list[float | None]) -> tuple[float, float] | None:
+    """The least and the most of ``s`` and ``others`` (None left out), where they differ by
+    more than ENDS_MATTER of ``s``; None without ``s`` or such a difference."""
+    values = [v for v in others if v is not None]
+    if s is None or not values:
+        return None
+    lo, hi = min([*values, s]), max([*values, s])
+    return (lo, hi) if hi - lo > ENDS_MATTER * s else None
 
 
 def _other_end(scenario: Outcome, other: Outcome | None) -> float | None:

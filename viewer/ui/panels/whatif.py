@@ -26,8 +26,8 @@ from viewer.ui.panels.common import fmt_pct, section_label
 from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
-from viewer.whatif.load import LoadFit, fixed
-from viewer.whatif.predict import CLASS_WORDS, figure
+from viewer.whatif.load import CLASS_WORDS, LoadFit, fixed
+from viewer.whatif.predict import figure
 
 Qt = QtCore.Qt
 #: Knob edits within this long collapse into one replay.
