@@ -109,3 +109,31 @@ def test_the_phase9_c_sweep_from_one_run() -> None:
         w = what_if(source, Knobs(jobs=c, concurrency=min(c, 15)))
         assert w.scenario.wall_s_per_proof == pytest.approx(published, rel=0.03), c
         assert w.scenario.s_per_proof < w.scenario.wall_s_per_proof  # the cold start
+
+
+#: "Low-Memory Configuration Sweep (5 proofs, j=5, gt=32)": pw, gw, Peak RSS (GiB).
+LOW_MEMORY_PEAKS = (
+    (1, 1, 104), (2, 1, 110), (5, 1, 170), (5, 2, 170), (7, 1, 208),
+    (7, 2, 204), (10, 1, 310), (10, 2, 271), (12, 2, 373),
+)  # fmt: skip
+#: Phase 12 "Partition Workers Sweep (20 proofs, j=20, gw=2, gt=32)": pw, Peak RSS (GiB).
+PHASE12_PEAKS = ((10, 321), (12, 400), (14, 457), (16, 510))
+
+
+def test_the_predicted_memory_range_holds_every_published_peak(low_memory_runs) -> None:  # noqa: ANN001
+    """cuzk-project.md, Phase 12, "Low-Memory Configuration Sweep" (Peak RSS column) and
+    "Partition Workers Sweep (20 proofs, j=20)": each row predicted from the pw=10 gw=2
+    run, with the load fitted on the sweep, has its published peak RSS inside the
+    scenario's memory range (the default memory model: upstream's per-partition figures,
+    nothing fitted to the peaks)."""
+    lf = fit([sample(s, f"pw{pw} gw{gw}") for (pw, gw), s in low_memory_runs.items()])
+    base = low_memory_runs[(10, 2)]
+    rows = [((pw, gw, None), peak) for pw, gw, peak in LOW_MEMORY_PEAKS]
+    rows += [((pw, 2, 20), peak) for pw, peak in PHASE12_PEAKS]
+    for (pw, gw, jobs), peak in rows:
+        knobs = Knobs(pw=pw, gw=gw, jobs=jobs, concurrency=jobs)
+        w = what_if(base, knobs, load=lf)
+        lo, hi = w.memory_gib(w.scenario)
+        assert lo <= peak <= hi, (pw, gw, jobs, peak, round(lo), round(hi))
+        # The range says something: narrower than the figure it brackets.
+        assert hi - lo < peak, (pw, gw, jobs, round(lo), round(hi))

@@ -152,3 +152,67 @@ def load(command: str, path: str | Path, workers_per_gpu: int | None) -> Timelin
     except (LogError, OSError) as exc:
         fail(command, exc)
         return None
+
+
+#: GiB of memory an option allows (a pebibyte: past it a figure is a typo).
+GIB = Bound(0, 1 << 20, " GiB", integer=False)
+
+
+def gib_pair(text: str) -> tuple[float, float]:
+    """``X`` or ``LOW,HIGH`` GiB (an argparse type): one figure or a range."""
+    parts = text.split(",")
+    if len(parts) > 2:
+        raise argparse.ArgumentTypeError(f"give X or LOW,HIGH GiB, not {text!r}")
+    lo, hi = (GIB(x.strip()) for x in (parts * 2)[:2])
+    if lo > hi:
+        raise argparse.ArgumentTypeError(f"LOW must not exceed HIGH, not {text!r}")
+    return float(lo), float(hi)
+
+
+def add_memory_arguments(p: argparse.ArgumentParser) -> None:
+    """The memory model's figures (``viewer.analysis.memory``), default a 32 GiB PoRep's."""
+    from viewer.analysis.memory import DEFAULT as m
+
+    g = p.add_argument_group(
+        "memory (GiB; default a 32 GiB PoRep's, from upstream's published figures)"
+    )
+    g.add_argument(
+        "--baseline-gib",
+        type=GIB,
+        metavar="X",
+        help=f"SRS, PCE, runtime (default {m.baseline_gib:g})",
+    )
+    g.add_argument(
+        "--partition-gib",
+        type=gib_pair,
+        metavar="X|LO,HI",
+        help="a synthesized partition until its kernels end (default "
+        f"{m.partition_gib[0]:g},{m.partition_gib[1]:g})",
+    )
+    g.add_argument(
+        "--synth-peak-gib",
+        type=GIB,
+        metavar="X",
+        help=f"the most a running synthesis holds (default {m.synth_peak_gib:g})",
+    )
+    g.add_argument(
+        "--after-gib",
+        type=gib_pair,
+        metavar="X|LO,HI",
+        help="a partition after its kernels, to GPU_END (default "
+        f"{m.after_gib[0]:g},{m.after_gib[1]:g})",
+    )
+
+
+def memory_model(args: argparse.Namespace):  # noqa: ANN201
+    """The ``MemoryModel`` of ``add_memory_arguments``' options (defaults where not given)."""
+    from dataclasses import replace
+
+    from viewer.analysis.memory import DEFAULT
+
+    given = {
+        k: getattr(args, k)
+        for k in ("baseline_gib", "partition_gib", "synth_peak_gib", "after_gib")
+        if getattr(args, k, None) is not None
+    }
+    return replace(DEFAULT, **given)

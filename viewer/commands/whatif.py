@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 from viewer.commands.common import (
     SESSION,
     add_log_argument,
+    add_memory_arguments,
+    memory_model,
     add_workers_argument,
     fail,
     load,
@@ -88,6 +90,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         one = times.add_mutually_exclusive_group()
         one.add_argument(f"--{stage}-ms", type=float, metavar="X", help=f"mean {what}, ms")
         one.add_argument(f"--{stage}-scale", type=float, metavar="F", help=f"{what} x F")
+    add_memory_arguments(p)
     fmt = p.add_mutually_exclusive_group()
     fmt.add_argument("--json", action="store_true", help="JSON (format cuzk-timeline-whatif/1)")
     fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
@@ -119,7 +122,8 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         knobs = Knobs(**{k: getattr(args, k) for k in KNOB_OPTIONS})
-    except KnobError as exc:
+        memory = memory_model(args)
+    except (KnobError, ValueError) as exc:
         return fail("whatif", exc)
     timeline = load("whatif", args.path, args.workers_per_gpu)
     if timeline is None:
@@ -132,7 +136,7 @@ def run(args: argparse.Namespace) -> int:
     if load_fit is None:
         return 2
     try:
-        w = what_if(session, knobs, load=load_fit)
+        w = what_if(session, knobs, load=load_fit, memory_model=memory)
     except ValueError as exc:
         return fail("whatif", f"{display_path(args.path)}, session {session.number}: {exc}")
     if args.out:

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from viewer.analysis.floors import FLOORS, LABEL, Floors
+from viewer.analysis.memory import MemoryModel
 from viewer.analysis.units import percent
 from viewer.export.format import (
     FRACTION_DIGITS,
@@ -45,9 +46,16 @@ def outcome_dict(o: Outcome) -> dict:
     }
 
 
+def gib_pair(v: tuple[float, float]) -> list[float]:
+    """[lower, upper] GiB, to one decimal."""
+    return [num(v[0], 1), num(v[1], 1)]
+
+
 def scenario_dict(w: WhatIf) -> dict:
-    """The scenario's figures with the band it stands behind and the load model."""
+    """The scenario's figures with the band it stands behind, the memory it holds and the
+    load model."""
     out = outcome_dict(w.scenario)
+    out["memory_gib"] = gib_pair(w.memory_gib(w.scenario))
     band = w.band
     out["band"] = None if band is None else [num(band[0], S_DIGITS), num(band[1], S_DIGITS)]
     out["load"] = load_dict(w)
@@ -86,8 +94,11 @@ def whatif_dict(w: WhatIf, log: str | Path, session: Session) -> dict:
         "session": session.number,
         "index": session.index,
         "knobs": w.knobs.changed(),
-        "measured": outcome_dict(w.measured),
-        "baseline": outcome_dict(w.baseline),
+        "measured": {**outcome_dict(w.measured), "memory_gib": gib_pair(w.memory_gib(w.measured))},
+        "baseline": {**outcome_dict(w.baseline), "memory_gib": gib_pair(w.memory_gib(w.baseline))},
+        # What a partition holds in each state, GiB (viewer.analysis.memory): the memory
+        # figures are the most held at once under it, lower and upper end.
+        "memory_model": memory_model_dict(w.memory_model),
         "scenario": scenario_dict(w),
         # The scenario had every job whose arrival the log hides arrived only as it started
         # (the scenario takes each as arrived with the job before it): null without one.
@@ -124,9 +135,26 @@ def rows(w: WhatIf) -> list[Row]:
     for name in FLOORS:
         out.append((f"{LABEL[name]} floor (s/proof)", *(_floor(o.floors, name) for o in runs)))
     out.append(("binding floor", *(_bound(o.floors) for o in runs)))
+    out.append(("memory held at most (GiB)", *(gib_range(w.memory_gib(o)) for o in runs)))
     shape = (f"{o.floors.pw} / {o.floors.workers}" for o in runs)
     out.append(("synthesis slots / GPU workers", *shape))
     return [tuple(c.strip() for c in r) for r in out]
+
+
+def gib_range(v: tuple[float, float]) -> str:
+    """ "235-453" (GiB, whole)."""
+    lo, hi = round(v[0]), round(v[1])
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
+
+
+def memory_model_dict(m: MemoryModel) -> dict:
+    """The memory model's figures, GiB (pairs: lower, upper end)."""
+    return {
+        "baseline_gib": m.baseline_gib,
+        "partition_gib": list(m.partition_gib),
+        "synth_peak_gib": m.synth_peak_gib,
+        "after_gib": list(m.after_gib),
+    }
 
 
 def _floor(f: Floors, name: str) -> str:
@@ -151,11 +179,20 @@ def load_text(w: WhatIf) -> str:
     return "" if w.load is None else f"load: {w.load.describe()}"
 
 
+def memory_text(w: WhatIf) -> str:
+    """One line on the memory figures: what they count and assume."""
+    return (
+        f"memory: the most the pipeline holds at once, from what each partition is doing "
+        f"({w.memory_model.describe()}); peak RSS can sit above it"
+    )
+
+
 def whatif_text(w: WhatIf, log: str | Path, session: Session) -> str:
     out = [_title(w, display_path(log), session), "", text_table(HEAD, rows(w)), "", sentence(w)]
     out += ["(* = the binding floor)"]
     if w.load is not None:
         out.append(load_text(w))
+    out.append(memory_text(w))
     out += [f"note: {n}" for n in w.notes]
     return "\n".join(out) + "\n"
 
@@ -165,5 +202,6 @@ def whatif_markdown(w: WhatIf, log: str | Path, session: Session) -> str:
     out.append(sentence(w))
     if w.load is not None:
         out.append(markdown_text(load_text(w)))
+    out.append(markdown_text(memory_text(w)))
     out += [f"> note: {n}" for n in w.notes]
     return "\n\n".join(out) + "\n"

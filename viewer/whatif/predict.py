@@ -13,6 +13,8 @@ from viewer.analysis.floors import LABEL, Floors, arrivals, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
 from viewer.analysis.jobs import completions, no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
+from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
+from viewer.analysis.memory import MemoryModel, memory
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.sim.model import Schedule
@@ -83,6 +85,12 @@ class WhatIf:
     load_ends: tuple[tuple[str, float | None], ...] = ()
     #: Stage classes whose load in the scenario leaves what the logs cover, in words.
     beyond: tuple[str, ...] = ()
+    #: What a partition holds in each state (``viewer.analysis.memory``).
+    memory_model: MemoryModel = DEFAULT_MEMORY
+
+    def memory_gib(self, o: Outcome) -> tuple[float, float]:
+        """(lower, upper) end of the most memory ``o``'s run holds at once, GiB."""
+        return memory(o.session, self.memory_model).peak
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -220,6 +228,7 @@ def what_if(
     knobs: Knobs | None = None,
     pl: Plan | None = None,
     load: LoadFit | None = None,
+    memory_model: MemoryModel = DEFAULT_MEMORY,
 ) -> WhatIf:
     """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made;
     the unchanged replay of a plan is computed once) under ``load``: how its machine's
@@ -278,6 +287,7 @@ def what_if(
         load=load,
         load_ends=tuple(ends),
         beyond=beyond,
+        memory_model=memory_model,
     )
 
 
