@@ -9,10 +9,10 @@ from viewer.commands.common import (
     SESSION,
     add_log_argument,
     add_memory_arguments,
-    memory_model,
     add_workers_argument,
     fail,
     load,
+    memory_model,
     write_stdout,
 )
 
