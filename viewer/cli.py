@@ -33,6 +33,7 @@ SUBCOMMANDS = {
     "export": "export",
     "compare": "compare",
     "whatif": "whatif",
+    "sweep": "sweep",
     "simulate": "simulate",
     "open": "gui",
 }
@@ -48,6 +49,8 @@ where the GPU sat idle and whether the run is GPU-bound.
   python -m viewer compare a.log b.log two runs side by side: every figure, delta, verdicts
   python -m viewer whatif run.log --gw 1 --kernel-scale 0.5   predict the run another
                                      pipeline would give (a replay), with its floors
+  python -m viewer sweep runs/*.log    runs of one machine lined up by the knob they
+                                     differ in: measured, predicted, memory, the best
   python -m viewer simulate -o x.log   write a realistic synthetic daemon log
 
 Run `python -m viewer COMMAND --help` for the options of each command.

@@ -33,6 +33,7 @@ SHORTCUTS: tuple[tuple[str, str], ...] = (
     ("Ctrl+I", "What if: the floors and a replay with other workers, GPUs or kernel times"),
     ("Ctrl+F", "Follow the log as the daemon writes it (View > Follow)"),
     ("Shift+drop a file", "Compare it with the open log (File > Compare…)"),
+    ("Ctrl+drop logs", "Sweep: line runs of one machine up by a knob (File > Sweep…)"),
     ("F1", "This list"),
 )
 

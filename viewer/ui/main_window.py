@@ -29,6 +29,8 @@ from viewer.ui.resources import app_icon
 from viewer.ui.search_bar import SearchBar
 from viewer.ui.skipped_lines import SkippedButton
 from viewer.ui.summary_runner import SummaryRunner
+from viewer.ui.sweep_window import install as install_sweep
+from viewer.ui.sweep_window import open_sweep
 from viewer.ui.timeline_view import TimelineView
 from viewer.ui.wall_clock import install as install_wall_clock
 from viewer.ui.write_ups import install as install_write_ups
@@ -165,6 +167,7 @@ class MainWindow(QtWidgets.QMainWindow):
         self._show_empty_state()
         install_write_ups(self)
         install_compare(self)
+        install_sweep(self)
         install_follow(self)
         install_whatif(self)
         install_wall_clock(self)
@@ -373,9 +376,10 @@ class MainWindow(QtWidgets.QMainWindow):
         """The one way logs come in: drop, File > Open, recent files, the command line and
         Shift+drop.  ``open`` loads them one after the other (the last one that loads is
         shown); ``compare`` opens the compare window of the log shown against the first of
-        them (or opens them, when nothing is shown yet)."""
-        if mode not in ("open", "compare"):
-            raise ValueError(f"open_paths mode must be 'open' or 'compare', not {mode!r}")
+        them (or opens them, when nothing is shown yet); ``sweep`` (Ctrl+drop) lines them up
+        in a sweep window (File > Sweep…)."""
+        if mode not in ("open", "compare", "sweep"):
+            raise ValueError(f"open_paths mode must be 'open', 'compare' or 'sweep', not {mode!r}")
         paths = list(paths)
         try:
             expanded = expand_paths(paths)
@@ -389,6 +393,9 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         if mode == "compare" and self._timeline is not None:
             open_compare(self, expanded[0])
+            return
+        if mode == "sweep":
+            open_sweep(self, expanded)
             return
         self._queue.extend(expanded)
         if self._job is None:
@@ -699,8 +706,13 @@ class MainWindow(QtWidgets.QMainWindow):
         paths = [u.toLocalFile() for u in event.mimeData().urls() if u.isLocalFile()]
         if paths:
             event.acceptProposedAction()
-            shift = event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier
-            self.open_paths(paths, "compare" if shift else "open")
+            mods = event.modifiers()
+            if mods & QtCore.Qt.KeyboardModifier.ControlModifier:
+                self.open_paths(paths, "sweep")
+            elif mods & QtCore.Qt.KeyboardModifier.ShiftModifier:
+                self.open_paths(paths, "compare")
+            else:
+                self.open_paths(paths, "open")
 
     # ------------------------------------------------------------ persistence
     def recent_files(self) -> list[str]:

@@ -1,0 +1,148 @@
+"""`python -m viewer sweep LOG...`: the table, the JSON, the chart and the other files, and
+every way the logs or the options can be wrong."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from viewer.cli import main
+
+SECOND = Path(__file__).resolve().parents[1] / "whatif" / "data" / "h200_second"
+LOGS = sorted(str(p) for p in SECOND.glob("*.log.gz"))
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(["sweep", *argv])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_the_table_names_the_best_and_what_was_set_apart(capsys) -> None:  # noqa: ANN001
+    code, out, err = run(capsys, *LOGS, "--ram-gib", "512")
+    assert code == 0, err
+    assert "Sweep of partition workers: 4 runs" in out
+    assert "best (measured): pw 12, 2.39 s/proof" in out
+    assert "best region (measured, within 5 % of the best): pw 8-12" in out
+    assert "best within 512 GiB: pw 8" in out
+    assert "not in the sweep: " in out and "gw3.log.gz: differs in gw 3 (the others: gw 2)" in out
+    assert "predicted from " in out and "base8.log.gz against measured: 6 " in out
+
+
+def test_json_has_the_format_the_issue_gives(capsys) -> None:  # noqa: ANN001
+    code, out, _ = run(capsys, *LOGS, "--json", "--values", "6,8,12,24,32", "--ram-gib", "512")
+    assert code == 0
+    d = json.loads(out)
+    assert d["format"] == "cuzk-timeline-sweep/1"
+    assert d["knob"] == "pw"
+    assert d["best"] == {
+        "value": 12.0,
+        "s_per_proof": pytest.approx(2.39, abs=0.01),
+        "from": "measured",
+    }
+    assert d["best_within_ram"]["value"] == 8.0
+    values = [r["value"] for r in d["rows"]]
+    assert values == [6, 8, 12, 24, 32]
+    last = d["rows"][-1]
+    assert last["log"] is None and last["measured"] is None
+    assert last["predicted"]["beyond_logs"] is True
+    lo, hi = last["predicted"]["band"]
+    assert lo <= last["predicted"]["s_per_proof"] <= hi
+    m_lo, m_hi = last["predicted"]["memory_gib"]
+    assert 0 < m_lo <= m_hi
+    measured = d["rows"][0]["measured"]
+    assert set(measured) == {"s_per_proof", "wall_s_per_proof"}
+    assert measured["wall_s_per_proof"] > measured["s_per_proof"]
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".md", ".csv", ".json", ".txt"])
+def test_every_output_kind_is_written(capsys, tmp_path, suffix) -> None:  # noqa: ANN001
+    out_path = tmp_path / f"sweep{suffix}"
+    code, _, err = run(capsys, *LOGS, "--out", str(out_path))
+    assert code == 0, err
+    data = out_path.read_bytes()
+    head = {
+        ".png": b"\x89PNG",
+        ".svg": b"<?xml",
+        ".md": b"## Sweep",
+        ".csv": b"knob,value,log",
+        ".json": b"{",
+        ".txt": b"Sweep of",
+    }[suffix]
+    assert data.startswith(head)
+    if suffix == ".svg":
+        assert b"partition workers" in data and b"best: pw 12" in data  # text as text
+    if suffix == ".csv":
+        rows = data.decode().splitlines()
+        assert len(rows) == 1 + 7 and rows[1].startswith("pw,6.0,")
+
+
+def test_the_output_never_replaces_an_input_or_its_notes(capsys, tmp_path) -> None:  # noqa: ANN001
+    log = tmp_path / "a.log.gz"
+    log.write_bytes(Path(LOGS[0]).read_bytes())
+    before = log.read_bytes()
+    notes = tmp_path / "a.log.gz.annotations.json"
+    for target in (log, notes):
+        code, _, err = run(capsys, str(log), *LOGS[1:], "--out", str(target))
+        assert code == 2, target
+        assert "sweep:" in err and "Traceback" not in err
+    assert log.read_bytes() == before
+    assert not notes.exists()
+
+
+def test_an_unknown_output_kind_is_refused(capsys, tmp_path) -> None:  # noqa: ANN001
+    code, _, err = run(capsys, *LOGS, "--out", str(tmp_path / "chart.pdf"))
+    assert code == 2 and "give a .png, .svg, .md, .csv, .json or .txt file" in err
+
+
+def test_one_log_without_values_says_what_to_do(capsys) -> None:  # noqa: ANN001
+    code, _, err = run(capsys, LOGS[0])
+    assert code == 2 and "one log only" in err and "--values" in err
+
+
+def test_one_log_with_values_predicts(capsys) -> None:  # noqa: ANN001
+    code, out, err = run(capsys, LOGS[0], "--values", "4,16", "--json")
+    assert code == 0, err
+    rows = json.loads(out)["rows"]
+    assert [r["value"] for r in rows] == [4, 8, 16]
+    assert rows[0]["predicted"]["beyond_logs"] and rows[2]["predicted"]["beyond_logs"]
+
+
+def test_a_log_given_twice_is_refused(capsys) -> None:  # noqa: ANN001
+    code, _, err = run(capsys, LOGS[0], LOGS[0])
+    assert code == 2 and "given twice" in err
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--values", "8,nan"], "pw must be a whole number"),
+        (["--values", "8,1e300"], "pw must be a whole number"),
+        (["--values", "8,x"], "numbers separated by commas"),
+        (["--ram-gib", "nan"], "--ram-gib"),
+        (["--ram-gib", "1e300"], "--ram-gib"),
+        (["--partition-gib", "20,10"], "LOW must not exceed HIGH"),
+        (["--knob", "gw"], "do not differ in GPU workers"),
+        (["--base", "nowhere.log"], "--base nowhere.log is not one of the swept runs"),
+    ],
+)
+def test_bad_options_get_a_clear_message(capsys, argv, words) -> None:  # noqa: ANN001
+    logs = [p for p in LOGS if "gw3" not in p] if argv[:2] == ["--knob", "gw"] else LOGS
+    try:
+        code = main(["sweep", *logs, *argv])
+    except SystemExit as exc:
+        code = exc.code
+    err = capsys.readouterr().err
+    assert code == 2
+    assert words in err
+    assert "Traceback" not in err
+
+
+def test_an_unreadable_log_is_named(capsys, tmp_path) -> None:  # noqa: ANN001
+    fifo = tmp_path / "pipe.log"
+    os.mkfifo(fifo)
+    code, _, err = run(capsys, LOGS[0], str(fifo))
+    assert code == 2 and "pipe.log" in err

@@ -1,0 +1,403 @@
+"""A sweep: runs of one machine lined up by the knob they differ in, measured against
+predicted, with the memory each value needs (no Qt).
+
+Tuning cuzk is a sweep (cuzk-project.md: "Partition Workers Sweep", "Low-Memory
+Configuration Sweep"): one knob stepped over several runs, each row's s/proof and peak
+memory written down, the best value picked and the best that fits the machine's RAM.
+Here the runs are the logs: each log's knob values are what its head states (a harness's
+config line, a budget-gated daemon's budget) or else what it shows (the most syntheses at
+once, GPU workers per GPU, the mean kernel).  The knob is the one the runs differ in (the
+most distinct values; ``--knob`` to choose); runs that also differ in another knob are
+set apart, named.  The load model (``viewer.whatif.load``) is fitted over every run, and
+the base run (the middle value) is replayed at each value: measured points beside the
+predicted curve with its band, as the what-if gives it, and the memory range of each.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from viewer.analysis.floors import slots_seen
+from viewer.analysis.kernels import kernel_stats
+from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
+from viewer.analysis.memory import MemoryModel
+from viewer.model import Session
+from viewer.whatif.knobs import MAX_MS, MAX_PW, MAX_WORKERS, KnobError, Knobs
+from viewer.whatif.load import LoadFit, fit, sample
+from viewer.whatif.predict import WhatIf, measure, what_if
+
+FORMAT = "cuzk-timeline-sweep/1"
+#: The knobs a sweep lines runs up by, with their words and unit.
+KNOBS = {
+    "pw": ("partition workers", ""),
+    "gw": ("GPU workers per GPU", ""),
+    "kernel": ("mean kernel", " ms"),
+    "budget": ("memory budget", " GiB"),
+}
+#: Measured values within this fraction of the best measured s/proof are the best region:
+#: two runs of one machine class differ by about 4 % (real_h200/README.md), a rerun of one
+#: machine by 0.1 %.
+REGION = 0.05
+#: Mean kernels within this fraction are one setting (a kernel's time moves with load).
+KERNEL_SAME = 0.10
+MAX_VALUES = 64
+
+
+class SweepError(ValueError):
+    """Runs that do not make a sweep; the message says why, naming the logs."""
+
+
+@dataclass(frozen=True, eq=False)
+class Run:
+    """One log's session with its knob values (None: neither stated nor shown)."""
+
+    name: str
+    session: Session
+    values: dict[str, float | None]
+    stated: frozenset[str] = frozenset()  # the knobs its head states (not inferred)
+    cpus: int | None = None
+
+
+@dataclass(frozen=True)
+class Row:
+    """One value of the knob: the run measured at it (None: predicted only) and the
+    prediction from the base run."""
+
+    value: float
+    run: Run | None
+    s_per_proof: float | None  # measured, interval between completions
+    wall_s_per_proof: float | None  # measured, wall time / proofs
+    predicted: float | None
+    band: tuple[float, float] | None
+    predicted_wall: float | None
+    memory_gib: tuple[float, float]
+    beyond: bool  # the prediction leaves the loads the logs cover
+    whatif: WhatIf | None = None
+
+
+@dataclass(frozen=True)
+class Sweep:
+    knob: str
+    base: Run
+    rows: tuple[Row, ...]
+    apart: tuple[tuple[Run, str], ...]  # runs not in the sweep, with why
+    load: LoadFit
+    memory_model: MemoryModel
+    ram_gib: float | None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def basis(self) -> str:
+        """ "measured" where any row has a measured s/proof (the logs are the truth), else
+        "predicted": what ``best`` and ``best_within_ram`` compare."""
+        return "measured" if any(r.s_per_proof is not None for r in self.rows) else "predicted"
+
+    def figure(self, r: Row) -> float | None:
+        return r.s_per_proof if self.basis == "measured" else r.predicted
+
+    @property
+    def best(self) -> Row | None:
+        rows = [r for r in self.rows if self.figure(r) is not None]
+        return min(rows, key=self.figure) if rows else None
+
+    @property
+    def best_within_ram(self) -> Row | None:
+        """The best row whose memory range's upper end fits ``ram_gib`` (None without it,
+        or where none fits)."""
+        if self.ram_gib is None:
+            return None
+        rows = [
+            r for r in self.rows if self.figure(r) is not None and r.memory_gib[1] <= self.ram_gib
+        ]
+        return min(rows, key=self.figure) if rows else None
+
+    @property
+    def region(self) -> tuple[float, float] | None:
+        """The lowest and highest value whose figure is within REGION of the best (the
+        values between them included: a region, not a set)."""
+        best = self.best
+        if best is None:
+            return None
+        top = self.figure(best) * (1 + REGION)
+        near = [r.value for r in self.rows if (f := self.figure(r)) is not None and f <= top]
+        return min(near), max(near)
+
+    def value_text(self, v: float) -> str:
+        return value_text(self.knob, v)
+
+
+def value_text(knob: str, v: float) -> str:
+    """ "pw 8", "kernel 1824 ms", "budget 256 GiB"."""
+    unit = KNOBS[knob][1]
+    return f"{knob} {v:.4g}{unit}" if unit else f"{knob} {v:.0f}"
+
+
+def knob_values(session: Session, stated: dict[str, float | None]) -> dict[str, float | None]:
+    """The knob values of a run: what the log states, else what it shows (pw: the most
+    syntheses at once; gw: GPU workers per GPU; kernel: the mean kernel, ms)."""
+    out: dict[str, float | None] = {}
+    pw = stated.get("pw")
+    out["pw"] = float(pw) if pw else float(slots_seen(session)) or None
+    gw = stated.get("gw")
+    if not gw:
+        per_gpu = [len(ws) for ws in session.gpus.values() if ws]
+        gw = max(Counter(per_gpu).items(), key=lambda kv: (kv[1], kv[0]))[0] if per_gpu else None
+    out["gw"] = float(gw) if gw else None
+    k = kernel_stats(session).mean_ms
+    out["kernel"] = float(k) if k is not None and math.isfinite(k) and k > 0 else None
+    budget = stated.get("budget")
+    out["budget"] = float(budget) if budget else None
+    return out
+
+
+def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
+    """The ``Run`` of a log's session with the most GPU calls: its knob values as its head
+    states them (``viewer.io.facts``) or as it shows them."""
+    from viewer.io.facts import facts
+
+    try:
+        session = timeline.numbered(None)
+    except ValueError as exc:
+        raise SweepError(f"{name}: {exc}") from None
+    f = facts(path)
+    stated = {
+        "pw": getattr(f, "pw", None),
+        "gw": getattr(f, "gw", None),
+        "budget": getattr(f, "total_budget_gib", None),
+    }
+    return Run(
+        name,
+        session,
+        knob_values(session, stated),
+        stated=frozenset(k for k, v in stated.items() if v),
+        cpus=f.cpus,
+    )
+
+
+def same(knob: str, a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return a is b
+    if knob == "kernel":
+        return abs(a / b - 1.0) <= KERNEL_SAME
+    return a == b
+
+
+def choose_knob(runs: list[Run]) -> str:
+    """The knob the runs differ in most (distinct values; pw first on a tie)."""
+    best, most = None, 1
+    for knob in KNOBS:
+        values = [r.values[knob] for r in runs if r.values[knob] is not None]
+        distinct = _distinct(knob, values)
+        if len(distinct) > most:
+            best, most = knob, len(distinct)
+    if best is None:
+        raise SweepError(
+            "the runs do not differ in any knob (pw, gw, kernel, budget): "
+            + ", ".join(f"{r.name} {_settings(r)}" for r in runs)
+        )
+    return best
+
+
+def _distinct(knob: str, values: list[float]) -> list[float]:
+    out: list[float] = []
+    for v in sorted(values):
+        if not out or not same(knob, out[-1], v):
+            out.append(v)
+    return out
+
+
+def _settings(r: Run) -> str:
+    parts = [value_text(k, v) for k, v in r.values.items() if v is not None]
+    return "(" + ", ".join(parts) + ")"
+
+
+def _modal(knob: str, runs: list[Run]) -> float | None:
+    """The value of ``knob`` most runs share."""
+    groups: list[tuple[float | None, int]] = []
+    for r in runs:
+        v = r.values[knob]
+        for i, (g, n) in enumerate(groups):
+            if same(knob, g, v):
+                groups[i] = (g, n + 1)
+                break
+        else:
+            groups.append((v, 1))
+    return max(groups, key=lambda g: g[1])[0] if groups else None
+
+
+def _knobs_for(knob: str, value: float) -> Knobs:
+    if knob == "pw":
+        return Knobs(pw=int(value))
+    if knob == "gw":
+        return Knobs(gw=int(value))
+    if knob == "kernel":
+        return Knobs(kernel_ms=float(value))
+    if "budget_gib" not in Knobs.__dataclass_fields__:
+        raise SweepError("a budget sweep needs the --budget-gib knob of the what-if")
+    return Knobs(**{"budget_gib": float(value)})
+
+
+def check_value(knob: str, value: float) -> float:
+    """``value`` as the knob takes it, or SweepError naming the range."""
+    ok = math.isfinite(value)
+    if knob in ("pw", "gw"):
+        top = MAX_PW if knob == "pw" else MAX_WORKERS
+        ok = ok and value == int(value) and 1 <= value <= top
+        rng = f"a whole number from 1 to {top}"
+    elif knob == "kernel":
+        ok = ok and 0 < value <= MAX_MS
+        rng = f"more than 0 and at most {MAX_MS:g} ms"
+    else:
+        ok = ok and 0 < value <= 1 << 20
+        rng = "more than 0 and at most 1048576 GiB"
+    if not ok:
+        raise SweepError(f"--values: {knob} must be {rng}, not {value!r}")
+    return float(value)
+
+
+def default_values(knob: str, measured: list[float]) -> list[float]:
+    """The runs' values, and between each two a value half-way (geometric for worker
+    counts, whole numbers): a curve, not only points."""
+    vals = sorted(set(measured))
+    out = set(vals)
+    for a, b in zip(vals, vals[1:], strict=False):
+        mid = math.sqrt(a * b) if knob in ("pw", "gw") else (a + b) / 2
+        mid = float(round(mid)) if knob in ("pw", "gw", "budget") else mid
+        if a < mid < b:
+            out.add(mid)
+    return sorted(out)
+
+
+def sweep(
+    runs: list[Run],
+    knob: str | None = None,
+    values: list[float] | None = None,
+    ram_gib: float | None = None,
+    memory_model: MemoryModel = DEFAULT_MEMORY,
+    base: str | None = None,
+) -> Sweep:
+    """The sweep of ``runs`` (module docstring); SweepError where they do not make one."""
+    if len(runs) < 2 and not values:
+        raise SweepError(
+            f"one log only ({runs[0].name if runs else 'none'}): a sweep lines up several "
+            "runs of one machine; give more logs, or --values to predict from this one"
+        )
+    cpus = {r.cpus for r in runs if r.cpus is not None}
+    if len(cpus) > 1:
+        said = ", ".join(f"{r.name} cpus={r.cpus}" for r in runs if r.cpus is not None)
+        raise SweepError(f"logs of different machines ({said}): sweep one machine's runs")
+    if knob is None:
+        knob = choose_knob(runs) if len(runs) > 1 else "pw"
+    if knob not in KNOBS:
+        raise SweepError(f"--knob must be one of {', '.join(KNOBS)}, not {knob!r}")
+    apart: list[tuple[Run, str]] = []
+    members = []
+    for r in runs:
+        if r.values[knob] is None:
+            apart.append((r, f"its {KNOBS[knob][0]} is neither stated nor shown"))
+            continue
+        members.append(r)
+    others = [k for k in KNOBS if k != knob]
+    fixed = {k: _modal(k, members) for k in others}
+    kept = []
+    for r in members:
+        differs = [k for k in others if not same(k, r.values[k], fixed[k])]
+        if differs:
+            what = ", ".join(
+                f"{value_text(k, r.values[k]) if r.values[k] is not None else k + ' unknown'}"
+                f" (the others: {value_text(k, fixed[k]) if fixed[k] is not None else 'unknown'})"
+                for k in differs
+            )
+            apart.append((r, f"differs in {what}"))
+        else:
+            kept.append(r)
+    if not kept:
+        raise SweepError(f"no run is left to sweep {KNOBS[knob][0]} over")
+    measured_values = [r.values[knob] for r in kept]
+    if len(_distinct(knob, measured_values)) < 2 and not values:
+        raise SweepError(
+            f"the runs do not differ in {KNOBS[knob][0]} "
+            f"(all {value_text(knob, measured_values[0])}): "
+            "choose another --knob, or give --values to predict"
+        )
+    if base is not None:
+        chosen = [r for r in kept if r.name == base]
+        if not chosen:
+            raise SweepError(f"--base {base} is not one of the swept runs")
+        base_run = chosen[0]
+    else:
+        order = sorted(kept, key=lambda r: r.values[knob])
+        base_run = order[(len(order) - 1) // 2]
+    wanted = [check_value(knob, v) for v in values] if values else None
+    if wanted is not None and len(wanted) > MAX_VALUES:
+        raise SweepError(f"--values: at most {MAX_VALUES} values, not {len(wanted)}")
+    points = sorted(set(wanted if wanted is not None else default_values(knob, measured_values)))
+    load = fit([sample(r.session, r.name, r.cpus) for r in runs])
+    lo_seen, hi_seen = min(measured_values), max(measured_values)
+    rows: list[Row] = []
+    by_value: dict[float, list[Run]] = {}
+    for r in kept:
+        by_value.setdefault(r.values[knob], []).append(r)
+    for v in sorted(set(points) | set(by_value)):
+        try:
+            knobs = _knobs_for(knob, v)
+        except KnobError as exc:
+            raise SweepError(str(exc)) from exc
+        w = what_if(base_run.session, knobs, load=load, memory_model=memory_model)
+        s = w.scenario
+        outside = not (lo_seen <= v <= hi_seen)
+        beyond = bool(w.beyond) or outside
+        mem = w.memory_gib(s)
+        for r in by_value.get(v, [None]):  # type: ignore[list-item]
+            m = measure(r.session) if r is not None else None
+            rows.append(
+                Row(
+                    value=v,
+                    run=r,
+                    s_per_proof=m.s_per_proof if m else None,
+                    wall_s_per_proof=m.wall_s_per_proof if m else None,
+                    predicted=s.s_per_proof,
+                    band=w.band,
+                    predicted_wall=s.wall_s_per_proof,
+                    memory_gib=mem,
+                    beyond=beyond,
+                    whatif=w,
+                )
+            )
+    notes = []
+    for name, off in load.offsets.items():
+        words = ", ".join(f"{k} {v * 100:+.0f} %" for k, v in off.items())
+        notes.append(f"{name}: no load explains it ({words} against the others): another machine?")
+    if memory_model == DEFAULT_MEMORY:
+        notes.append(
+            "memory: a 32 GiB PoRep partition's sizes (upstream's published figures); "
+            "give --partition-gib and --baseline-gib for other proofs"
+        )
+    return Sweep(
+        knob=knob,
+        base=base_run,
+        rows=tuple(rows),
+        apart=tuple(apart),
+        load=load,
+        memory_model=memory_model,
+        ram_gib=ram_gib,
+        notes=tuple(notes),
+    )
+
+
+def errors(s: Sweep) -> list[tuple[float, float]]:
+    """(value, predicted / measured - 1) of every measured row with a prediction."""
+    return [
+        (r.value, r.predicted / r.s_per_proof - 1.0)
+        for r in s.rows
+        if r.s_per_proof and r.predicted is not None
+    ]
+
+
+def as_array(s: Sweep, what: str) -> np.ndarray:
+    """A column of the rows as floats (NaN where missing): value, s_per_proof, predicted..."""
+    return np.array([np.nan if (x := getattr(r, what)) is None else x for r in s.rows], dtype=float)
