@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from viewer.io import reader
 from viewer.io.errors import LogError
+from viewer.io.facts import HEAD_BYTES, Facts, from_text
 from viewer.io.grammar import TL
 from viewer.io.reader import LogScan
 from viewer.io.records import last_line_end
@@ -119,6 +120,7 @@ class LogFollower:
     def _restart(self) -> None:
         self._end, self._tail, self._seen_tl, self._has_tl = 0, b"", 0, False
         self._scan = LogScan()
+        self._facts: Facts | None = None  # the file's head, read once it has sessions
 
     def _retire(self) -> None:
         """The current file's content is done: keep its sessions, start afresh."""
@@ -147,6 +149,10 @@ class LogFollower:
         sessions = self._scan.sessions(self.workers_per_gpu)
         if not sessions:
             return False  # TIMELINE lines, none readable yet
+        if not self._kept:  # the first session of what is followed: its head states facts
+            if self._facts is None:
+                self._facts = from_text(self._pread(min(HEAD_BYTES, end), 0))
+            sessions[0].facts = self._facts
         self._current = sessions
         return True
 

@@ -20,6 +20,7 @@ from viewer.io import assemble, source
 from viewer.io.assemble import Assembler
 from viewer.io.batch import EventBatch, empty_batch, merge_batches, slices
 from viewer.io.errors import LoadCancelled, LogError
+from viewer.io.facts import facts
 from viewer.io.records import Ordinals
 from viewer.io.scanner import iter_chunks, iter_range
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
@@ -147,6 +148,8 @@ def open_log(
     scan = scan_log(path, progress=progress, cancel=cancel, end=end, assembler=assembler)
     _check_found(path, scan)
     sessions = scan.sessions(workers_per_gpu)
+    if sessions:
+        sessions[0].facts = facts(path)
     if scan.damage:
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from viewer.model.facts import NOTHING, Facts
 from viewer.model.frame import Frame, empty_like
 
 KERNEL_SOURCE_TIMING = "cuzk_timing"
@@ -164,6 +165,9 @@ class Session:
     kernel_blocks: int = 0  # CUZK_TIMING blocks read (one per mutex-acquired line)
     ambiguous_blocks: int = 0  # blocks matched with several plausible calls (several GPUs)
     unattributed: Frame = field(default_factory=lambda: NO_BLOCKS)
+    #: What the log's head states (``viewer.io.facts``): the first session's only, the
+    #: others' heads are not read.
+    facts: Facts = NOTHING
 
     @property
     def number(self) -> int:
