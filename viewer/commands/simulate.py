@@ -13,8 +13,9 @@ from viewer.commands.common import Bound
 from viewer.export.files import open_output, resolve_output
 from viewer.export.format import display_path
 from viewer.io.sessions import RESTART_DROP_MS
+from viewer.sim.budget import BASELINE_GIB, MAX_BUDGET_GIB, synth_workers
 from viewer.sim.contention import parse as parse_contention
-from viewer.sim.model import KIND_SCALE, KINDS, SimConfig, simulate
+from viewer.sim.model import KIND_SCALE, KINDS, SimConfig, budget_gated, simulate
 from viewer.sim.writer import WriteOptions, write_stream
 
 EPILOG = """\
@@ -32,6 +33,7 @@ examples:
   python -m viewer simulate --gw 1 --pw 20 --sectors 10 -o phase7.log
   python -m viewer simulate --kinds porep-c2=3,window-post=1,winning-post=2 -o mix.log
   python -m viewer simulate --events 1000000 --gpus 4 --noise 0.85 -o big.log
+  python -m viewer simulate --budget-gib 200 --sectors 8 -o gated.log  # budget-gated daemon
 """
 
 #: A stage duration in ms: up to an hour.
@@ -78,6 +80,9 @@ NOISE = Bound(0, 0.95, integer=False)
 #: restart (``viewer.io.sessions.RESTART_DROP_MS``), or the log would read as many runs.
 DISORDER = Bound(0, RESTART_DROP_MS - 1)
 WEIGHT = Bound(0, 1000, integer=False)
+#: --budget-gib and --baseline-gib: up to a pebibyte.
+BUDGET = Bound(1e-3, MAX_BUDGET_GIB, integer=False)
+BASELINE = Bound(0, MAX_BUDGET_GIB, integer=False)
 GROUPS = {
     "workload": "workload",
     "pipeline": "pipeline",
@@ -152,13 +157,32 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "(syntheses and GPU workers in a call); durations above are then each stage alone "
         "(default: none)",
     )
+    g["pipeline"].add_argument(
+        "--budget-gib",
+        type=BUDGET,
+        metavar="GIB",
+        help="a budget-gated daemon, as upstream's current one: synthesis workers sized from "
+        "this memory budget (budget / 14 GiB, at most 18, at least 2: engine.rs), and a "
+        "partition starts synthesis only when the budget has room for its 14 GiB beside "
+        "--baseline-gib; its lines say so in the log's head. Instead of --pw "
+        f"({_bounds(BUDGET)}; default: no budget, --pw workers)",
+    )
+    g["pipeline"].add_argument(
+        "--baseline-gib",
+        type=BASELINE,
+        default=d.baseline_gib,
+        metavar="GIB",
+        help="with --budget-gib: budget SRS and PCE hold from the start "
+        f"({_bounds(BASELINE)}, default {BASELINE_GIB:g})",
+    )
     for field, (group, bound, text) in FIELDS.items():
         default = getattr(d, field)
         shown = "no bound" if default is None else f"{default:g}"
         g[group].add_argument(
             "--" + field.replace("_", "-"),
             type=bound,
-            default=default,
+            # --pw left out is told from --pw 10: a budget sizes the workers itself.
+            default=None if field == "pw" else default,
             metavar="MS" if field.endswith("_ms") else "REL" if field == "jitter" else "N",
             help=f"{text} ({_bounds(bound)}, default {shown})",
         )
@@ -209,6 +233,17 @@ def config_from(args: argparse.Namespace) -> SimConfig:
     values = {field: getattr(args, field) for field in FIELDS}
     for field, (_, bound, _) in FIELDS.items():  # for callers that bypass argparse
         bound.check("--" + field.replace("_", "-"), values[field])
+    budget = getattr(args, "budget_gib", None)
+    BUDGET.check("--budget-gib", budget)
+    baseline = getattr(args, "baseline_gib", SimConfig.baseline_gib)
+    BASELINE.check("--baseline-gib", baseline)
+    if budget is not None and values["pw"] is not None:
+        raise ValueError(
+            f"--pw and --budget-gib: a budget-gated daemon sizes its synthesis workers from "
+            f"the budget ({synth_workers(budget)} for {budget:g} GiB); leave out --pw"
+        )
+    if values["pw"] is None:
+        values["pw"] = SimConfig.pw
     weights = sum(w for _, w in args.kinds)
     if not weights > 0:
         raise ValueError("--kinds: the weights add up to zero")
@@ -225,7 +260,8 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         extra["contention"] = args.contention
     if getattr(args, "concurrency", None) is not None:
         extra["concurrency"] = args.concurrency
-    return SimConfig(kinds=args.kinds, **values, **extra)
+    cfg = SimConfig(kinds=args.kinds, baseline_gib=baseline, **values, **extra)
+    return cfg if budget is None else budget_gated(cfg, budget)
 
 
 def _contention(text: str):  # noqa: ANN202 (argparse type)

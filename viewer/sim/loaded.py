@@ -11,6 +11,12 @@ proof assembly) follows the fixed engine's rules.  With no contention it gives t
 engine's schedule (``tests/sim/test_loaded.py``; events in one millisecond may be taken
 in another order).
 
+``gate`` plays a budget-gated daemon's memory budget (``viewer.sim.budget``): SRS and PCE
+hold ``baseline_gib`` from the start; the next task (in slot order) starts its synthesis
+only when a slot is free and the budget has room for its full reservation; its a/b/c part
+is released when its kernel mutex is, the rest at its GPU_END.  A task that finds no other
+task holding budget starts whatever its size (upstream would wait for ever).
+
 ``concurrency`` plays a closed loop, as cuzk-bench's ``-j`` does: the first
 ``concurrency`` jobs arrive at the first arrival, and each later job when one completes
 (its last call ends).  Times are float ms inside, whole ms out.
@@ -25,9 +31,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from viewer.sim.budget import Gate
 from viewer.sim.contention import Contention
 
-QUEUED, PREP, RELEASE, KERNEL_END, WAKE = range(5)
+QUEUED, PREP, RELEASE, KERNEL_END, WAKE, FREE = range(6)
 SYNTH, CPU_PREP, CPU_POST, KERNEL = range(4)
 #: Stage classes, and the class of each kind of running stage (prep and post share one).
 CLASS_NAMES = ("synth", "cpu", "kernel")
@@ -43,7 +50,13 @@ class Extra:
     arrival: np.ndarray  # per job, ms
 
 
-def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # noqa: ANN001, ANN201
+def play_loaded(  # noqa: ANN201
+    shape,  # noqa: ANN001
+    t,  # noqa: ANN001
+    load: Contention,
+    concurrency: int | None = None,
+    gate: Gate | None = None,
+):
     """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
     from viewer.sim.engine import Played
 
@@ -79,6 +92,12 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
     busy = [0]  # busy CPU threads: syntheses + GPU workers in prep, kernel or post
     seq = [0]
     pool, nxt, wake = [shape.pw], [0], [-1.0]
+    # The budget: GiB in use (SRS and PCE from the start), tasks holding some, each task's.
+    used = [gate.baseline_gib if gate else 0.0]
+    holders = [0]
+    full = gate.full_gib.tolist() if gate else []
+    abc = gate.abc_gib.tolist() if gate else []
+    held = [0.0] * n
 
     def push(when: float, kind: int, arg: int) -> None:
         seq[0] += 1
@@ -99,6 +118,12 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
                     wake[0] = a
                     push(a, WAKE, -1)
                 return
+            if gate:
+                if holders[0] and used[0] + full[i] > gate.total_gib + 1e-9:
+                    return  # a release (a kernel's, a GPU_END) tries again
+                used[0] += full[i]
+                held[i] = full[i]
+                holders[0] += 1
             nxt[0] += 1
             pool[0] -= 1
             ss[i] = now
@@ -141,6 +166,8 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
         ke[i] = now
         rl[i] = now + hold[i]
         push(rl[i], RELEASE, worker_of[i] // gw)
+        if gate:
+            push(rl[i], FREE, i)  # gpu_prove_start returns: its a/b/c are freed
         begin(CPU_POST, i, post0[i])
 
     def ended(i: int, now: float) -> None:
@@ -148,6 +175,10 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
         en[i] = now
         w = worker_of[i]
         heapq.heappush(idle, (now, w))
+        if gate:
+            used[0] -= held[i]
+            held[i] = 0.0
+            holders[0] -= 1
         j = job[i]
         unfinished[j] -= 1
         if unfinished[j] == 0 and released < jobs and concurrency is not None:
@@ -201,6 +232,11 @@ def play_loaded(shape, t, load: Contention, concurrency: int | None = None):  # 
             elif kind == KERNEL_END:
                 busy[0] -= 1
                 kernel_done(i, now)
+            elif kind == FREE:
+                part = min(abc[i], held[i])
+                used[0] -= part
+                held[i] -= part
+                try_synth(now)
             else:
                 try_synth(now)
         else:

@@ -17,6 +17,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from viewer.sim.budget import (
+    BASELINE_GIB,
+    DEFAULT_MAX_PARALLEL,
+    MAX_BUDGET_GIB,
+    check_budget,
+    gate,
+    synth_workers,
+)
 from viewer.sim.contention import NONE, Contention
 from viewer.sim.engine import Played, Shape, Tasks, play
 from viewer.sim.loaded import Extra, play_loaded
@@ -66,6 +74,12 @@ class SimConfig:
     #: Jobs in flight at once (a closed loop, as cuzk-bench's -j): each job after the first
     #: ``concurrency`` arrives when one completes; None: jobs arrive as drawn.
     concurrency: int | None = None
+    #: A budget-gated daemon's memory budget (``viewer.sim.budget``): a partition starts its
+    #: synthesis only when the budget has room for its reservation, beside ``baseline_gib``
+    #: of SRS and PCE; None: no budget (``pw`` alone bounds synthesis).  ``budget_gated``
+    #: sizes ``pw`` from it as the daemon does.
+    budget_gib: float | None = None
+    baseline_gib: float = BASELINE_GIB
 
     def __post_init__(self) -> None:
         for name in ("sectors", "partitions", "pw", "gw", "gpus"):
@@ -80,6 +94,19 @@ class SimConfig:
             raise ValueError("the kind weights add up to zero")
         if self.concurrency is not None and self.concurrency < 1:
             raise ValueError("concurrency must be at least 1")
+        if self.budget_gib is not None:
+            check_budget(self.budget_gib, "budget_gib")
+        b = self.baseline_gib
+        if not (isinstance(b, int | float) and 0 <= b <= MAX_BUDGET_GIB):  # False for NaN
+            raise ValueError(f"baseline_gib must be from 0 to {MAX_BUDGET_GIB:g}, not {b!r}")
+
+
+def budget_gated(
+    cfg: SimConfig, budget_gib: float, max_parallel: int = DEFAULT_MAX_PARALLEL
+) -> SimConfig:
+    """``cfg`` as a budget-gated daemon of ``budget_gib`` runs it: its synthesis workers
+    sized from the budget (``viewer.sim.budget.synth_workers``), the budget played."""
+    return replace(cfg, budget_gib=budget_gib, pw=synth_workers(budget_gib, max_parallel))
 
 
 @dataclass
@@ -211,8 +238,9 @@ def shape_of(cfg: SimConfig) -> Shape:
 def run(cfg: SimConfig, d: Draws) -> Schedule:
     """Play the pipeline forward in time (``viewer.sim.engine``) and return the schedule.
 
-    Under contention (or in a closed loop) ``d`` holds each stage's work and the
-    schedule's draws are the durations as played (``played_draws``)."""
+    Under contention (in a closed loop, under a memory budget: ``viewer.sim.loaded``) ``d``
+    holds each stage's work and the schedule's draws are the durations as played
+    (``played_draws``)."""
     tasks = Tasks(
         job=d.job,
         arrival=d.arrival,
@@ -226,9 +254,12 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
         hold=d.hold,
         post=d.hold + d.b_g2 + d.epilogue,
     )
-    if not cfg.contention.active and cfg.concurrency is None:
+    if not cfg.contention.active and cfg.concurrency is None and cfg.budget_gib is None:
         return Schedule(**vars(play(shape_of(cfg), tasks)), config=cfg, draws=d)
-    played, extra = play_loaded(shape_of(cfg), tasks, cfg.contention, cfg.concurrency)
+    budget = None
+    if cfg.budget_gib is not None:
+        budget = gate(cfg.budget_gib, cfg.baseline_gib, [d.job_kind[j] for j in d.job.tolist()])
+    played, extra = play_loaded(shape_of(cfg), tasks, cfg.contention, cfg.concurrency, budget)
     return Schedule(**vars(played), config=cfg, draws=played_draws(d, played, extra))
 
 

@@ -20,6 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
+from viewer.sim.budget import GIB, lookahead, partitions_in_budget
 from viewer.sim.model import Schedule
 from viewer.sim.noise import (
     WALL_START_MS,
@@ -126,29 +127,75 @@ def _cuzk_groups(s: Schedule) -> list[tuple[np.ndarray, list[str]]]:
 
 
 def startup_lines(s: Schedule, o: WriteOptions) -> list[str]:
-    """`cuzk-daemon starting` and one `pipeline GPU worker started` per worker."""
+    """`cuzk-daemon starting`, the synthesis workers, one `pipeline GPU worker started` per
+    worker; a budget-gated daemon's budget and the concurrency it sized from it instead of
+    a fixed count (``budget_lines``)."""
     cfg, w0 = s.config, o.wall_start_ms
+    engine = "cuzk_core::engine"
     out = [
         stamp(w0, 212)
         + body(
             "INFO", "cuzk_daemon", "cuzk-daemon starting", version="0.8.0", listen="0.0.0.0:9820"
         ),
-        stamp(w0, 731)
-        + body("INFO", "cuzk_core::engine", "partition workers started", count=cfg.pw),
     ]
+    budget = budget_lines(s, o) if cfg.budget_gib is not None else []
+    if budget:
+        out += budget[:2]
+    else:
+        out.append(stamp(w0, 731) + body("INFO", engine, "partition workers started", count=cfg.pw))
     for w in range(cfg.gw * cfg.gpus):
         out.append(
             stamp(w0 + 1, 272 + 41 * w)
             + body(
                 "INFO",
-                "cuzk_core::engine",
+                engine,
                 "pipeline GPU worker started",
                 worker_id=w,
                 gpu=w // cfg.gw,
                 sub_id=w % cfg.gw,
             )
         )
-    return out
+    return out + budget[2:]
+
+
+def budget_lines(s: Schedule, o: WriteOptions) -> list[str]:
+    """A budget-gated daemon's lines, as engine.rs ~1196, ~1338 and ~1839 write them (the
+    last one's ``num_gpus`` is the GPU workers, as upstream's is)."""
+    cfg, w0 = s.config, o.wall_start_ms
+    engine = "cuzk_core::engine"
+    budget = float(cfg.budget_gib)
+    workers = cfg.gw * cfg.gpus
+    gpus = "[" + ", ".join(map(str, range(cfg.gpus))) + "]"
+    return [
+        stamp(w0, 640)
+        + body(
+            "INFO",
+            engine,
+            "memory budget initialized",
+            total_budget_gib=int(budget * GIB) // GIB,
+        ),
+        stamp(w0, 731)
+        + body(
+            "INFO",
+            engine,
+            "initializing GPU workers",
+            num_gpus=cfg.gpus,
+            gpu_workers_per_device=cfg.gw,
+            total_workers=workers,
+            gpus=gpus,
+        ),
+        stamp(w0 + 1, 272 + 41 * workers)
+        + body(
+            "INFO",
+            engine,
+            "starting pipeline: synthesis task + GPU workers (budget-gated)",
+            configured_lookahead=1,
+            max_partitions_in_budget=partitions_in_budget(budget),
+            effective_lookahead=lookahead(budget),
+            synth_worker_count=cfg.pw,
+            num_gpus=workers,
+        ),
+    ]
 
 
 def physical_lines(keys: np.ndarray, texts: list[str], o: WriteOptions) -> Iterator[str]:
