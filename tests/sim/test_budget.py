@@ -133,3 +133,18 @@ def test_the_log_states_the_budget_and_concurrency() -> None:
     plain = render(simulate(SimConfig(sectors=2, seed=1)), WriteOptions())
     assert not from_text(plain.encode()).budget_gated
     assert from_text(plain.encode()).pw == 10
+
+
+def test_the_simulate_command(tmp_path, capsys) -> None:  # noqa: ANN001
+    from viewer.cli import main
+
+    out = tmp_path / "gated.log"
+    assert main(["simulate", "--budget-gib", "260", "--sectors", "2", "-o", str(out)]) == 0
+    f = from_text(out.read_bytes())
+    assert (f.total_budget_gib, f.synth_worker_count) == (260, 18)
+    assert main(["simulate", "--budget-gib", "200", "--pw", "10", "-o", str(out)]) == 2
+    assert "leave out --pw" in capsys.readouterr().err
+    for bad in ("nan", "0", "-5", "1e300", "inf"):
+        with pytest.raises(SystemExit):
+            main(["simulate", "--budget-gib", bad, "-o", str(out)])
+        assert "--budget-gib" in capsys.readouterr().err
