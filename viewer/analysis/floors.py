@@ -105,6 +105,10 @@ def arrivals(session: Session) -> Frame:
     came within ``ARRIVAL_SLACK_MS`` before it: that event freed the slot the job was
     waiting for, so it arrived no later than the job before it (in first SYNTH_START
     order), whose arrival it takes.  Jobs never seen synthesizing have NaN.
+
+    A budget-gated daemon (``Session.facts``) waits for budget, not for a slot, and frees
+    most of a partition's when its kernel region ends (``viewer.sim.budget``), which only
+    CUZK_TIMING shows: there the kernel ends count too.
     """
     p = session.partitions
     n = len(session.jobs)
@@ -113,8 +117,12 @@ def arrivals(session: Session) -> Frame:
     np.fmin.at(first, job, p["synth_start"].astype(np.float64, copy=False))
     first[np.isinf(first)] = np.nan
     cols = ("synth_end", "queued", "pickup", "gpu_start", "gpu_end")
-    times = p[list(cols)].to_numpy(np.float64).ravel()
-    owner = np.repeat(job, len(cols))
+    times = p[list(cols)].to_numpy(np.float64)
+    if session.facts.budget_gated:
+        kernel_end = p["kernel_start"].astype(np.float64) + p["kernel_ms"]
+        times = np.column_stack([times, kernel_end])
+    owner = np.repeat(job, times.shape[1])
+    times = times.ravel()
     keep = np.isfinite(times)
     times, owner = times[keep], owner[keep]
     # A job's own events in its window free no slot for it (one pass, no sort).

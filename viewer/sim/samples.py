@@ -14,7 +14,7 @@ from pathlib import Path
 
 from viewer.sim.damage import damaged_log
 from viewer.sim.describe import describe
-from viewer.sim.model import Schedule, SimConfig, simulate
+from viewer.sim.model import Schedule, SimConfig, budget_gated, simulate
 from viewer.sim.reference import solve
 from viewer.sim.writer import WriteOptions, render
 
@@ -81,6 +81,13 @@ def phase7_pw20() -> Made:
     return simulate(cfg), WriteOptions(noise=0.2, seed=20)
 
 
+def budget_gated_200() -> Made:
+    """Upstream's current daemon: a 200 GiB memory budget sizes synthesis (14 workers), and
+    beside SRS and PCE (69 GiB) it has room for 9 partitions' reservations at once."""
+    cfg = budget_gated(SimConfig(sectors=8, seed=26, warmup_ms=1400.0, dispatch_ms=45.0), 200)
+    return simulate(cfg), WriteOptions(noise=0.2, seed=26)
+
+
 SAMPLES: dict[str, Callable[[], Made | bytes]] = {
     "phase8_pw10_5sectors.log": phase8,
     "phase7_gw1.log": phase7_gw1,
@@ -89,6 +96,7 @@ SAMPLES: dict[str, Callable[[], Made | bytes]] = {
     "damaged.log": damaged_log,
     "phase8_pw20.log": phase8_pw20,
     "phase7_pw20.log": phase7_pw20,
+    "budget_gated.log": budget_gated_200,
 }
 
 
@@ -99,6 +107,10 @@ def command(made: Made, output: str) -> str:
     for name, value in vars(cfg).items():
         if value == getattr(default, name):
             continue
+        if name == "pw" and cfg.budget_gib is not None:
+            if budget_gated(cfg, cfg.budget_gib) != cfg:
+                raise ValueError("the workers are not the budget's: not reachable from the CLI")
+            continue  # `simulate --budget-gib` sizes them
         if name == "kinds":
             args.append("--kinds " + ",".join(f"{k}={_num(w)}" for k, w in value))
         else:
