@@ -127,3 +127,12 @@ def test_a_hundred_thousand_partitions_are_summed_without_pairs() -> None:
     m = memory(session(*pd.DataFrame(rows).to_dict("records")), FLAT)
     # Ten syntheses overlap at any time (100 ms each, one started every 10 ms).
     assert m.peak[1] == pytest.approx(10.0 + 10 * 5.0 + 3.0, abs=3.1)
+
+
+def test_the_memory_counter_track_is_the_upper_end_in_whole_gib() -> None:
+    from viewer.analysis.counters import counters
+
+    s = session(_one(), _one(job_id="b", worker=1))
+    steps = counters(s)["memory"]
+    assert steps.peak == round(memory(s).peak[1])
+    assert steps.at(500) == round(DEFAULT.baseline_gib + 2 * DEFAULT.synth_peak_gib)

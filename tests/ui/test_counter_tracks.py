@@ -8,7 +8,7 @@ import pytest
 
 from tests.ui.conftest import phase8_calls, timeline_of
 from tests.ui.test_timeline_view import scene_point, view  # noqa: F401
-from viewer.analysis.counters import counters
+from viewer.analysis.counters import COUNTERS, counters
 from viewer.lanes.data import KERNEL_PARTS
 from viewer.model import build_session
 from viewer.ui.lanes import KERNEL_BAND
@@ -37,11 +37,12 @@ def test_counter_lanes_sit_under_the_gpu_lanes(view: TimelineView) -> None:  # n
         "queue depth\nup to " + str(counters(view.session())["queue"].peak),
         "syntheses in flight\nup to 10",
         "GPU calls in flight\nup to 2",
+        "memory, GiB (est.)\nup to " + str(counters(view.session())["memory"].peak),
     ]
     item = view.counter_item()
     assert item is not None and item.column_count() > 0
     # One min / max per pixel column and counter, whatever the data.
-    assert item.column_count() <= 3 * (view._vb.width() + 2)
+    assert item.column_count() <= len(COUNTERS) * (view._vb.width() + 2)
 
 
 def test_a_count_is_drawn_to_its_height(qtbot, view: TimelineView) -> None:  # noqa: F811
@@ -79,7 +80,7 @@ def test_counter_columns_stay_per_pixel_on_a_big_session(qtbot) -> None:
     for factor in (1.0, 0.1, 0.001):
         x0, x1 = big.x_range()
         big.set_x_range(x0, x0 + (x1 - x0) * factor)
-        assert item.column_count() <= 3 * (width + 2)
+        assert item.column_count() <= len(COUNTERS) * (width + 2)
 
 
 def test_kernels_show_inside_the_cuda_region_when_zoomed_in(qtbot, view) -> None:  # noqa: F811

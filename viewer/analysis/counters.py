@@ -1,4 +1,5 @@
-"""Counters over time: how many partitions were queued, synthesizing, or in a GPU call.
+"""Counters over time: how many partitions were queued, synthesizing, or in a GPU call, and
+the memory they hold (``viewer.analysis.memory``, its upper end in whole GiB).
 
 Each counter is a step function of the intervals of ``stages`` (a partition counts from
 its start, inclusive, to its end, exclusive): queue depth over [ready, wait_end),
@@ -17,6 +18,7 @@ from functools import cached_property
 import numpy as np
 
 from viewer.analysis.cache import per_session
+from viewer.analysis.memory import memory
 from viewer.analysis.stages import stages
 from viewer.model import Session
 
@@ -25,6 +27,7 @@ COUNTERS = {
     "queue": "queue depth",
     "synth": "syntheses in flight",
     "gpu": "GPU calls in flight",
+    "memory": "memory, GiB (est.)",
 }
 #: Buckets of LEVEL_STEP ** k ms; a level is kept only if it halves the finer one.
 LEVEL_STEP = 2.0
@@ -83,10 +86,12 @@ def counters(session: Session) -> dict[str, Steps]:
     s0, s1 = col("synth_start"), col("synth_end")
     g0, g1 = col("gpu_start"), col("gpu_end")
     queued = np.isfinite(ready) & np.isfinite(wait_end)
+    held = memory(session)  # the upper end: what a machine must have for the run
     return {
         "queue": step_counts(ready[queued], wait_end[queued]),
         "synth": step_counts(s0, open_to_end(s0, s1)),
         "gpu": step_counts(g0, open_to_end(g0, g1)),
+        "memory": Steps(held.time, np.rint(held.hi).astype(np.int32)),
     }
 
 

@@ -64,4 +64,10 @@ def describe_counter(key: str, lo: int, hi: int, at: str) -> str:
     """A counter under the mouse: "queue depth 3 at 75.742 s" (or "3–7" over a pixel
     column where it changed)."""
     value = f"{lo}" if lo == hi else f"{lo}–{hi}"
-    return f"{COUNTERS[key]} {value} at {at}"
+    text = f"{COUNTERS[key]} {value} at {at}"
+    if key == "memory":
+        text += (
+            "\nthe upper end of what the pipeline holds, from what each partition is doing, "
+            "at a 32 GiB PoRep's sizes (`whatif --help`: the memory options)"
+        )
+    return text
