@@ -47,10 +47,31 @@ def test_table_and_globs(capsys, tmp_path: Path) -> None:
     assert code == 0
     lines = out.splitlines()
     assert lines[0].split() == [
-        "log", "session", "s/proof", "efficiency", "bound", "cold", "start", "skipped"
+        "log", "session", "pw", "gw", "GPUs", "budget", "s/proof", "efficiency", "bound",
+        "cold", "start", "skipped",
     ]  # fmt: skip
-    assert "phase8_pw10_5sectors.log  1        37.4     100.0 %     kernel (+3 %)" in out
+    pw10 = next(line for line in lines if "phase8_pw10" in line)
+    assert pw10.split()[1:8] == ["1", "10", "2", "1", "-", "37.4", "100.0"]
+    assert "kernel (+3 %)" in pw10
     assert "synthesis (+20 %)" in out and len(lines) == 4
+
+
+def test_the_knobs_a_run_used_are_in_every_record(capsys, tmp_path: Path) -> None:
+    """A sweep's table: pw, gw, GPUs stated by a log's head or shown by it, the budget of a
+    budget-gated daemon."""
+    code, out, _ = run(
+        capsys,
+        str(SAMPLES / "two_gpus.log"),
+        str(SAMPLES / "phase7_gw1.log"),
+        str(SAMPLES / "budget_gated.log"),
+        "--json-lines",
+    )
+    assert code == 0
+    knobs = [json.loads(line)["knobs"] for line in out.splitlines()]
+    assert [(k["pw"], k["gw"], k["gpus"]) for k in knobs[:2]] == [(20, 2, 2), (20, 1, 1)]
+    assert knobs[0]["budget_gib"] is None
+    assert knobs[2]["budget_gib"] == 200 and "budget" in knobs[2]["stated"]
+    assert knobs[2]["kernel_ms"] > 0
 
 
 def test_a_bad_log_is_a_row_and_an_error_not_the_end(capsys, tmp_path: Path) -> None:

@@ -27,10 +27,41 @@ from viewer.export.format import (
 from viewer.export.report import floors_dict, summaries
 
 FORMAT = "cuzk-timeline-fleet/1"
-TABLE_HEAD = ("log", "session", "s/proof", "efficiency", "bound", "cold start", "skipped")
+TABLE_HEAD = (
+    "log",
+    "session",
+    "pw",
+    "gw",
+    "GPUs",
+    "budget",
+    "s/proof",
+    "efficiency",
+    "bound",
+    "cold start",
+    "skipped",
+)
 
 
-def session_record(log: str, sm: SessionSummary) -> dict:
+def knobs_dict(sm: SessionSummary, stated: dict | None = None) -> dict:
+    """The settings a run used, as its log states them (``stated``: the head's, which
+    hold for its first session) or shows them: pw the most syntheses at once, gw the
+    GPU workers per GPU, the GPUs, the memory budget of a budget-gated daemon, the mean
+    kernel.  ``*_stated`` says which were stated."""
+    from viewer.whatif.sweep import knob_values
+
+    said = stated or {}
+    v = knob_values(sm.session, said)
+    return {
+        "pw": None if v["pw"] is None else int(v["pw"]),
+        "gw": None if v["gw"] is None else int(v["gw"]),
+        "gpus": int(sm.floors.gpus),
+        "budget_gib": v["budget"],
+        "kernel_ms": num(v["kernel"], 1),
+        "stated": sorted(k for k, x in said.items() if x),
+    }
+
+
+def session_record(log: str, sm: SessionSummary, stated: dict | None = None) -> dict:
     """The fleet record of one session (``session`` counts from 1; ``index`` from 0)."""
     tp = sm.throughput
     s = sm.session
@@ -43,6 +74,7 @@ def session_record(log: str, sm: SessionSummary) -> dict:
         "skipped_lines": sm.skipped_lines,
         "skipped_share": num(s.skipped_share(), FRACTION_DIGITS),
         "jobs_completed": int(tp.jobs_completed),
+        "knobs": knobs_dict(sm, stated),
         "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
         "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, S_DIGITS),
         "gpu_efficiency": num(overall_efficiency(sm.gpus), FRACTION_DIGITS),
@@ -72,14 +104,41 @@ def log_records(
     try:
         timeline = open_log(path, workers_per_gpu=workers_per_gpu)
         position = None if session is None else timeline.numbered(session).index
-        return [session_record(name, sm) for sm in summaries(timeline, position)]
+        head = stated_knobs(path)
+        return [
+            session_record(name, sm, head if sm.session.index == 0 else None)
+            for sm in summaries(timeline, position)
+        ]
     except (LogError, OSError, ValueError) as exc:
         return [{"format": FORMAT, "log": name, "error": str(exc)}]
 
 
+def stated_knobs(path: str) -> dict:
+    """What the head of the log at ``path`` states of the knobs (``viewer.io.facts``)."""
+    from viewer.io.facts import facts
+
+    f = facts(path)
+    return {
+        "pw": getattr(f, "pw", None),
+        "gw": getattr(f, "gw", None),
+        "budget": getattr(f, "total_budget_gib", None),
+    }
+
+
+def _knob(value: object, unit: str = "") -> str:
+    return (
+        "-"
+        if value is None
+        else f"{value:g}{unit}"
+        if isinstance(value, float)
+        else f"{value}{unit}"
+    )
+
+
 def table_row(r: dict) -> tuple[str, ...]:
     if "error" in r:
-        return (r["log"], "-", "-", "-", f"error: {r['error']}", "-", "-")
+        return (r["log"], "-", "-", "-", "-", "-", "-", "-", f"error: {r['error']}", "-", "-")
+    k = r["knobs"]
     f = r["floors"]
     bound = LABEL[f["bound"]] if f["bound"] else "-"
     if f["bound"] and f["margin"] is not None:
@@ -89,6 +148,10 @@ def table_row(r: dict) -> tuple[str, ...]:
     return (
         r["log"],
         str(r["session"]),
+        _knob(k["pw"]),
+        _knob(k["gw"]),
+        _knob(k["gpus"]),
+        _knob(k["budget_gib"], " GiB"),
         sec(r["measured_s_per_proof"], "").strip(),
         "-" if eff is None else pct(eff),
         bound,
@@ -98,8 +161,8 @@ def table_row(r: dict) -> tuple[str, ...]:
 
 
 def fleet_table(records: Sequence[dict]) -> str:
-    """One row per session: s/proof, GPU efficiency, binding floor (and its lead over the
-    runner-up), cold start, skipped lines."""
+    """One row per session: the knobs it used (a sweep's table), s/proof, GPU efficiency,
+    binding floor (and its lead over the runner-up), cold start, skipped lines."""
     return text_table(TABLE_HEAD, [table_row(r) for r in records])
 
 
