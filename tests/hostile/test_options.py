@@ -34,6 +34,7 @@ OPTIONS = [
     ("--kinds", ["simulate", "-o", "{OUT}/s.log", "--kinds", "porep-c2=nan"]),
     ("--events", ["simulate", "-o", "{OUT}/s.log", "--events", BIG]),
     ("--queue-cap", ["simulate", "-o", "{OUT}/s.log", "--queue-cap", "-3"]),
+    ("--budget-gib", ["simulate", "-o", "{OUT}/s.log", "--budget-gib", "nan"]),
 ]
 IDS = [f"{argv[0]} {option} {argv[-1]}" for option, argv in OPTIONS]
 

@@ -35,6 +35,7 @@ examples:
   python -m viewer whatif run.log --kernel-ms 1824 --prep-ms 1909 --post-ms 504 --gw 1
   python -m viewer whatif run.log --pw 20 --json
   python -m viewer whatif run.log --gpus 2 --out pred.log   # then: compare run.log pred.log
+  python -m viewer whatif gated.log --budget-gib 260        # a budget-gated daemon's budget
 """
 
 
@@ -64,6 +65,15 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     shape.add_argument("--pw", type=int, metavar="N", help="partition (synthesis) workers")
     shape.add_argument("--gpus", type=int, metavar="N", help="GPUs (one shared queue)")
     shape.add_argument("--queue-cap", type=int, metavar="N", help="partitions the queue holds")
+    shape.add_argument(
+        "--budget-gib",
+        type=float,
+        metavar="GIB",
+        help="a budget-gated daemon's memory budget: the synthesis workers it sizes from it "
+        "(budget / 14 GiB, at most its max_parallel_synthesis, at least 2; --pw, when given, "
+        "sets them) and a partition's synthesis waits for room for its 14 GiB beside SRS and "
+        "PCE (--baseline-gib). A budget-gated log is replayed with its own budget",
+    )
     loop = p.add_argument_group(
         "closed loop (as cuzk-bench -c / -j; default: the log's own arrivals)"
     )
@@ -107,6 +117,7 @@ KNOB_OPTIONS = (
     "pw",
     "gpus",
     "queue_cap",
+    "budget_gib",
     "jobs",
     "concurrency",
     *(f"{s}_{k}" for s in ("kernel", "prep", "post", "synth") for k in ("ms", "scale")),

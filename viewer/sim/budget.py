@@ -80,6 +80,13 @@ def lookahead(budget_gib: float, configured: int = 1) -> int:
     return max(max(configured, 1), min(partitions_in_budget(budget_gib), LOOKAHEAD_MAX))
 
 
+def partitions_beside(budget_gib: float, baseline_gib: float = BASELINE_GIB) -> int:
+    """PoRep partitions whose full reservations fit in the budget beside SRS and PCE: the
+    most that synthesize (or wait for a GPU) at once; at least one, let through alone."""
+    room = check_budget(budget_gib) - baseline_gib
+    return max(1, int(math.floor(room / PARTITION_FULL_GIB + 1e-9)))
+
+
 def max_parallel_of(partitions: int | None, workers: int | None) -> int:
     """The ``max_parallel_synthesis`` a daemon ran with, from what it logged: its workers
     where they are fewer than the budget holds (the cap bound them), else the default (or
@@ -100,13 +107,6 @@ class Gate:
     baseline_gib: float
     full_gib: np.ndarray
     abc_gib: np.ndarray
-
-    @property
-    def partitions_at_once(self) -> int:
-        """PoRep partitions whose reservations fit beside the baseline (at least one: a
-        partition is let through alone)."""
-        room = self.total_gib - self.baseline_gib
-        return max(1, int(math.floor(room / PARTITION_FULL_GIB + 1e-9)))
 
 
 def gate(total_gib: float, baseline_gib: float, kinds: list[str]) -> Gate:

@@ -27,6 +27,7 @@ MAX_QUEUE = 1 << 20
 MAX_JOBS = 100_000  # a closed loop's proofs (cuzk-bench -c)
 MAX_MS = 3_600_000.0  # a stage's mean: one hour
 MIN_SCALE, MAX_SCALE = 0.01, 100.0
+MAX_BUDGET_GIB = float(1 << 20)  # a memory budget past a pebibyte is a typo
 
 
 class KnobError(ValueError):
@@ -54,6 +55,9 @@ class Knobs:
     post_scale: float | None = None
     synth_ms: float | None = None
     synth_scale: float | None = None
+    #: A budget-gated daemon's memory budget (``viewer.sim.budget``), GiB: the synthesis
+    #: workers it sizes (unless ``pw`` is set) and the budget gate played with it.
+    budget_gib: float | None = None
 
     def __post_init__(self) -> None:
         check(self)
@@ -79,6 +83,8 @@ class Knobs:
                 out.append(f"{stage} x{v:g}{after}")
             elif k.endswith("_ms"):
                 out.append(f"{stage} {'' if before is None else f'{before:.0f} -> '}{v:g} ms")
+            elif k == "budget_gib":
+                out.append(f"budget {'' if before is None else f'{before:g} -> '}{v:g} GiB")
             elif before == v:
                 out.append(f"{k.replace('_', ' ')} {v} (as measured)")
             else:
@@ -94,6 +100,8 @@ def check(k: Knobs) -> None:
     _count("queue_cap", k.queue_cap, MAX_QUEUE)
     _count("jobs", k.jobs, MAX_JOBS)
     _count("concurrency", k.concurrency, MAX_JOBS)
+    if k.budget_gib is not None:
+        _real("budget_gib", k.budget_gib, 0.0, MAX_BUDGET_GIB, "GiB", low_open=True)
     for stage in STAGES:
         mean, scale = k.stage(stage)
         if mean is not None and scale is not None:

@@ -17,6 +17,7 @@ from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
 from viewer.analysis.memory import MemoryModel, memory
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
+from viewer.sim.budget import partitions_beside
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import (
@@ -169,10 +170,14 @@ def outcome(pl: Plan, s: Schedule) -> Outcome:
     counted = pl.counted if len(pl.counted) == jobs else np.ones(jobs, bool)
     done = np.where(np.isfinite(done), done, np.nan)
     arrived = s.draws.arrival.astype(np.float64)
+    cfg = s.config
+    pw = cfg.pw
+    if cfg.budget_gib is not None:  # the budget, not the workers, may bound syntheses
+        pw = min(pw, partitions_beside(cfg.budget_gib, cfg.baseline_gib))
     return Outcome(
         s_per_proof=seconds_per_proof(done[counted]),
         gpu_efficiency=overall_efficiency(gpu_stats(played)),
-        floors=floors(played, pw=s.config.pw),
+        floors=floors(played, pw=pw),
         session=played,
         wall_s_per_proof=wall_per_proof(done[counted], arrived[counted]),
     )
@@ -234,7 +239,7 @@ def what_if(
     the unchanged replay of a plan is computed once) under ``load``: how its machine's
     stages slow down under load (``viewer.whatif.load``; None: what its own log shows)."""
     knobs = knobs or Knobs()
-    pl = plan(session) if pl is None else pl
+    pl = plan(session, memory_model.baseline_gib) if pl is None else pl
     load = own_load(session) if load is None else load
     base_plan = pl
     pl = loaded(base_plan, load.contention)
@@ -292,7 +297,7 @@ def what_if(
 
 
 #: Knobs that change how many stages run side by side (the load) by design.
-SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap")
+SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap", "budget_gib")
 
 
 def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
@@ -352,7 +357,8 @@ def _unseen_notes(
 ) -> list[str]:
     """What the prediction takes that the log cannot show, where it changes the answer."""
     out = [_hidden_arrivals_note(pl, scenario, late), _queue_note(pl, scen, scenario, bounded)]
-    if knobs.pw is None and waited_for_slots(scen) and not waited_for_slots(base):
+    gated = scen.config.budget_gib is not None  # partitions wait for budget, not slots
+    if knobs.pw is None and not gated and waited_for_slots(scen) and not waited_for_slots(base):
         needed = f"{counted(pl.cfg.pw, 'slot')} {'was' if pl.cfg.pw == 1 else 'were'}"
         out.append(
             f"no partition waited for a synthesis slot in the log, so it shows only that "
@@ -442,7 +448,7 @@ def measured_knobs(pl: Plan) -> dict[str, float | int | None]:
     """What the replay plays unchanged: the shape by knob name, the stage means (ms)."""
     cfg = pl.cfg
     shape = {"gw": cfg.gw, "pw": cfg.pw, "gpus": cfg.gpus, "queue_cap": cfg.queue_cap}
-    return {**shape, **stage_means(pl)}
+    return {**shape, "budget_gib": cfg.budget_gib, **stage_means(pl)}
 
 
 def _band_words(span: tuple[float, float], b: float) -> str:

@@ -20,8 +20,17 @@ from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
+from viewer.model.facts import Facts
 from viewer.model.frame import Frame
 from viewer.model.timeline import EVENT_TIMES
+from viewer.sim.budget import (
+    BASELINE_GIB,
+    DEFAULT_MAX_PARALLEL,
+    GIB,
+    max_parallel_of,
+    partitions_in_budget,
+    synth_workers,
+)
 from viewer.sim.contention import Contention
 from viewer.sim.model import Draws, Schedule, SimConfig, run, scaled
 from viewer.whatif.knobs import Knobs
@@ -56,10 +65,17 @@ class Plan:
     #: other end): tied jobs (synthesis started in one millisecond) that the queue never
     #: showed one ahead of another are taken the other way round; None when it shows all.
     other_order: np.ndarray | None = None
+    #: A budget-gated daemon's ``max_parallel_synthesis`` (``viewer.sim.budget``): with
+    #: another budget it sizes the synthesis workers as the daemon would.
+    max_parallel: int = DEFAULT_MAX_PARALLEL
 
 
-def plan(session: Session) -> Plan:
-    """The measured pipeline of ``session``; ValueError when it has nothing to replay."""
+def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
+    """The measured pipeline of ``session``; ValueError when it has nothing to replay.
+
+    A budget-gated session (its ``facts`` state a budget) is replayed as its daemon ran:
+    the synthesis workers it logged, its budget played with ``baseline_gib`` of SRS and
+    PCE held from the start (``viewer.sim.budget``)."""
     p = session.partitions
     st = stages(session)
     arr = arrivals(session)
@@ -174,9 +190,21 @@ def plan(session: Session) -> Plan:
         queue_cap=queue_cap,
         jitter=0.0,
     )
+    f = session.facts
+    max_parallel = DEFAULT_MAX_PARALLEL
+    if f.budget_gated and f.total_budget_gib is not None:
+        budget = float(f.total_budget_gib)
+        max_parallel = max_parallel_of(f.max_partitions_in_budget, f.synth_worker_count)
+        workers = f.synth_worker_count or synth_workers(budget, max_parallel)
+        cfg = replace(cfg, pw=workers, budget_gib=budget, baseline_gib=baseline_gib)
+    elif f.budget_gated:
+        notes.append(
+            "the log is a budget-gated daemon's but states no believable budget: replayed "
+            "with the synthesis slots it shows, without the budget"
+        )
     return Plan(
         session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
-        latest, int(hidden.sum()), queue_seen, other_order,
+        latest, int(hidden.sum()), queue_seen, other_order, max_parallel,
     )  # fmt: skip
 
 
@@ -303,6 +331,9 @@ def with_other_order(pl: Plan) -> Plan:
 def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
     """The plan's shape and durations with ``knobs`` applied (the plan is not changed)."""
     cfg = pl.cfg
+    if knobs.budget_gib is not None:  # sized as the daemon does; --pw, when set, wins
+        workers = synth_workers(knobs.budget_gib, pl.max_parallel)
+        cfg = replace(cfg, budget_gib=knobs.budget_gib, pw=workers)
     shape = {k: getattr(knobs, k) for k in ("gw", "pw", "gpus", "queue_cap")}
     cfg = replace(cfg, **{k: v for k, v in shape.items() if v is not None})
     d = pl.draws
@@ -433,13 +464,21 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
     source = "gpu_ms" if pl.upper_bound else KERNEL_SOURCE_TIMING
     if pl.upper_bound:
         calls = calls.assign(kernel_start=np.nan, kernel_ms=np.nan)
-    return build_session(
+    played = build_session(
         calls,
         index=session.index,
         kinds=kinds,
         workers=workers,
         kernel_source=source,
     )
+    if cfg.budget_gib is not None:  # the budget-gated daemon's head, as it would log it
+        played.facts = Facts(
+            total_budget_gib=int(cfg.budget_gib * GIB) // GIB or None,
+            max_partitions_in_budget=partitions_in_budget(cfg.budget_gib),
+            synth_worker_count=cfg.pw,
+            budget_gated=True,
+        )
+    return played
 
 
 def _first_event(p: Frame, jobs: int) -> np.ndarray:
