@@ -56,7 +56,10 @@ def run(args: argparse.Namespace) -> int:
 
 def session_summary(session: Session) -> dict:
     """The JSON shape of one session."""
-    return {
+    from viewer.analysis.budget import budget
+    from viewer.export.report import budget_dict
+
+    out = {
         "session": session.number,
         "index": session.index,
         "events": int(session.events),
@@ -68,9 +71,13 @@ def session_summary(session: Session) -> dict:
         "start_ms": int(session.start_ms),
         "end_ms": int(session.end_ms),
     }
+    if (b := budget(session)) is not None:  # a budget-gated daemon's (its head says so)
+        out["budget"] = budget_dict(b)
+    return out
 
 
 def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> str:
+    from viewer.analysis.budget import budget
     from viewer.model.timeline import display_path
 
     """A few readable lines per session."""
@@ -101,5 +108,7 @@ def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> st
             f"  time span         {s['start_ms']} - {s['end_ms']} ms ({span_s:.1f} s)",
             f"  kernel time from  {session.kernel_source}",
         ]
+        if "budget" in s:
+            lines.append(f"  memory budget     {budget(session).describe()}")
         lines += [f"  note: {n}" for n in session.notes]
     return "\n".join(lines)

@@ -19,6 +19,7 @@ from typing import TypeVar
 import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
+from viewer.analysis.budget import Budget, budget
 from viewer.analysis.cache import forget, holds
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
 from viewer.analysis.groups import Groups
@@ -229,12 +230,34 @@ def summary_dict(sm: SessionSummary) -> dict:
             "gpus": int(tp.gpus),
         },
         "floors": floors_dict(sm.floors),
+        # A budget-gated daemon's memory budget and the concurrency it implies (null for a
+        # daemon with a fixed pw, or a session whose head was not read).
+        "budget": budget_dict(budget(s)),
         "verdict": {
             "kind": sm.verdict.kind,
             "sentence": sm.verdict.sentence,
             "evidence": list(sm.verdict.evidence),
             "warning": sm.verdict.warning or None,
         },
+    }
+
+
+def budget_dict(b: Budget | None) -> dict | None:
+    """``total_gib`` (as the log states it), ``synth_workers`` (logged, or sized from the
+    budget as the daemon does: ``workers_logged``), ``max_partitions_in_budget``,
+    ``max_parallel_synthesis``, ``baseline_gib`` (SRS and PCE) and ``partitions_at_once``
+    (whose reservations fit beside it); null when the daemon is not budget-gated."""
+    if b is None:
+        return None
+    return {
+        "total_gib": b.total_gib,
+        "synth_workers": b.workers,
+        "workers_logged": b.workers_logged,
+        "max_partitions_in_budget": b.partitions_in_budget,
+        "max_parallel_synthesis": b.max_parallel,
+        "baseline_gib": num(b.baseline_gib, 1),
+        "partitions_at_once": b.at_once,
+        "budget_binds": b.binds,
     }
 
 
@@ -369,6 +392,8 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
             f"{sec(k.gpu_call_ms / 1000)} / {sec(k.synth_ms / 1000)}",
         ),
     ]
+    if (b := budget(s)) is not None:
+        rows.append(("memory budget (budget-gated daemon)", b.describe()))
     return rows
 
 
