@@ -530,3 +530,37 @@ def test_a_calibration_log_that_cannot_be_read_is_named(qtbot, window, tmp_path)
     qtbot.waitUntil(lambda: "not-a-log.txt" in panel.error.text(), timeout=TIMEOUT)
     assert "Traceback" not in panel.error.text()
     assert panel.calibration() == []
+
+
+# ------------------------------------------------------------------- memory budget
+
+
+def test_a_budget_gated_log_has_its_budget_as_a_knob(qtbot, window) -> None:
+    answer = open_and_answer(qtbot, window, SAMPLES / "budget_gated.log")
+    panel = window.whatif_panel
+    assert panel.spins["budget"].isEnabled()
+    assert panel.spins["budget"].value() == 200
+    assert panel.measured["budget"].text() == "measured 200 GiB"
+    assert panel.spins["pw"].value() == 14  # the workers it logged
+    assert answer.result.replay_error == pytest.approx(0.0, abs=0.005)
+    type_into(qtbot, panel.spins["budget"], "260")
+    qtbot.waitUntil(
+        lambda: (
+            panel.answer() is not None and panel.answer().knobs.changed() == {"budget_gib": 260.0}
+        ),
+        timeout=TIMEOUT,
+    )
+    result = panel.answer().result
+    assert result.schedule.config.pw == 18  # sized from the budget, as the daemon does
+    assert result.scenario.s_per_proof == pytest.approx(37.2, rel=0.01)  # simulated: 37.20
+    assert shown(panel, "predicted") == round(result.scenario.s_per_proof, 1)
+    assert panel.spins["budget"].font().bold()
+    panel.reset()
+    assert panel.knobs() == Knobs() and panel.spins["budget"].value() == 200
+
+
+def test_a_log_without_a_budget_has_no_budget_knob(qtbot, window) -> None:
+    open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    assert not panel.spins["budget"].isEnabled()
+    assert panel.measured["budget"].text() == "not in this log"

@@ -95,6 +95,8 @@ class WhatIfRunner(QtCore.QObject):
                 return Answer(session, knobs, error=f"Nothing to replay: {exc}.")
         pl = self._plan[1]
         defaults = {"gw": pl.cfg.gw, "pw": pl.cfg.pw, "gpus": pl.cfg.gpus, **stage_means(pl)}
+        if pl.cfg.budget_gib is not None:  # a budget-gated log: its budget is a knob
+            defaults["budget"] = pl.cfg.budget_gib
         try:
             if load is None:
                 load = own_load(session, _cpus(source))

@@ -39,6 +39,9 @@ COUNTS = (
     ("pw", "Synthesis slots", MAX_PW, "partitions synthesized at once on the CPU (pw)"),
     ("gpus", "GPUs", MAX_GPUS, "GPUs; all their workers share one queue"),
 )
+#: The knob of a budget-gated daemon's memory budget (``Knobs.budget_gib``).
+BUDGET = "budget"
+MAX_BUDGET_SHOWN = 99_999.0  # GiB: the box stays narrow; --budget-gib takes up to a PiB
 #: Stage means: name, caption.
 MEANS = (
     ("kernel", "Kernel"),
@@ -154,10 +157,21 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             spin = QtWidgets.QSpinBox()
             spin.setRange(1, top)
             self._add_knob(grid, row, name, caption, spin, tip)
+        budget = QtWidgets.QDoubleSpinBox()
+        budget.setDecimals(0)
+        budget.setRange(1.0, MAX_BUDGET_SHOWN)
+        budget.setSuffix(" GiB")
+        budget.setSingleStep(10.0)
+        tip = (
+            "a budget-gated daemon's memory budget: the synthesis workers it sizes from it "
+            "(budget / 14 GiB, at most 18, at least 2) and partitions waiting for room for "
+            "their 14 GiB beside SRS and PCE (only for logs that state a budget)"
+        )
+        self._add_knob(grid, len(COUNTS) + 1, BUDGET, "Memory budget", budget, tip)
         self.reset_button = QtWidgets.QPushButton("Reset to measured")
         self.reset_button.setToolTip("Every knob back to what the log measured")
         self.reset_button.clicked.connect(self.reset)
-        grid.addWidget(self.reset_button, len(COUNTS) + 1, 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
+        grid.addWidget(self.reset_button, len(COUNTS) + 2, 0, 1, 3, Qt.AlignmentFlag.AlignLeft)
 
         means = QtWidgets.QWidget()
         grid = QtWidgets.QGridLayout(means)
@@ -383,7 +397,13 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self._request()
 
     def _field(self, name: str) -> str:
+        if name == BUDGET:
+            return "budget_gib"
         return name if name in self._count_names() else f"{name}_ms"
+
+    def _name(self, field: str) -> str:
+        """The knob shown for a ``Knobs`` field (``_field`` the other way)."""
+        return BUDGET if field == "budget_gib" else field.removesuffix("_ms")
 
     @staticmethod
     def _count_names() -> tuple[str, ...]:
@@ -426,7 +446,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
                 spin.setValue(value)
                 spin.blockSignals(False)
             spin.setEnabled(known)
-            unit = "" if name in self._count_names() else " ms"
+            unit = "" if name in self._count_names() else " GiB" if name == BUDGET else " ms"
             self.measured[name].setText(
                 f"measured {default:.0f}{unit}" if known else "not in this log"
             )
@@ -459,7 +479,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         if answer.defaults and fresh:
             self._defaults = answer.defaults
             self._defaults_key = self._key
-            for key in [k for k in self._edited if k.removesuffix("_ms") not in self._defaults]:
+            for key in [k for k in self._edited if self._name(k) not in self._defaults]:
                 del self._edited[key]
             self._show_defaults()
         self.status.setText("")
