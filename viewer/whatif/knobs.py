@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from dataclasses import asdict, dataclass, fields
 
+from viewer.sim.budget import MAX_BUDGET_GIB
+
 #: The durations a what-if can change, with what each is in the log.
 STAGES = {
     "kernel": "CUDA kernel time per call (gpu_total_ms)",
@@ -27,7 +29,6 @@ MAX_QUEUE = 1 << 20
 MAX_JOBS = 100_000  # a closed loop's proofs (cuzk-bench -c)
 MAX_MS = 3_600_000.0  # a stage's mean: one hour
 MIN_SCALE, MAX_SCALE = 0.01, 100.0
-MAX_BUDGET_GIB = float(1 << 20)  # a memory budget past a pebibyte is a typo
 
 
 class KnobError(ValueError):
