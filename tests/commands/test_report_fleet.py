@@ -162,3 +162,54 @@ def test_session_counts_from_one_in_a_fleet_too(capsys) -> None:
             assert records[1]["session"] == 1
         else:
             assert "no session 2" in records[1]["error"]
+
+
+def test_a_folder_that_cannot_be_searched_is_a_row_not_a_traceback(capsys, monkeypatch) -> None:
+    """issue 27 item 15: a fleet glob reaching into a folder without search permission gave
+    a PermissionError traceback (root ignores permissions, so the refusal is stood in)."""
+    import pathlib
+
+    real = pathlib.Path.is_dir
+
+    def is_dir(self):  # noqa: ANN001, ANN202
+        if "locked" in str(self):
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(pathlib.Path, "is_dir", is_dir)
+    locked = "/nowhere/locked/run.log"
+    code, out, err = run(capsys, str(SAMPLES / "phase7_gw1.log"), locked, "--table", "--jobs", "1")
+    assert code == 1
+    assert "Traceback" not in err
+    assert f"report: {locked}: Permission denied" in err
+    assert "phase7_gw1.log" in out and "error: " in out
+
+
+def _records_or_die(path: str, *rest: object) -> list[dict]:
+    """``fleet.log_records``, but the process reading phase7_gw1.log is killed (as the OOM
+    killer would); module-level, so that a worker process can be handed it."""
+    import os
+    import signal
+
+    if path.endswith("phase7_gw1.log") and os.getpid() != MAIN_PID:
+        os.kill(os.getpid(), signal.SIGKILL)
+    return REAL_LOG_RECORDS(path, *rest)
+
+
+MAIN_PID = __import__("os").getpid()
+REAL_LOG_RECORDS = __import__("viewer.export.fleet", fromlist=["log_records"]).log_records
+
+
+def test_a_killed_reader_is_a_row_and_the_others_come(capsys, monkeypatch) -> None:
+    """issue 27 item 14: the fleet goes on when a reading process is killed."""
+    from viewer.export import fleet
+
+    monkeypatch.setattr(fleet, "log_records", _records_or_die)
+    logs = [str(SAMPLES / n) for n in ("phase8_pw20.log", "phase7_gw1.log", "two_gpus.log")]
+    code, out, err = run(capsys, *logs, "--json-lines", "--jobs", "2")
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["log"].rsplit("/", 1)[-1] for r in rows] == [
+        "phase8_pw20.log", "phase7_gw1.log", "two_gpus.log"
+    ]  # fmt: skip
+    assert "died twice" in rows[1]["error"] and "error" not in rows[0] and "error" not in rows[2]
+    assert code == 1 and "Traceback" not in err

@@ -116,7 +116,7 @@ MAX_JOBS = 256
 
 
 def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
-    from viewer.export.fleet import fleet_table, log_records
+    from viewer.export.fleet import died_record, fleet_table, log_records
     from viewer.export.format import to_json
     from viewer.export.processes import process_map
 
@@ -130,7 +130,7 @@ def _fleet(args: argparse.Namespace, paths: list[str]) -> int:
     work = [(p, args.workers_per_gpu, args.session) for p in paths]
     failed = 0
     rows = []
-    for records in process_map(log_records, work, jobs):
+    for records in process_map(log_records, work, jobs, died=lambda item: [died_record(*item)]):
         for r in records:
             if "error" in r:
                 failed += 1

@@ -97,7 +97,11 @@ def log_records(
     from viewer.io import LogError, open_log
 
     name = display_path(path)
-    if Path(path).is_dir():  # named, with no log in it (``expand``)
+    try:
+        is_dir = Path(path).is_dir()
+    except OSError as exc:  # a folder on the way that cannot be searched
+        return [{"format": FORMAT, "log": name, "error": f"{name}: {exc.strerror or exc}"}]
+    if is_dir:  # named, with no log in it (``expand``)
         from viewer.io.paths import folder_problem
 
         return [{"format": FORMAT, "log": name, "error": f"{name}: {folder_problem(path)}"}]
@@ -133,6 +137,16 @@ def _knob(value: object, unit: str = "") -> str:
         if isinstance(value, float)
         else f"{value}{unit}"
     )
+
+
+def died_record(path: str, *_rest: object) -> dict:
+    """The record of a log whose reading process died twice (killed, or out of memory)."""
+    name = display_path(path)
+    return {
+        "format": FORMAT,
+        "log": name,
+        "error": f"{name}: the process reading it died twice (killed, or out of memory?)",
+    }
 
 
 def table_row(r: dict) -> tuple[str, ...]:
