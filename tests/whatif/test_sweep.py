@@ -165,3 +165,40 @@ def test_simulated_runs_without_stated_settings_are_read_from_what_they_show(tmp
     assert choose_knob(runs) == "pw"
     s = sweep(runs)
     assert {r.value for r in s.rows} >= {4, 8}
+
+
+def test_budget_gated_runs_sweep_the_budget_and_their_workers_follow_it(tmp_path) -> None:  # noqa: ANN001
+    """Runs of a budget-gated daemon differ in the budget and, through it, in the synthesis
+    workers: the sweep is over the budget (the workers are not a second knob)."""
+    from viewer.cli import main
+    from viewer.io import open_log as read
+    from viewer.whatif.sweep import run_of
+
+    runs = []
+    for b in (160, 200, 260, 330):
+        path = tmp_path / f"b{b}.log"
+        assert (
+            main(
+                [
+                    "simulate",
+                    "--budget-gib",
+                    str(b),
+                    "--sectors",
+                    "6",
+                    "--seed",
+                    "3",
+                    "-o",
+                    str(path),
+                ]
+            )
+            == 0
+        )
+        runs.append(run_of(path.name, read(path), path))
+    assert len({r.values["pw"] for r in runs}) == 4  # the workers follow the budget
+    s = sweep(runs, ram_gib=300)
+    assert s.knob == "budget" and not s.apart
+    for r in s.rows:
+        if r.s_per_proof is not None:
+            assert r.predicted == pytest.approx(r.s_per_proof, rel=0.05), r.value
+    assert s.best.value in (260, 330)
+    assert s.best_within_ram is not None and s.best_within_ram.memory_gib[1] <= 300

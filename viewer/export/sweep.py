@@ -93,9 +93,8 @@ def summary(s: Sweep) -> list[str]:
         region = s.region
         if region is not None:
             lo, hi = region
-            span = (
-                value_text(s.knob, lo) if lo == hi else f"{value_text(s.knob, lo)}-{_value(s, hi)}"
-            )
+            unit = KNOBS[s.knob][1]
+            span = f"{s.knob} {_value(s, lo)}" + ("" if lo == hi else f"-{_value(s, hi)}") + unit
             out.append(f"best region ({s.basis}, within {REGION * 100:.0f} % of the best): {span}")
     if s.ram_gib is not None:
         fits = s.best_within_ram

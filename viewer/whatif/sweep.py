@@ -186,10 +186,20 @@ def same(knob: str, a: float | None, b: float | None) -> bool:
     return a == b
 
 
+#: Which knob a tie goes to: a budget-gated daemon sizes its synthesis workers from the
+#: budget, so where budgets differ the workers follow them (``derived``).
+TIE_ORDER = ("budget", "pw", "gw", "kernel")
+
+
+def derived(knob: str) -> tuple[str, ...]:
+    """The knobs that follow ``knob`` (not compared when sweeping it)."""
+    return ("pw",) if knob == "budget" else ()
+
+
 def choose_knob(runs: list[Run]) -> str:
-    """The knob the runs differ in most (distinct values; pw first on a tie)."""
+    """The knob the runs differ in most (distinct values; on a tie, ``TIE_ORDER``)."""
     best, most = None, 1
-    for knob in KNOBS:
+    for knob in TIE_ORDER:
         values = [r.values[knob] for r in runs if r.values[knob] is not None]
         distinct = _distinct(knob, values)
         if len(distinct) > most:
@@ -301,7 +311,7 @@ def sweep(
             apart.append((r, f"its {KNOBS[knob][0]} is neither stated nor shown"))
             continue
         members.append(r)
-    others = [k for k in KNOBS if k != knob]
+    others = [k for k in KNOBS if k != knob and k not in derived(knob)]
     fixed = {k: _modal(k, members) for k in others}
     kept = []
     for r in members:
