@@ -76,7 +76,12 @@ def test_repeated_lines_around_a_restart(monkeypatch, scanner):
     """Runs of copies before, at and after the restart, of a torn line and of a CUZK line."""
     path = Path(__file__).with_name("data") / "repeated_lines_around_a_restart.log"
     (first, second, third) = open_log(path).sessions
-    assert first.skipped == {"duplicate_event": 5, "orphan_cuzk_timing": 3}
+    # (its one block has a 3746 ms kernel in a 400 ms call: not believed, issue 27 item 4)
+    assert first.skipped == {
+        "duplicate_event": 5,
+        "orphan_cuzk_timing": 3,
+        "cuzk_timing_misfit": 1,
+    }
     assert second.skipped == {"duplicate_event": 4, "malformed_timeline": 4}  # 4 torn copies
     assert third.skipped == {}
     assert_like_unfolded(path, monkeypatch)

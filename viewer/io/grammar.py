@@ -125,6 +125,7 @@ SKIP_REASONS = (
     "cut_line",
     "malformed_cuzk_timing",
     "orphan_cuzk_timing",
+    "cuzk_timing_misfit",
 )
 
 

@@ -25,7 +25,7 @@ from viewer.model.frame import Frame, empty_like
 KERNEL_SOURCE_TIMING = "cuzk_timing"
 KERNEL_SOURCE_GPU_MS = "gpu_ms"
 #: Skip reasons of CUZK_TIMING lines; every other reason counts a TIMELINE-looking line.
-CUZK_SKIP_REASONS = frozenset({"malformed_cuzk_timing", "orphan_cuzk_timing"})
+CUZK_SKIP_REASONS = frozenset({"malformed_cuzk_timing", "orphan_cuzk_timing", "cuzk_timing_misfit"})
 
 #: Column name -> dtype of ``Session.partitions``.
 PARTITION_COLUMNS: dict[str, str] = {
