@@ -148,3 +148,15 @@ def test_the_simulate_command(tmp_path, capsys) -> None:  # noqa: ANN001
         with pytest.raises(SystemExit):
             main(["simulate", "--budget-gib", bad, "-o", str(out)])
         assert "--budget-gib" in capsys.readouterr().err
+
+
+def test_a_baseline_without_a_budget_is_refused(tmp_path, capsys) -> None:  # noqa: ANN001
+    from viewer.cli import main
+
+    out = tmp_path / "s.log"
+    assert main(["simulate", "--baseline-gib", "40", "--sectors", "1", "-o", str(out)]) == 2
+    assert "--baseline-gib" in capsys.readouterr().err
+    args = ["simulate", "--budget-gib", "100", "--baseline-gib", "40", "--sectors", "2"]
+    assert main([*args, "-o", str(out)]) == 0
+    s = simulate(budget_gated(SimConfig(sectors=2, baseline_gib=40.0), 100))
+    assert out.read_text() == render(s, WriteOptions(seed=1))  # 4 reservations at once, not 2

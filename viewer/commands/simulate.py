@@ -170,7 +170,6 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     g["pipeline"].add_argument(
         "--baseline-gib",
         type=BASELINE,
-        default=d.baseline_gib,
         metavar="GIB",
         help="with --budget-gib: budget SRS and PCE hold from the start "
         f"({_bounds(BASELINE)}, default {BASELINE_GIB:g})",
@@ -235,8 +234,11 @@ def config_from(args: argparse.Namespace) -> SimConfig:
         bound.check("--" + field.replace("_", "-"), values[field])
     budget = getattr(args, "budget_gib", None)
     BUDGET.check("--budget-gib", budget)
-    baseline = getattr(args, "baseline_gib", SimConfig.baseline_gib)
+    baseline = getattr(args, "baseline_gib", None)
     BASELINE.check("--baseline-gib", baseline)
+    if baseline is not None and budget is None:
+        raise ValueError("--baseline-gib is what SRS and PCE hold of --budget-gib: give both")
+    baseline = SimConfig.baseline_gib if baseline is None else baseline
     if budget is not None and values["pw"] is not None:
         raise ValueError(
             f"--pw and --budget-gib: a budget-gated daemon sizes its synthesis workers from "

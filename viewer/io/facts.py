@@ -75,6 +75,9 @@ def from_text(head: bytes) -> Facts:
     """``Facts`` of a log's first bytes (the first daemon run's head: module docstring)."""
     found: dict[str, int | float | bool] = {}
     started = False
+    cut = head.find(b"TIMELINE,")
+    if cut >= 0:
+        head = head[:cut]  # what follows is the run's work, not its head
     for raw in head.splitlines():
         if b"TIMELINE," in raw:
             break
