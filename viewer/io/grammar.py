@@ -126,6 +126,8 @@ SKIP_REASONS = (
     "malformed_cuzk_timing",
     "orphan_cuzk_timing",
     "cuzk_timing_misfit",
+    "offset_out_of_order",
+    "offset_outside_session",
 )
 
 

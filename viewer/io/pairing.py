@@ -181,6 +181,23 @@ class Pairing:
             for name in ("gpu_ms", "end_worker", "end_seq"):
                 cols[name][backwards] = KEPT[name][3]
             filled = filled - backwards
+        ok = ~torn
+        for reason in ("offset_out_of_order", "offset_outside_session"):
+            if reason == "offset_out_of_order":  # then what lies outside, without those
+                dropped = _out_of_order(times, ok)
+            else:
+                dropped = _outside(times, session, ok, sessions)
+            for code, rows_ in dropped.items():
+                if not len(rows_):
+                    continue
+                mask = np.zeros(len(job), bool)
+                mask[rows_] = True
+                per_session.add(reason, mask)
+                times[code][rows_] = np.nan
+                for name, (event, _k, _t, empty) in KEPT.items():
+                    if event == code:
+                        cols[name][rows_] = empty
+                filled = filled - mask
         keep = None if not torn.any() else np.flatnonzero(~torn)
 
         def rows(col: np.ndarray) -> np.ndarray:
@@ -209,6 +226,80 @@ class Pairing:
         return Paired(
             calls=out, accepted=counts, skipped=per_session.counters(), start_ms=lo, end_ms=hi
         )
+
+
+#: Events of one call written out of their order by up to this much are the daemon's threads
+#: writing apart, not a torn offset (simulate --disorder-ms stays under it too).
+DISORDER_MS = 1000.0
+#: An event this far from its session's middle (and ``SPREAD`` x the session's median
+#: absolute deviation) lies outside the session: a torn offset, not a late event.
+OUTSIDE_MS = 30 * 86_400_000.0
+SPREAD = 50.0
+
+
+def _out_of_order(times: list[np.ndarray], ok: np.ndarray) -> dict[int, np.ndarray]:
+    """Per event type, the calls whose event of that type breaks the order of its call
+    (SYNTH_START <= SYNTH_END <= queue <= pickup <= GPU_START <= GPU_END, DISORDER_MS
+    allowed): the event out of order with most of the others, one at a time (a torn
+    SYNTH_START of 4 042 075 s gave a synthesis of minus that)."""
+    t = np.stack(times, axis=1)  # calls x 6, NaN where not seen
+    t[~ok] = np.nan
+    out: dict[int, list[np.ndarray]] = {}
+    k = t.shape[1]
+    for _ in range(k - 1):
+        count = np.zeros(t.shape, np.int64)
+        for i in range(k):
+            for j in range(i + 1, k):
+                bad = t[:, i] > t[:, j] + DISORDER_MS  # NaN compares False
+                count[:, i] += bad
+                count[:, j] += bad
+        worst = count.max(axis=1)
+        rows = np.flatnonzero(worst > 0)
+        if not len(rows):
+            break
+        # The event out of order with the most others; on a tie (two events, one pair), the
+        # one furthest from the call's other events.
+        c = count[rows]
+        mid = np.nanmedian(t[rows], axis=1)
+        far = np.abs(t[rows] - mid[:, None])
+        far = np.where(c == worst[rows][:, None], np.nan_to_num(far, nan=-1.0), -2.0)
+        col = np.argmax(far, axis=1)
+        t[rows, col] = np.nan
+        for code in np.unique(col).tolist():
+            out.setdefault(code, []).append(rows[col == code])
+    return {code: np.concatenate(parts) for code, parts in out.items()}
+
+
+def _outside(
+    times: list[np.ndarray], session: np.ndarray, ok: np.ndarray, sessions: int
+) -> dict[int, np.ndarray]:
+    """Per event type, the calls whose event lies outside its session: further than
+    OUTSIDE_MS from the session's median event, and SPREAD times the session's median
+    absolute deviation (an offset of 10^14 in a 4-minute run made it last 3 million years)."""
+    t = np.stack(times, axis=1)
+    t[~ok] = np.nan
+    flat = t.ravel()
+    sess = np.repeat(session, t.shape[1])
+    seen = np.isfinite(flat)
+    if not seen.any():
+        return {}
+    order = np.lexsort((flat[seen], sess[seen]))
+    v, s_ = flat[seen][order], sess[seen][order]
+    edges = np.searchsorted(s_, np.arange(sessions + 1))
+    has = np.diff(edges) > 0
+    middle = (edges[:-1] + np.diff(edges) // 2)[has]  # each session's median, all at once
+    mid, dev = np.zeros(sessions), np.zeros(sessions)
+    mid[has] = v[middle]
+    apart = np.abs(v - mid[s_])
+    dev[has] = apart[np.lexsort((apart, s_))][middle]
+    limit = np.maximum(OUTSIDE_MS, SPREAD * dev)[session]
+    far = np.abs(t - mid[session][:, None]) > limit[:, None]
+    out = {}
+    for code in range(t.shape[1]):
+        rows = np.flatnonzero(far[:, code])
+        if len(rows):
+            out[code] = rows
+    return out
 
 
 class _Index:

@@ -21,6 +21,8 @@ REASONS = {
     "cut_line": "a last line cut short (a file still being written, or damaged)",
     "malformed_cuzk_timing": "CUZK_TIMING lines that could not be parsed",
     "orphan_cuzk_timing": "CUZK_TIMING lines no kernel block or GPU call took",
+    "offset_out_of_order": "events whose offset breaks their partition's order (torn)",
+    "offset_outside_session": "events whose offset lies far outside their session (torn)",
     "cuzk_timing_misfit": "CUZK_TIMING blocks that cannot fit their GPU call (torn numbers)",
 }
 

@@ -1,0 +1,68 @@
+"""An offset that breaks the order of its own partition, or lies far outside its session,
+is skipped and counted (issue 27 item 5): one torn line must not move a verdict."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from viewer.analysis import summarize
+from viewer.analysis.floors import floors
+from viewer.io import open_log
+
+SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+
+
+def _with(tmp_path: Path, line_no: int, new_offset: str) -> Path:
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    parts = lines[line_no - 1].split(",", 2)
+    assert parts[0] == "TIMELINE"
+    lines[line_no - 1] = ",".join([parts[0], new_offset, parts[2]])
+    path = tmp_path / "torn.log"
+    path.write_text("".join(lines))
+    return path
+
+
+@pytest.fixture(scope="module")
+def clean():
+    return summarize(open_log(SAMPLE).sessions[0])
+
+
+def _same_story(sm, clean) -> None:  # noqa: ANN001
+    assert sm.verdict.kind == clean.verdict.kind
+    f, g = floors(sm.session), floors(clean.session)
+    assert f.synthesis_s == pytest.approx(g.synthesis_s, rel=0.03)
+    assert f.arrival_s == pytest.approx(g.arrival_s, rel=0.03)
+    assert sm.session.end_ms == pytest.approx(clean.session.end_ms, abs=1000)
+    assert sm.throughput.measured_s_per_proof == pytest.approx(
+        clean.throughput.measured_s_per_proof, rel=0.01
+    )
+
+
+def test_a_synth_start_past_its_end_is_skipped(tmp_path, clean) -> None:  # noqa: ANN001
+    """SYNTH_START of job 2's partition 0 torn to 4 042 075 s: the synthesis lasted
+    -4 042 075 s and the verdict changed."""
+    s = open_log(_with(tmp_path, 189, "4042151000")).sessions[0]
+    assert s.skipped.get("offset_out_of_order") == 1
+    _same_story(summarize(s), clean)
+
+
+def test_an_offset_of_ten_to_the_fourteen_is_skipped(tmp_path, clean) -> None:  # noqa: ANN001
+    """One GPU_QUEUE line at 10^14 ms: the arrival floor bound at 2 * 10^11 s/proof."""
+    s = open_log(_with(tmp_path, 335, "100000000000000")).sessions[0]
+    assert s.skipped.get("offset_out_of_order", 0) + s.skipped.get("offset_outside_session", 0) == 1
+    _same_story(summarize(s), clean)
+
+
+def test_a_synth_start_torn_far_out_is_skipped(tmp_path, clean) -> None:  # noqa: ANN001
+    s = open_log(_with(tmp_path, 68, "100000000000000")).sessions[0]
+    assert s.skipped.get("offset_out_of_order", 0) + s.skipped.get("offset_outside_session", 0) == 1
+    _same_story(summarize(s), clean)
+
+
+def test_the_bundled_logs_have_no_such_offsets() -> None:
+    for path in sorted(SAMPLE.parent.glob("*.log")):
+        for s in open_log(path).sessions:
+            for reason in ("offset_out_of_order", "offset_outside_session"):
+                assert s.skipped.get(reason, 0) == 0, (path.name, reason)
