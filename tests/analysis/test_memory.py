@@ -136,3 +136,19 @@ def test_the_memory_counter_track_is_the_upper_end_in_whole_gib() -> None:
     steps = counters(s)["memory"]
     assert steps.peak == round(memory(s).peak[1])
     assert steps.at(500) == round(DEFAULT.baseline_gib + 2 * DEFAULT.synth_peak_gib)
+
+
+def test_a_budget_gated_logs_memory_track_names_its_budget() -> None:
+    from pathlib import Path
+
+    from viewer.io import open_log
+    from viewer.lanes.data import build_lanes
+
+    samples = Path(__file__).resolve().parents[2] / "sample_logs"
+    labels = {}
+    for name in ("budget_gated.log", "phase8_pw20.log"):
+        lanes = build_lanes(open_log(samples / name).sessions[0])
+        labels[name] = next(lane.name for lane in lanes.lanes() if lane.counter == "memory")
+    assert labels["budget_gated.log"].endswith(", budget 200")
+    assert labels["budget_gated.log"].split("\n")[1].startswith("peak ")
+    assert labels["phase8_pw20.log"].split("\n")[1].startswith("up to ")

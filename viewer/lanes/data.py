@@ -228,6 +228,13 @@ def _synth_lanes(session: Session) -> list[Lane]:
     return lanes
 
 
+def _counter_top(session: Session, key: str, peak: int) -> str:
+    """ "up to 253", and for the memory of a budget-gated daemon its budget, the limit it
+    keeps to: "peak 253, budget 200"."""
+    budget = getattr(session.facts, "total_budget_gib", None) if key == "memory" else None
+    return f"peak {peak}, budget {budget}" if budget else f"up to {peak}"
+
+
 def build_lanes(session: Session) -> SessionLanes:
     """The lanes of ``session``: per GPU its workers and busy lane, then the synthesis rows."""
     p = session.partitions
@@ -255,7 +262,12 @@ def build_lanes(session: Session) -> SessionLanes:
     # The counters right under the GPU lanes, whose waits they explain.
     steps = counters(session)
     counter_lanes = [
-        Lane(f"{COUNTERS[key]}\nup to {steps[key].peak}", "counter", {}, counter=key)
+        Lane(
+            f"{COUNTERS[key]}\n{_counter_top(session, key, steps[key].peak)}",
+            "counter",
+            {},
+            counter=key,
+        )
         for key in COUNTERS
     ]
     groups.append(LaneGroup("counters", counter_lanes))
