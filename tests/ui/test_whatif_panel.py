@@ -564,3 +564,17 @@ def test_a_log_without_a_budget_has_no_budget_knob(qtbot, window) -> None:
     panel = window.whatif_panel
     assert not panel.spins["budget"].isEnabled()
     assert panel.measured["budget"].text() == "not in this log"
+
+
+def test_the_dock_gives_the_memory_each_run_holds(qtbot, window) -> None:
+    """issue 26: the memory a setting needs, beside its s/proof; more synthesis slots hold
+    more partitions at once."""
+    answer = open_and_answer(qtbot, window, PHASE8)
+    panel = window.whatif_panel
+    lo, hi = answer.result.memory_gib(answer.result.measured)
+    assert f"Memory held at most: measured {round(lo)}-{round(hi)} GiB" in panel.efficiency.text()
+    assert "baseline 69 GiB" in panel.efficiency.toolTip()
+    more = set_knobs(qtbot, panel, pw=20)
+    lo2, hi2 = more.result.memory_gib(more.result.scenario)
+    assert hi2 > hi and lo2 > lo
+    assert f"predicted {round(lo2)}-{round(hi2)} GiB" in panel.efficiency.text()

@@ -101,6 +101,8 @@ class WhatIfRunner(QtCore.QObject):
             if load is None:
                 load = own_load(session, _cpus(source))
             result = what_if(session, knobs, pl=pl, load=load)
+            for o in (result.measured, result.scenario):  # here, not on the GUI thread
+                result.memory_gib(o)
         except ValueError as exc:  # KnobError included
             return Answer(session, knobs, defaults, error=str(exc))
         return Answer(session, knobs, defaults, result)

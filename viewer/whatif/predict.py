@@ -90,8 +90,13 @@ class WhatIf:
     memory_model: MemoryModel = DEFAULT_MEMORY
 
     def memory_gib(self, o: Outcome) -> tuple[float, float]:
-        """(lower, upper) end of the most memory ``o``'s run holds at once, GiB."""
-        return memory(o.session, self.memory_model).peak
+        """(lower, upper) end of the most memory ``o``'s run holds at once, GiB (computed
+        once per run: a window asks from the GUI thread what its worker thread made)."""
+        cache = self.__dict__.setdefault("_memory", {})
+        key = id(o.session)
+        if key not in cache:
+            cache[key] = memory(o.session, self.memory_model).peak
+        return cache[key]
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""

@@ -16,6 +16,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import percent
+from viewer.export.whatif import gib_range
 from viewer.lanes.data import SessionLanes
 from viewer.model import Session
 from viewer.ui.actions import make_action
@@ -541,7 +542,14 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             note.setStyleSheet(f"color: {tone}; font-weight: bold;" if tone else "")
         self.efficiency.setText(
             f"GPU efficiency: measured {fmt_pct(m.gpu_efficiency)}, "
-            f"predicted {fmt_pct(s.gpu_efficiency)}"
+            f"predicted {fmt_pct(s.gpu_efficiency)}\n"
+            f"Memory held at most: measured {gib_range(w.memory_gib(m))} GiB, "
+            f"predicted {gib_range(w.memory_gib(s))} GiB"
+        )
+        self.efficiency.setToolTip(
+            "The most the pipeline holds at once, from what each partition is doing: "
+            + w.memory_model.describe()
+            + ". A range, because a log does not show how fast a synthesis grows its memory."
         )
         span = w.span
         aside = f["predicted"].aside
