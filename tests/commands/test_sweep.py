@@ -146,3 +146,30 @@ def test_an_unreadable_log_is_named(capsys, tmp_path) -> None:  # noqa: ANN001
     os.mkfifo(fifo)
     code, _, err = run(capsys, LOGS[0], str(fifo))
     assert code == 2 and "pipe.log" in err
+
+
+def _plain(tmp_path: Path, name: str, *sources: str) -> Path:
+    """A plain log of the runs in ``sources`` one after the other (one daemon session
+    each)."""
+    import gzip
+
+    path = tmp_path / name
+    path.write_bytes(b"".join(gzip.decompress(Path(s).read_bytes()) for s in sources))
+    return path
+
+
+def test_a_log_of_two_sessions_is_swept_at_the_settings_of_the_session_swept(
+    capsys, tmp_path
+) -> None:  # noqa: ANN001
+    """The head states the first run's pw (24); the session swept is the second (pw 6, as
+    many GPU calls: the later one): its row is pw 6, not pw 24 with pw 6's s/proof."""
+    pw6 = next(p for p in LOGS if p.endswith("/pw6.log.gz"))
+    pw24 = next(p for p in LOGS if p.endswith("/pw24.log.gz"))
+    both = _plain(tmp_path, "both.log", pw24, pw6)
+    others = [p for p in LOGS if "base8" in p or "pw12" in p]
+    code, out, err = run(capsys, str(both), *others, "--json")
+    assert code == 0, err
+    d = json.loads(out)
+    row = next(r for r in d["rows"] if r["log"] and r["log"].endswith("both.log"))
+    assert row["value"] == 6
+    assert any("both.log: 2 daemon sessions; session 2" in n for n in d["notes"])

@@ -60,6 +60,7 @@ class Run:
     values: dict[str, float | None]
     stated: frozenset[str] = frozenset()  # the knobs its head states (not inferred)
     cpus: int | None = None
+    sessions: int = 1  # the daemon sessions in its log (the one with the most GPU calls swept)
 
 
 @dataclass(frozen=True)
@@ -156,7 +157,9 @@ def knob_values(session: Session, stated: dict[str, float | None]) -> dict[str, 
 
 def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
     """The ``Run`` of a log's session with the most GPU calls: its knob values as its head
-    states them (``viewer.io.facts``) or as it shows them."""
+    states them (``viewer.io.facts``) or as it shows them.  The head read is the first
+    daemon run's: where the session swept is a later one, its settings are what it shows
+    (a log of two runs at pw 4 and pw 16 is not the pw 16 run at pw 4)."""
     from viewer.io.facts import facts
 
     try:
@@ -164,10 +167,11 @@ def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
     except ValueError as exc:
         raise SweepError(f"{name}: {exc}") from None
     f = facts(path)
+    first = session is timeline.sessions[0]
     stated = {
-        "pw": getattr(f, "pw", None),
-        "gw": getattr(f, "gw", None),
-        "budget": getattr(f, "total_budget_gib", None),
+        "pw": getattr(f, "pw", None) if first else None,
+        "gw": getattr(f, "gw", None) if first else None,
+        "budget": getattr(f, "total_budget_gib", None) if first else None,
     }
     return Run(
         name,
@@ -175,6 +179,7 @@ def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
         knob_values(session, stated),
         stated=frozenset(k for k, v in stated.items() if v),
         cpus=f.cpus,
+        sessions=len(timeline.sessions),
     )
 
 
@@ -378,7 +383,12 @@ def sweep(
                     whatif=w,
                 )
             )
-    notes = []
+    notes = [
+        f"{r.name}: {r.sessions} daemon sessions; session {r.session.number} "
+        "(the most GPU calls) is swept"
+        for r in runs
+        if r.sessions > 1
+    ]
     for name, off in load.offsets.items():
         words = ", ".join(f"{k} {v * 100:+.0f} %" for k, v in off.items())
         notes.append(f"{name}: no load explains it ({words} against the others): another machine?")
