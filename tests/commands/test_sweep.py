@@ -173,3 +173,20 @@ def test_a_log_of_two_sessions_is_swept_at_the_settings_of_the_session_swept(
     row = next(r for r in d["rows"] if r["log"] and r["log"].endswith("both.log"))
     assert row["value"] == 6
     assert any("both.log: 2 daemon sessions; session 2" in n for n in d["notes"])
+
+
+def test_base_is_the_log_whatever_its_spelling(capsys) -> None:  # noqa: ANN001
+    """--base ./x, an absolute path or a link names the log given as x."""
+    pw24 = next(p for p in LOGS if p.endswith("/pw24.log.gz"))
+    rel = os.path.relpath(pw24)
+    for spelling in (os.path.join(".", rel), os.path.abspath(pw24)):
+        code, out, err = run(capsys, *[os.path.relpath(p) for p in LOGS], "--base", spelling)
+        assert code == 0, err
+        assert "predicted from " in out and "pw24.log.gz against measured" in out
+
+
+def test_a_base_set_apart_says_why(capsys) -> None:  # noqa: ANN001
+    gw3 = next(p for p in LOGS if p.endswith("/gw3.log.gz"))
+    code, _, err = run(capsys, *LOGS, "--base", gw3)
+    assert code == 2
+    assert "gw3.log.gz is not one of the swept runs: differs in gw 3" in err

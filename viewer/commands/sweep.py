@@ -141,7 +141,12 @@ def run(args: argparse.Namespace) -> int:
         return 2
     base = None
     if args.base is not None:
-        base = display_path(args.base)
+        from viewer.io.paths import file_identity
+
+        # the log as LOG named it: ./run.log, an absolute path or a link to it is that log
+        ident = file_identity(args.base)
+        given = [p for p in args.paths if file_identity(p) == ident]
+        base = display_path(given[0] if given else args.base)
     try:
         s = sweep(runs, args.knob, args.values, args.ram_gib, memory, base)
     except SweepError as exc:

@@ -342,7 +342,10 @@ def sweep(
     if base is not None:
         chosen = [r for r in kept if r.name == base]
         if not chosen:
-            raise SweepError(f"--base {base} is not one of the swept runs")
+            why = next((w for r, w in apart if r.name == base), None)
+            if why is not None:
+                raise SweepError(f"--base {base} is not one of the swept runs: {why}")
+            raise SweepError(f"--base {base} is not one of the swept runs (not a LOG given)")
         base_run = chosen[0]
     else:
         order = sorted(kept, key=lambda r: r.values[knob])
