@@ -168,3 +168,28 @@ def test_an_output_that_is_an_inputs_annotations_sidecar_is_refused(tmp_path) ->
     write_output(sidecar, '{"notes": [1]}', [log], notes=True)
     assert sidecar.read_text() == '{"notes": [1]}'
     resolve_output(tmp_path / "run.trace.json", [log])  # any other name is fine
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="making a link owned by another user needs root")
+def test_a_symlink_another_user_planted_in_a_sticky_folder_is_refused(tmp_path) -> None:  # noqa: ANN001
+    """issue 27 item 2: --out wrote through a symlink another user planted in /tmp."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o1777)  # sticky, like /tmp
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    link = shared / "report.md"
+    link.symlink_to(victim)
+    os.lchown(link, 65534, 65534)  # nobody's link
+    with pytest.raises(OutputRefused, match="symlink owned by another user"):
+        write_output(link, "x")
+    assert victim.read_text() == "precious"
+    # Our own link there, or another user's link in a folder that is not sticky, is written
+    # through as before.
+    os.lchown(link, os.geteuid(), os.getegid())
+    write_output(link, "mine")
+    assert victim.read_text() == "mine"
+    shared.chmod(0o777)
+    os.lchown(link, 65534, 65534)
+    write_output(link, "open folder")
+    assert victim.read_text() == "open folder"

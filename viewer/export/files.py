@@ -75,6 +75,31 @@ def _sidecar_of(path: PathLike, inputs: Iterable[PathLike | None]) -> PathLike |
     return None
 
 
+def _planted(path: PathLike) -> None:
+    """OutputRefused when ``path`` is a symlink that another user owns in a sticky folder
+    (/tmp): the kernel's protected_symlinks rule, which careful tools follow too.  Writing
+    through it would put our output wherever its owner pointed it."""
+    try:
+        link = os.lstat(path)
+    except OSError:
+        return
+    if not stat.S_ISLNK(link.st_mode):
+        return
+    folder = os.path.dirname(os.path.abspath(path)) or "."
+    try:
+        parent = os.stat(folder)
+    except OSError:
+        return
+    me = os.geteuid() if hasattr(os, "geteuid") else link.st_uid
+    sticky = bool(parent.st_mode & stat.S_ISVTX)
+    if sticky and link.st_uid not in (me, parent.st_uid):
+        raise OutputRefused(
+            f"refusing to write {display_path(path)}: it is a symlink owned by another user "
+            f"(uid {link.st_uid}) in the shared folder {display_path(folder)}; "
+            "choose another output file"
+        )
+
+
 def resolve_output(
     path: PathLike, inputs: Iterable[PathLike | None] = (), *, notes: bool = False
 ) -> Path:
@@ -89,6 +114,7 @@ def resolve_output(
             f"refusing to write {name}: it holds the annotations of the input "
             f"{display_path(owner)}; choose another output file"
         )
+    _planted(path)
     st = _stat(path)
     if st is not None and not stat.S_ISREG(st.st_mode):
         raise OutputRefused(f"{name} is {_kind(st.st_mode)}, not a regular file: refusing to write")
