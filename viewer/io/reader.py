@@ -45,6 +45,7 @@ class LogScan:
         self.damage = ""  # why a compressed file could not be read on (``Source.damage``)
         self.truncated = False  # a compressed file ended early
         self.consumed = 0  # file bytes read (compressed bytes for .gz / .zst)
+        self.shrunk: tuple[int, int] | None = None  # (bytes at the start, at the end)
 
     @property
     def events(self) -> int:
@@ -124,6 +125,12 @@ def scan_log(
             if was_enabled:
                 gc.enable()
         scan.damage, scan.truncated, scan.consumed = src.damage, src.truncated, src.position()
+        try:
+            now = os.fstat(src.fileno()).st_size
+        except OSError:
+            now = src.total
+        if now < src.total:  # truncated or replaced in place while it was read
+            scan.shrunk = (src.total, now)
     return scan
 
 
@@ -150,6 +157,13 @@ def open_log(
     sessions = scan.sessions(workers_per_gpu)
     if sessions:
         sessions[0].facts = facts(path)
+    if scan.shrunk is not None:
+        was, now = scan.shrunk
+        sessions[-1].notes.append(
+            f"the file shrank while it was read, from {was} to {now} bytes (truncated or "
+            "rotated in place?): the figures are of the part read; open it again for what "
+            "it holds now"
+        )
     if scan.damage:
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:
