@@ -190,3 +190,12 @@ def test_a_base_set_apart_says_why(capsys) -> None:  # noqa: ANN001
     code, _, err = run(capsys, *LOGS, "--base", gw3)
     assert code == 2
     assert "gw3.log.gz is not one of the swept runs: differs in gw 3" in err
+
+
+def test_too_many_logs_are_refused_before_any_is_read(capsys, tmp_path) -> None:  # noqa: ANN001
+    from viewer.whatif.sweep import MAX_RUNS
+
+    paths = [str(tmp_path / f"r{i}.log") for i in range(MAX_RUNS + 1)]  # none is there
+    code, _, err = run(capsys, *paths)
+    assert code == 2
+    assert f"{MAX_RUNS + 1} logs: a sweep takes at most {MAX_RUNS}" in err

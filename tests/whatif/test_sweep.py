@@ -18,6 +18,7 @@ from viewer.io.facts import facts
 from viewer.sim.model import SimConfig, simulate
 from viewer.sim.writer import WriteOptions, write
 from viewer.whatif.sweep import (
+    MAX_RUNS,
     MAX_VALUES,
     REGION,
     Run,
@@ -202,3 +203,36 @@ def test_budget_gated_runs_sweep_the_budget_and_their_workers_follow_it(tmp_path
             assert r.predicted == pytest.approx(r.s_per_proof, rel=0.05), r.value
     assert s.best.value in (260, 330)
     assert s.best_within_ram is not None and s.best_within_ram.memory_gib[1] <= 300
+
+
+def test_runs_of_one_setting_with_values_predict_as_one_log_does(second) -> None:  # noqa: ANN001
+    twin = replace(second[0], name="twin.log")
+    s = sweep([second[0], twin], values=[4, 16])
+    assert s.knob == "pw"
+    assert {r.value for r in s.rows} == {4, 8, 16}
+
+
+def test_many_runs_of_one_setting_are_named_in_one_short_line(second) -> None:  # noqa: ANN001
+    twins = [replace(second[0], name=f"r{i}.log") for i in range(40)]
+    with pytest.raises(SweepError) as exc:
+        sweep(twins)
+    msg = str(exc.value)
+    assert "r0.log, r1.log" in msg and "and 34 more (pw 8, gw 2" in msg
+    assert msg.count("pw 8") == 1 and len(msg) < 400
+
+
+def test_too_many_runs_are_refused(second) -> None:  # noqa: ANN001
+    twins = [replace(second[0], name=f"r{i}.log") for i in range(MAX_RUNS + 1)]
+    with pytest.raises(SweepError, match=f"{MAX_RUNS + 1} logs: a sweep takes at most {MAX_RUNS}"):
+        sweep(twins, values=[4, 16])
+
+
+def test_no_run_left_says_which_runs_were_set_apart_and_why(second) -> None:  # noqa: ANN001
+    """Runs that each differ in two knobs, or a knob none of them states: the message names
+    the runs set apart, not only 'all pw 8' or 'no run is left'."""
+    pw6, base8 = (next(r for r in second if r.name == n) for n in ("pw6.log.gz", "base8.log.gz"))
+    other = replace(pw6, values={**pw6.values, "gw": 3.0})
+    with pytest.raises(SweepError, match=r"set apart: pw6\.log\.gz: differs in gw 3"):
+        sweep([base8, other], knob="pw")
+    with pytest.raises(SweepError, match="no run is left.*set apart: .*budget is neither stated"):
+        sweep(second, knob="budget")

@@ -99,8 +99,15 @@ def runs_of(command: str, paths: list[str], workers_per_gpu: int | None):  # noq
     cannot be read."""
     from viewer.export.format import display_path
     from viewer.io.paths import file_identity
-    from viewer.whatif.sweep import SweepError, run_of
+    from viewer.whatif.sweep import MAX_RUNS, SweepError, run_of
 
+    if len(paths) > MAX_RUNS:  # before reading them: the sweep would refuse them anyway
+        fail(
+            command,
+            f"{len(paths)} logs: a sweep takes at most {MAX_RUNS} (the load model is fitted "
+            "over every one); give the runs of one sweep",
+        )
+        return None
     out = []
     seen: set[object] = set()
     for path in paths:

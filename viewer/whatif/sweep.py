@@ -45,6 +45,11 @@ REGION = 0.05
 #: Mean kernels within this fraction are one setting (a kernel's time moves with load).
 KERNEL_SAME = 0.10
 MAX_VALUES = 64
+#: Logs a sweep takes: the load model is fitted over all of them, each set apart in turn
+#: (time grows with their square: 40 logs take seconds, 200 minutes).
+MAX_RUNS = 64
+#: Names a message lists before "and N more".
+LISTED = 6
 
 
 class SweepError(ValueError):
@@ -210,11 +215,27 @@ def choose_knob(runs: list[Run]) -> str:
         if len(distinct) > most:
             best, most = knob, len(distinct)
     if best is None:
+        groups: dict[str, list[str]] = {}
+        for r in runs:
+            groups.setdefault(_settings(r), []).append(r.name)
         raise SweepError(
             "the runs do not differ in any knob (pw, gw, kernel, budget): "
-            + ", ".join(f"{r.name} {_settings(r)}" for r in runs)
+            + "; ".join(f"{listed(names)} {s}" for s, names in groups.items())
         )
     return best
+
+
+def listed(names: list[str], most: int = LISTED) -> str:
+    """ "a, b, c" or "a, b, c and 7 more": a message that stays a line."""
+    more = len(names) - most
+    return ", ".join(names[:most]) + (f" and {more} more" if more > 0 else "")
+
+
+def _apart_text(apart: list[tuple[Run, str]]) -> str:
+    """ "; set apart: a.log: differs in gw 3 (the others: gw 2), ..." (empty: none)."""
+    if not apart:
+        return ""
+    return "; set apart: " + listed([f"{r.name}: {why}" for r, why in apart])
 
 
 def _distinct(knob: str, values: list[float]) -> list[float]:
@@ -296,6 +317,11 @@ def sweep(
     base: str | None = None,
 ) -> Sweep:
     """The sweep of ``runs`` (module docstring); SweepError where they do not make one."""
+    if len(runs) > MAX_RUNS:
+        raise SweepError(
+            f"{len(runs)} logs: a sweep takes at most {MAX_RUNS} (the load model is fitted "
+            "over every one); give the runs of one sweep"
+        )
     if len(runs) < 2 and not values:
         raise SweepError(
             f"one log only ({runs[0].name if runs else 'none'}): a sweep lines up several "
@@ -306,7 +332,12 @@ def sweep(
         said = ", ".join(f"{r.name} cpus={r.cpus}" for r in runs if r.cpus is not None)
         raise SweepError(f"logs of different machines ({said}): sweep one machine's runs")
     if knob is None:
-        knob = choose_knob(runs) if len(runs) > 1 else "pw"
+        try:
+            knob = choose_knob(runs) if len(runs) > 1 else "pw"
+        except SweepError:
+            if not values:
+                raise
+            knob = "pw"  # runs of one setting, as one log: --values predicts from them
     if knob not in KNOBS:
         raise SweepError(f"--knob must be one of {', '.join(KNOBS)}, not {knob!r}")
     apart: list[tuple[Run, str]] = []
@@ -331,13 +362,13 @@ def sweep(
         else:
             kept.append(r)
     if not kept:
-        raise SweepError(f"no run is left to sweep {KNOBS[knob][0]} over")
+        raise SweepError(f"no run is left to sweep {KNOBS[knob][0]} over{_apart_text(apart)}")
     measured_values = [r.values[knob] for r in kept]
     if len(_distinct(knob, measured_values)) < 2 and not values:
         raise SweepError(
             f"the runs do not differ in {KNOBS[knob][0]} "
             f"(all {value_text(knob, measured_values[0])}): "
-            "choose another --knob, or give --values to predict"
+            "choose another --knob, or give --values to predict" + _apart_text(apart)
         )
     if base is not None:
         chosen = [r for r in kept if r.name == base]
