@@ -199,3 +199,28 @@ def test_too_many_logs_are_refused_before_any_is_read(capsys, tmp_path) -> None:
     code, _, err = run(capsys, *paths)
     assert code == 2
     assert f"{MAX_RUNS + 1} logs: a sweep takes at most {MAX_RUNS}" in err
+
+
+def test_a_chart_is_written_where_the_display_named_is_gone(tmp_path) -> None:  # noqa: ANN001
+    """DISPLAY names an X server that is not there (a stale ssh session): the chart is an
+    image, written without one, not a Qt abort."""
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    env["DISPLAY"] = ":97"
+    out = tmp_path / "sweep.png"
+    done = subprocess.run(
+        [sys.executable, "-m", "viewer", "sweep", *LOGS, "--out", str(out)],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-500:]
+    assert out.read_bytes().startswith(b"\x89PNG")
+
+
+def test_an_empty_out_name_is_refused(capsys) -> None:  # noqa: ANN001
+    code, out, err = run(capsys, *LOGS, "--out", "")
+    assert code == 2 and "--out : give a .png" in err and out == ""

@@ -138,7 +138,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return fail("sweep", exc)
     suffix = Path(args.out).suffix.lower() if args.out else ""
-    if args.out and suffix not in CHART + TABLES:
+    if args.out is not None and suffix not in CHART + TABLES:
         return fail(
             "sweep",
             f"--out {display_path(args.out)}: give a .png, .svg, .md, .csv, .json or .txt file",
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         s = sweep(runs, args.knob, args.values, args.ram_gib, memory, base)
     except SweepError as exc:
         return fail("sweep", exc)
-    if args.out:
+    if args.out is not None:
         try:
             if suffix in CHART:
                 _write_chart(s, args)
@@ -185,8 +185,9 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _write_chart(s, args: argparse.Namespace) -> None:  # noqa: ANN001
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    # The chart is painted into an image, never shown: no display is needed, and one that
+    # is named but gone (a stale DISPLAY over ssh) would make Qt abort the process.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtWidgets
 
     from viewer.ui.sweep_chart import write_chart
