@@ -224,3 +224,17 @@ def test_a_chart_is_written_where_the_display_named_is_gone(tmp_path) -> None:  
 def test_an_empty_out_name_is_refused(capsys) -> None:  # noqa: ANN001
     code, out, err = run(capsys, *LOGS, "--out", "")
     assert code == 2 and "--out : give a .png" in err and out == ""
+
+
+def test_a_log_without_a_gpu_call_is_named(capsys, tmp_path) -> None:  # noqa: ANN001
+    """Its row would be dashes, and its unknown kernel set the other runs apart."""
+    import gzip
+
+    text = gzip.decompress(Path(LOGS[0]).read_bytes())
+    lines = [x for x in text.splitlines(keepends=True) if b",GPU_" not in x]
+    bare = tmp_path / "nogpu.log"
+    bare.write_bytes(b"".join(lines))
+    for argv in ([str(bare), "--values", "4,8"], [str(bare), *LOGS[1:]]):
+        code, out, err = run(capsys, *argv)
+        assert code == 2 and out == ""
+        assert "nogpu.log: no GPU call" in err and "Traceback" not in err

@@ -171,6 +171,11 @@ def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
         session = timeline.numbered(None)
     except ValueError as exc:
         raise SweepError(f"{name}: {exc}") from None
+    if not np.isfinite(np.asarray(session.partitions["gpu_start"], dtype=float)).any():
+        raise SweepError(
+            f"{name}: no GPU call (GPU_START) in session {session.number}: nothing to measure "
+            "or replay; leave it out of the sweep"
+        )
     f = facts(path)
     first = session is timeline.sessions[0]
     stated = {
