@@ -149,3 +149,12 @@ def test_json_gives_the_other_ends_of_what_the_log_cannot_show(capsys, tmp_path:
     assert d["bounded_queue"]["s_per_proof"] < d["scenario"]["s_per_proof"]
     assert d["late_arrivals"]["hidden_arrivals"] == 6
     assert any("queues up to" in n for n in d["notes"])
+
+
+@pytest.mark.parametrize("out", ["", "-"])
+def test_whatif_out_empty_or_dash_is_refused(capsys, tmp_path, monkeypatch, out) -> None:  # noqa: ANN001
+    monkeypatch.chdir(tmp_path)
+    code = main(["whatif", str(SAMPLE), "--out", out])
+    err = capsys.readouterr().err
+    assert code == 2 and "give a file name" in err
+    assert not (tmp_path / "-").exists()

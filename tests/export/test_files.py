@@ -193,3 +193,17 @@ def test_a_symlink_another_user_planted_in_a_sticky_folder_is_refused(tmp_path) 
     os.lchown(link, 65534, 65534)
     write_output(link, "open folder")
     assert victim.read_text() == "open folder"
+
+
+@pytest.mark.parametrize("name", ["", "-"])
+def test_an_empty_or_dash_output_is_refused_by_name(name) -> None:  # noqa: ANN001
+    """issue 27 item 18: `--out -` wrote a file named '-', `--out ""` was ignored."""
+    with pytest.raises(OutputRefused, match="give a file name"):
+        write_output(name, "x")
+
+
+def test_a_folder_that_cannot_be_written_is_named_not_a_temp_file(tmp_path) -> None:  # noqa: ANN001
+    target = tmp_path / "missing" / "out.md"
+    with pytest.raises(OSError) as err:
+        write_output(target, "x")
+    assert ".tmp" not in str(err.value) and "No such file or directory" in str(err.value)

@@ -150,7 +150,7 @@ def run(args: argparse.Namespace) -> int:
         w = what_if(session, knobs, load=load_fit, memory_model=memory)
     except ValueError as exc:
         return fail("whatif", f"{display_path(args.path)}, session {session.number}: {exc}")
-    if args.out:
+    if args.out is not None:
         try:
             with open_output(args.out, [args.path]) as fh:
                 write_stream(w.schedule, fh, WriteOptions())

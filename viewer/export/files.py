@@ -107,6 +107,12 @@ def resolve_output(
     is one of ``inputs`` or the annotations sidecar of one (unless ``notes``: the sidecar
     module writing the notes themselves), or exists without being a regular file."""
     name = display_path(path)
+    if str(path) in ("", "-"):
+        what = "an empty file name" if str(path) == "" else "'-' (standard output)"
+        raise OutputRefused(
+            f"the output is {what}: give a file name (the command prints to standard "
+            "output without --out)"
+        )
     inputs = list(inputs)
     owner = None if notes else _sidecar_of(path, inputs)
     if owner is not None:
@@ -187,7 +193,10 @@ def open_output(
     """
     inputs = list(inputs)
     target = resolve_output(path, inputs, notes=notes)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:  # say why, without the name of a temp file nobody asked for
+        raise OSError(exc.errno, exc.strerror or str(exc)) from None
     try:
         mode, errors = ("w", "backslashreplace") if encoding else ("wb", None)
         with os.fdopen(fd, mode, encoding=encoding, errors=errors) as fh:
