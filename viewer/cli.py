@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import codecs
 import contextlib
+import errno
 import importlib
 import os
 import sys
@@ -114,9 +115,22 @@ def main(argv: Sequence[str] | None = None, *, leave: bool = False) -> int:
             leave_now(code)
         return code
     except BrokenPipeError:  # `report LOG | head`: the reader left early, no traceback
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit
+        _silence_stdout()
         return 1
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
+            raise
+        # `report LOG > /dev/full`, a full disk or quota: say so once, on stderr.
+        _silence_stdout()
+        with contextlib.suppress(Exception):
+            print(f"{args.command}: cannot write the output: {exc.strerror}", file=sys.stderr)
+        return 1
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null: what is still buffered goes nowhere at exit."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit
 
 
 def run() -> NoReturn:

@@ -261,3 +261,33 @@ def test_a_tall_log_is_cut_to_the_budget_with_a_note(qapp, tmp_path: Path, capsy
     image = QtGui.QImage(str(out))
     assert 0 < image.height() <= 20000 and image.width() == 400
     assert "cut" in capsys.readouterr().err
+
+
+def test_an_image_is_written_where_the_display_named_is_gone(tmp_path) -> None:  # noqa: ANN001
+    """DISPLAY names an X server that is not there (a stale ssh session): Qt aborted the
+    export (exit 134); the page is painted offscreen, needing no display."""
+    import os
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("QT_QPA_PLATFORM", "WAYLAND_DISPLAY")}
+    env["DISPLAY"] = ":97"
+    out = tmp_path / "run.png"
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "viewer",
+            "export",
+            str(root / "sample_logs/phase8_pw20.log"),
+            "--out",
+            str(out),
+        ],
+        env=env,
+        capture_output=True,
+        timeout=120,
+        cwd=root,
+    )
+    assert done.returncode == 0, done.stderr.decode(errors="replace")[-500:]
+    assert out.read_bytes().startswith(b"\x89PNG")

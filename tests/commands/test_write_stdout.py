@@ -106,3 +106,32 @@ def test_a_closed_stdout_or_stderr_gives_no_traceback(args, fd, code) -> None:
     assert done.returncode == code
     if fd == 1:
         assert b"Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("command", ["report", "info", "sweep"])
+def test_a_full_disk_on_stdout_is_one_line_not_a_traceback(command) -> None:  # noqa: ANN001
+    """`report LOG > /dev/full`: every command printed a traceback (issue 27 item 18)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    if not os.path.exists("/dev/full"):
+        pytest.skip("no /dev/full here")
+    root = Path(__file__).resolve().parents[2]
+    logs = [str(root / "sample_logs" / "phase8_pw20.log")]
+    if command == "sweep":
+        logs = [str(p) for p in sorted((root / "tests/whatif/data/h200_second").glob("*.gz"))]
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "viewer", command, *logs],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=root,
+            timeout=120,
+            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        )
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert f"{command}: cannot write the output: No space left on device" in done.stderr

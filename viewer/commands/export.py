@@ -267,8 +267,9 @@ def _run_image(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     if problem := _check_output(args):
         return _fail(problem)
-    if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
-        os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+    # The page is painted offscreen, never shown: no display is needed, and one that is
+    # named but gone (a stale DISPLAY over ssh) would make Qt abort the process.
+    os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 
     timeline = load("export", args.path, args.workers_per_gpu)
     if timeline is None:
