@@ -102,6 +102,17 @@ def add_range_argument(p: argparse.ArgumentParser, help: str = "time window (ms)
     p.add_argument("--range", type=parse_range, default=None, metavar="A:B", help=help)
 
 
+def add_format_arguments(
+    p: argparse.ArgumentParser, schema: str, markdown: str = "a Markdown table"
+) -> argparse._MutuallyExclusiveGroup:
+    """--json (format ``schema``) or --markdown (``markdown``), one of them; the group, for
+    more forms."""
+    fmt = p.add_mutually_exclusive_group()
+    fmt.add_argument("--json", action="store_true", help=f"JSON (format {schema})")
+    fmt.add_argument("--markdown", action="store_true", help=markdown)
+    return fmt
+
+
 def add_workers_argument(p: argparse.ArgumentParser, help: str = WORKERS_HELP) -> None:
     p.add_argument(
         "--workers-per-gpu", type=WORKERS, default=None, metavar="N", help=f"{help} (1-1024)"

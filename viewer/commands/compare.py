@@ -7,7 +7,14 @@ import json
 import sys
 from pathlib import Path
 
-from viewer.commands.common import SESSION, add_range_argument, add_workers_argument, fail, load
+from viewer.commands.common import (
+    SESSION,
+    add_format_arguments,
+    add_range_argument,
+    add_workers_argument,
+    fail,
+    load,
+)
 
 ALIGN_HELP = """\
 alignment (--align): aligned time is ms after a point of each run:
@@ -61,9 +68,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="first-gpu, session or completion:N (default first-gpu)",
     )
     add_range_argument(p, help="aligned window (ms)")
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON (schema cuzk-timeline-compare/1)")
-    fmt.add_argument("--markdown", action="store_true", help="a headline and Markdown tables")
+    add_format_arguments(p, "cuzk-timeline-compare/1", "a headline and Markdown tables")
     add_workers_argument(p, help="GPU workers per GPU when a log has no 'GPU worker started' lines")
 
 

@@ -11,6 +11,7 @@ import sys
 
 from viewer.commands.common import (
     RANGE_HELP,
+    add_format_arguments,
     add_range_argument,
     add_session_argument,
     add_workers_argument,
@@ -44,9 +45,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
     )
     add_session_argument(p)
     add_range_argument(p)
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON (schema cuzk-timeline-report/1)")
-    fmt.add_argument("--markdown", action="store_true", help="Markdown tables")
+    fmt = add_format_arguments(p, "cuzk-timeline-report/1", "Markdown tables")
     fmt.add_argument(
         "--json-lines",
         action="store_true",

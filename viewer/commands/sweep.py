@@ -9,6 +9,7 @@ from pathlib import Path
 
 from viewer.commands.common import (
     GIB,
+    add_format_arguments,
     add_memory_arguments,
     add_workers_argument,
     fail,
@@ -82,9 +83,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         help="the machine's RAM: the best value whose memory fits",
     )
     add_memory_arguments(p)
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON (format cuzk-timeline-sweep/1)")
-    fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
+    add_format_arguments(p, "cuzk-timeline-sweep/1")
     p.add_argument(
         "--out",
         metavar="FILE",

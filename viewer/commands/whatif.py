@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from viewer.commands.common import (
     SESSION,
+    add_format_arguments,
     add_log_argument,
     add_memory_arguments,
     add_workers_argument,
@@ -101,9 +102,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         one.add_argument(f"--{stage}-ms", type=float, metavar="X", help=f"mean {what}, ms")
         one.add_argument(f"--{stage}-scale", type=float, metavar="F", help=f"{what} x F")
     add_memory_arguments(p)
-    fmt = p.add_mutually_exclusive_group()
-    fmt.add_argument("--json", action="store_true", help="JSON (format cuzk-timeline-whatif/1)")
-    fmt.add_argument("--markdown", action="store_true", help="a Markdown table")
+    add_format_arguments(p, "cuzk-timeline-whatif/1")
     p.add_argument(
         "--out",
         metavar="PRED.log",

@@ -341,26 +341,39 @@ def copy_image(view: TimelineView, **options) -> QtCore.QMimeData:
 # ---- offscreen (headless export) ------------------------------------------------------------
 
 
+def palette_of(colours: dict[str, str]) -> QtGui.QPalette:
+    """A QPalette with ``colours`` (ColorRole name -> colour) over Qt's defaults."""
+    palette = QtGui.QPalette()
+    for role, colour in colours.items():
+        palette.setColor(getattr(QtGui.QPalette.ColorRole, role), QtGui.QColor(colour))
+    return palette
+
+
 def dark_palette() -> QtGui.QPalette:
     """A plain dark palette for exports meant for dark slides."""
-    palette = QtGui.QPalette()
-    roles = QtGui.QPalette.ColorRole
-    for role, colour in (
-        (roles.Window, "#202124"),
-        (roles.WindowText, "#e8eaed"),
-        (roles.Base, "#17181a"),
-        (roles.AlternateBase, "#232427"),  # Qt's default is light: striped tables unreadable
-        (roles.Text, "#e8eaed"),
-        (roles.Button, "#2b2c30"),
-        (roles.ButtonText, "#e8eaed"),
-        (roles.ToolTipBase, "#2b2c30"),
-        (roles.ToolTipText, "#e8eaed"),
-        (roles.PlaceholderText, "#9aa0a6"),
-        (roles.Highlight, "#4c8ee8"),
-        (roles.HighlightedText, "#ffffff"),
-    ):
-        palette.setColor(role, QtGui.QColor(colour))
-    return palette
+    return palette_of(
+        {
+            "Window": "#202124",
+            "WindowText": "#e8eaed",
+            "Base": "#17181a",
+            "AlternateBase": "#232427",  # Qt's default is light: striped tables unreadable
+            "Text": "#e8eaed",
+            "Button": "#2b2c30",
+            "ButtonText": "#e8eaed",
+            "ToolTipBase": "#2b2c30",
+            "ToolTipText": "#e8eaed",
+            "PlaceholderText": "#9aa0a6",
+            "Highlight": "#4c8ee8",
+            "HighlightedText": "#ffffff",
+        }
+    )
+
+
+def light_palette() -> QtGui.QPalette:
+    """A plain light palette, for a light export from a dark desktop."""
+    return palette_of(
+        {"Base": "#ffffff", "Text": "#1a1a1a", "Window": "#f4f4f4", "WindowText": "#1a1a1a"}
+    )
 
 
 def offscreen_view(

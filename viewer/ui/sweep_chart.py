@@ -20,6 +20,7 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from viewer.export.files import write_output
 from viewer.export.format import display_path
+from viewer.ui.image_export import dark_palette, light_palette, png_bytes
 from viewer.ui.palette import Theme, mix, with_alpha
 from viewer.whatif.sweep import KNOBS, Sweep, value_text
 
@@ -436,13 +437,11 @@ def chart_bytes(
     """The chart as PNG (2x device pixels) or SVG bytes, by ``path``'s suffix."""
     if palette is None:
         if dark:
-            from viewer.ui.image_export import dark_palette
-
             palette = dark_palette()
         else:
             palette = QtGui.QPalette(QtGui.QGuiApplication.palette())
             if palette.color(QtGui.QPalette.ColorRole.Base).lightnessF() < 0.5:
-                palette = _light_palette()
+                palette = light_palette()
     theme = Theme.from_palette(palette)
     size = QtCore.QSizeF(width, height)
     if Path(path).suffix.lower() == ".svg":
@@ -466,22 +465,7 @@ def chart_bytes(
         paint_chart(p, size, s, theme)
     finally:
         p.end()
-    from viewer.ui.image_export import png_bytes
-
     return png_bytes(image)
-
-
-def _light_palette() -> QtGui.QPalette:
-    palette = QtGui.QPalette()
-    roles = QtGui.QPalette.ColorRole
-    for role, colour in (
-        (roles.Base, "#ffffff"),
-        (roles.Text, "#1a1a1a"),
-        (roles.Window, "#f4f4f4"),
-        (roles.WindowText, "#1a1a1a"),
-    ):
-        palette.setColor(role, QtGui.QColor(colour))
-    return palette
 
 
 def write_chart(s: Sweep, path: str | Path, inputs, **options) -> Path:  # noqa: ANN001

@@ -1,17 +1,32 @@
-"""An offset that breaks the order of its own partition, or lies far outside its session,
-is skipped and counted (issue 27 item 5): one torn line must not move a verdict."""
+"""Torn lines must not steer a verdict (issue 27 items 4 and 5): a CUZK_TIMING figure that
+cannot fit its call is not believed (two numbers glued by a torn write, a huge mutex wait or
+prep), and an offset that breaks the order of its own partition, or lies far outside its
+session, is skipped and counted."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from viewer.analysis import summarize
 from viewer.analysis.floors import floors
 from viewer.io import open_log
+from viewer.whatif import what_if
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+
+
+def _damaged(tmp_path: Path, old: str, new: str) -> Path:
+    """The Phase 8 sample with the middle line holding ``old`` changed to hold ``new``."""
+    lines = SAMPLE.read_text().splitlines(keepends=True)
+    hits = [i for i, line in enumerate(lines) if old in line]
+    i = hits[len(hits) // 2]
+    lines[i] = lines[i].replace(old, new, 1)
+    path = tmp_path / "torn.log"
+    path.write_text("".join(lines))
+    return path
 
 
 def _with(tmp_path: Path, line_no: int, new_offset: str) -> Path:
@@ -27,6 +42,37 @@ def _with(tmp_path: Path, line_no: int, new_offset: str) -> Path:
 @pytest.fixture(scope="module")
 def clean():
     return summarize(open_log(SAMPLE).sessions[0])
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("gpu_total_ms=3", "gpu_total_ms=3746374"),  # two figures glued: 3746 and 3746...
+        ("mutex_wait_ms=0", "mutex_wait_ms=90000000"),
+        ("pre_lock_cpu_ms=1", "pre_lock_cpu_ms=2499720001"),
+    ],
+)
+def test_a_figure_that_cannot_fit_its_call_is_not_believed(tmp_path, clean, old, new) -> None:  # noqa: ANN001
+    session = open_log(_damaged(tmp_path, old, new)).sessions[0]
+    sm = summarize(session)
+    assert sm.kernel.mean_ms == pytest.approx(clean.kernel.mean_ms, rel=0.01)
+    assert sm.verdict.kind == clean.verdict.kind == "gpu-bound"
+    f = floors(session)
+    assert all(v >= 0 for v in f.values().values() if v is not None and np.isfinite(v))
+    assert f.worker_s == pytest.approx(floors(clean.session).worker_s, rel=0.05)
+    # The damaged block, and at most the one it was swapped with while the blocks of two
+    # workers were put in the order they reached the mutex.
+    assert 1 <= session.skipped.get("cuzk_timing_misfit", 0) <= 2
+    assert any("did not fit" in n for n in session.notes)
+    w = what_if(session)
+    assert w.baseline.s_per_proof == pytest.approx(clean.throughput.measured_s_per_proof, rel=0.05)
+
+
+def test_every_block_of_the_bundled_logs_fits_its_call() -> None:
+    root = SAMPLE.parent
+    for path in sorted(root.glob("*.log")):
+        for s in open_log(path).sessions:
+            assert s.skipped.get("cuzk_timing_misfit", 0) == 0, path.name
 
 
 def _same_story(sm, clean) -> None:  # noqa: ANN001
