@@ -405,3 +405,30 @@ def test_an_arrow_may_point_into_another_lane_and_old_sidecars_still_read() -> N
     assert Annotation.from_dict(note).head_lane is None
     with pytest.raises(ValueError, match="head_lane must be a string"):
         Annotation.from_dict({**d, "head_lane": 5})
+
+
+SAMPLES = Path(__file__).resolve().parents[1] / "sample_logs"
+
+
+def test_a_bundled_sample_keeps_its_notes_in_the_user_folder(user_data: Path) -> None:
+    sample = SAMPLES / "two_gpus.log"
+    beside = sample.with_name(sample.name + ".annotations.json")
+    assert not beside.exists()
+    assert sidecar_path(sample).parent == user_data  # decided before anything is written
+    s = AnnotationSet()
+    s.add("note", 5.0, text="warm-up")
+    try:
+        path = save(s, sample)
+    finally:
+        if beside.exists():  # never leave a note in the checkout, even when this fails
+            beside.unlink()
+            pytest.fail("the sample's notes were written into sample_logs/")
+    assert path.parent == user_data
+    back, warning = load(sample)  # read back from there when the sample is opened again
+    assert warning is None and [a.text for a in back] == ["warm-up"]
+
+
+def test_a_copy_of_a_sample_elsewhere_keeps_its_notes_beside_it(log: Path) -> None:
+    copy = log.with_name("two_gpus.log")
+    copy.write_bytes((SAMPLES / "two_gpus.log").read_bytes())
+    assert sidecar_path(copy) == copy.with_name("two_gpus.log.annotations.json")

@@ -1,5 +1,6 @@
 """The annotations sidecar: ``<log>.annotations.json`` beside the log, or in the per-user
-data folder when the log's folder is read-only.
+data folder when the log's folder is read-only or the log is a bundled sample (notes
+never land in the checkout's ``sample_logs/``).
 
 The log itself is never written.  A sidecar that cannot be used (unreadable, not JSON,
 too big, another log's, a bad entry) is reported and kept as it is: ``save`` refuses to
@@ -27,6 +28,8 @@ SUFFIX = SIDECAR_SUFFIX
 APP_DIR = "cuzk-timeline-viewer"
 #: Set to 1 to keep every sidecar in the per-user data folder (tests, read-only shares).
 ENV_USER_DIR = "CUZK_TIMELINE_USER_ANNOTATIONS"
+#: The bundled sample logs: their notes are the user's, not the repository's.
+SAMPLES_DIR = Path(__file__).resolve().parents[2] / "sample_logs"
 #: A sidecar above either limit is refused unread: hand-made notes are a few dozen, and
 #: these keep reading and drawing them well under a frame's worth of work.
 MAX_SIDECAR_BYTES = 4 * 2**20
@@ -71,6 +74,11 @@ def _user_path(log_path: Path) -> Path:
     return user_data_dir() / f"{digest}.json"
 
 
+def is_bundled_sample(log_path: str | os.PathLike) -> bool:
+    """Whether ``log_path`` is one of the repository's ``sample_logs/`` (links followed)."""
+    return Path(log_path).resolve().is_relative_to(SAMPLES_DIR)
+
+
 def _use_user_dir(user_dir: bool | None) -> bool | None:
     """True / False when forced (argument, then environment); None: decide by the folder."""
     if user_dir is not None:
@@ -81,11 +89,12 @@ def _use_user_dir(user_dir: bool | None) -> bool | None:
 def sidecar_path(log_path: str | os.PathLike, *, user_dir: bool | None = None) -> Path:
     """Where ``save`` writes the annotations of ``log_path``: ``<log>.annotations.json``
     beside it, or the per-user data folder when that folder is not writable (or when
-    forced with ``user_dir=True`` / ``$CUZK_TIMELINE_USER_ANNOTATIONS=1``)."""
+    forced with ``user_dir=True`` / ``$CUZK_TIMELINE_USER_ANNOTATIONS=1``, and always for
+    a bundled sample)."""
     log_path = Path(log_path).absolute()
     forced = _use_user_dir(user_dir)
     if forced is None:
-        forced = not os.access(log_path.parent, os.W_OK)
+        forced = is_bundled_sample(log_path) or not os.access(log_path.parent, os.W_OK)
     return _user_path(log_path) if forced else _local_path(log_path)
 
 
@@ -94,7 +103,8 @@ def sidecar_candidates(log_path: str | os.PathLike, *, user_dir: bool | None = N
     log_path = Path(log_path).absolute()
     forced = _use_user_dir(user_dir)
     if forced is None:
-        return [_local_path(log_path), _user_path(log_path)]
+        local, user = _local_path(log_path), _user_path(log_path)
+        return [user, local] if is_bundled_sample(log_path) else [local, user]
     return [_user_path(log_path) if forced else _local_path(log_path)]
 
 
