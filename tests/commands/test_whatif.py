@@ -158,3 +158,15 @@ def test_whatif_out_empty_or_dash_is_refused(capsys, tmp_path, monkeypatch, out)
     err = capsys.readouterr().err
     assert code == 2 and "give a file name" in err
     assert not (tmp_path / "-").exists()
+
+
+def test_a_gain_that_wall_time_contradicts_is_not_claimed(capsys) -> None:  # noqa: ANN001
+    """issue 27 item 6: `--gw 16` on two_gpus.log claimed 16.5 % faster while its own
+    predicted run finished later (wall time / proofs 22.7 -> 23.5 s)."""
+    code = main(["whatif", str(SAMPLES / "two_gpus.log"), "--gw", "16", "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0
+    s, b = d["scenario"], d["baseline"]
+    assert s["s_per_proof"] < b["s_per_proof"] and s["wall_s_per_proof"] > b["wall_s_per_proof"]
+    assert "but wall time / proofs goes from 22.7 to 23.5 s" in d["sentence"]
+    assert "below it is a short run's" in d["sentence"]

@@ -578,3 +578,14 @@ def test_the_dock_gives_the_memory_each_run_holds(qtbot, window) -> None:
     lo2, hi2 = more.result.memory_gib(more.result.scenario)
     assert hi2 > hi and lo2 > lo
     assert f"predicted {round(lo2)}-{round(hi2)} GiB" in panel.efficiency.text()
+
+
+def test_a_gain_wall_time_contradicts_is_not_green(qtbot, window) -> None:
+    """issue 27 item 6: interval s/proof faster, wall time / proofs slower: no colour."""
+    open_and_answer(qtbot, window, SAMPLES / "two_gpus.log")
+    panel = window.whatif_panel
+    answer = set_knobs(qtbot, panel, gw=16)
+    note = panel.figures["predicted"].note
+    assert answer.result.scenario.wall_s_per_proof > answer.result.baseline.wall_s_per_proof
+    assert "wall time +" in note.text()
+    assert "color" not in note.styleSheet()

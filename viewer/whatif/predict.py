@@ -505,16 +505,48 @@ def sentence(w: WhatIf) -> str:
             head = (
                 f"With {what}: {text}, {percent(abs(change))} {word} than the replayed {figure(b)}"
             )
+    head += wall_clause(w)
     bound = f.bound
     if bound is None:
         return head + "."
     head += f"; the {LABEL[bound]} floor ({figure(f.values()[bound])} s) binds"
+    floor = f.values()[bound]
+    if floor and s < floor * (1 - BELOW_FLOOR):
+        head += (
+            f" (the {figure(s)} s/proof below it is a short run's: its last completions come "
+            "closer together than a steady state allows)"
+        )
     if f.runner_up is not None:
         head += (
             f", next the {LABEL[f.runner_up]} floor ({figure(f.values()[f.runner_up])} s, "
             f"{percent(f.margin)} behind)"
         )
     return head + _slots_clause(w) + "."
+
+
+#: The two throughput figures disagree when they move apart by more than this (fraction).
+DISAGREE = 0.01
+#: A predicted s/proof this far below the binding floor is said to be a short run's.
+BELOW_FLOOR = 0.01
+
+
+def wall_clause(w: WhatIf) -> str:
+    """Where wall time / proofs moves the other way from s/proof (issue 27: "16.5 % faster"
+    while the predicted run finished later), a clause that says so: the interval between
+    completions of a short run is not the run's throughput then."""
+    b, s = w.baseline.wall_s_per_proof, w.scenario.wall_s_per_proof
+    change = w.change
+    if b is None or s is None or not b or change is None:
+        return ""
+    wall = s / b - 1.0
+    if abs(wall) <= DISAGREE or abs(change) <= DISAGREE or (wall < 0) == (change < 0):
+        return ""
+    word = "slower" if wall > 0 else "faster"
+    return (
+        f", but wall time / proofs goes from {figure(b)} to {figure(s)} s ({percent(abs(wall))} "
+        f"{word}): the completions only bunch {'closer' if change < 0 else 'further apart'}, "
+        "the run as a whole does not follow (a longer run, --jobs, would settle it)"
+    )
 
 
 def _slots_clause(w: WhatIf) -> str:

@@ -28,7 +28,7 @@ from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
 from viewer.whatif.load import CLASS_WORDS, LoadFit, fixed
-from viewer.whatif.predict import figure
+from viewer.whatif.predict import wall_clause, figure
 
 Qt = QtCore.Qt
 #: Knob edits within this long collapse into one replay.
@@ -528,6 +528,11 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         if change is None:
             note.setText("")
             note.setStyleSheet("")
+        elif wall_clause(w):
+            # The two throughput figures move apart: neither a gain nor a loss in colour.
+            wall = w.scenario.wall_s_per_proof / w.baseline.wall_s_per_proof - 1
+            note.setText(f"{_signed_pct(change)}, wall time {_signed_pct(wall)}")
+            note.setStyleSheet("font-weight: bold;")
         elif band is not None and b.s_per_proof:
             # Past the loads the logs show the band is the answer: no gain or loss in colour.
             lo, hi = (x / b.s_per_proof - 1 for x in band)
