@@ -28,7 +28,7 @@ from viewer.ui.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
 from viewer.whatif.load import CLASS_WORDS, LoadFit, fixed
-from viewer.whatif.predict import wall_clause, figure
+from viewer.whatif.predict import figure, wall_clause
 
 Qt = QtCore.Qt
 #: Knob edits within this long collapse into one replay.
