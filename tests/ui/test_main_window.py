@@ -129,10 +129,38 @@ def test_copy_table_as_tsv(qtbot, window):
     table.copy_selection()
     text = QtWidgets.QApplication.clipboard().text()
     lines = text.splitlines()
-    assert lines[0].split("\t")[:2] == ["from", "to"]
+    assert lines[0].split("\t")[:3] == ["sector", "from", "to"]
     assert len(lines) == 2
     assert "\t4490\t" in lines[1]  # no thousands separator: spreadsheets read it as a number
-    assert table.model().index(0, 3).data() == "4\u2009490"  # shown grouped
+    gap_column = lines[0].split("\t").index("gap (ms)")
+    assert table.model().index(0, gap_column).data() == "4\u2009490"  # shown grouped
+
+
+def test_copies_whole_job_ids_and_names_the_sectors(qtbot, window):
+    """Issue 28, item 7: Ctrl+C copied the elided ids ("73b04127…64b0"), which no grep
+    finds; and the table had no sector numbers where the status bar says "sector 0->1"."""
+    open_and_wait(qtbot, window, PHASE8)
+    panel = window.transitions_panel
+    table = panel.table
+    headers = [h for _, h in panel.COLUMNS]
+    frame = panel.frame()
+    table.selectRow(1)
+    table.setFocus()
+    qtbot.keyClick(table, QtCore.Qt.Key.Key_C, QtCore.Qt.KeyboardModifier.ControlModifier)
+    header, row = (
+        line.split("\t") for line in QtWidgets.QApplication.clipboard().text().splitlines()
+    )
+    assert row[header.index("from")] == frame["from_id"][1]
+    assert row[header.index("to")] == frame["to_id"][1]
+    assert len(frame["from_id"][1]) > 13  # a whole id, where the cell shows it elided
+    shown = table.model().index(1, headers.index("from")).data()
+    assert "…" in shown and frame["from_id"][1].startswith(shown[:8])
+    sector = f"{frame['from_job'][1]}->{frame['to_job'][1]}"
+    assert row[header.index("sector")] == sector == "1->2"
+    assert table.model().index(1, headers.index("sector")).data() == sector
+    window.view.next_transition()
+    window.view.next_transition()
+    assert f"sector {sector}," in window.statusBar().currentMessage()
 
 
 def test_two_gpu_log_shows_both_gpus(qtbot, window):

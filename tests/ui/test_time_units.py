@@ -81,11 +81,12 @@ def test_view_wall_clock_option(qtbot, window) -> None:  # noqa: F811
         "Whole session 1: 01:00:00.040 → 01:03:46.103 UTC (3 min 46 s)"
     )
     first = window.transitions_panel.frame()["time"][0]
-    assert window.transitions_panel.table.model().index(0, 2).data() == wall_time(wall + first, 1)
+    at = [h for _, h in window.transitions_panel.COLUMNS].index("at")
+    assert window.transitions_panel.table.model().index(0, at).data() == wall_time(wall + first, 1)
     assert window.settings.value("view/wall_clock") == "true"
     clock.action.setChecked(False)
     assert window.view.wall_start() is None
     window._on_cursor_moved(75_742.0)
     assert window.cursor_label.text() == "cursor 75.742 s"
-    assert window.transitions_panel.table.model().index(0, 2).data() == "1:15.742"
+    assert window.transitions_panel.table.model().index(0, at).data() == "1:15.742"
     assert window.session_combo.itemText(0) == "1: 5 jobs, 3 min 46 s"

@@ -58,6 +58,7 @@ class FrameModel(QtCore.QAbstractTableModel):
         self._columns: list[str] = []
         self._arrays: list[np.ndarray] = []
         self._formatters: list[Formatter] = []
+        self._copied: list[Formatter] = []
         self._right_aligned: list[bool | None] = []  # None: decided per value
         self._order = np.zeros(0, dtype=np.int64)  # displayed row -> frame row
         self._sort: tuple[int, QtCore.Qt.SortOrder] | None = None
@@ -67,8 +68,11 @@ class FrameModel(QtCore.QAbstractTableModel):
         frame: Frame,
         columns: Sequence[tuple[str, str]],
         formatters: dict[str, Formatter] | None = None,
+        copied: dict[str, Formatter] | None = None,
     ) -> None:
-        """Show ``frame``'s ``columns`` (name, header) with optional per-column formatters."""
+        """Show ``frame``'s ``columns`` (name, header) with optional per-column formatters;
+        ``copied`` formats the copied text where it differs from the cell's (a whole id
+        where the cell shows it elided)."""
         self.beginResetModel()
         self._frame = frame
         self._columns = [c for c, _ in columns]
@@ -76,6 +80,10 @@ class FrameModel(QtCore.QAbstractTableModel):
         self._arrays = [self._frame[c] for c in self._columns]
         formatters = formatters or {}
         self._formatters = [formatters.get(c, format_cell) for c in self._columns]
+        copied = copied or {}
+        self._copied = [
+            copied.get(c, f) for c, f in zip(self._columns, self._formatters, strict=True)
+        ]
         self._right_aligned = [_numeric_column(a) for a in self._arrays]
         self._order = self._sorted_order()
         self.endResetModel()
@@ -91,6 +99,10 @@ class FrameModel(QtCore.QAbstractTableModel):
         """The text of the first ``rows`` displayed cells of ``column``."""
         values, fmt = self._arrays[column], self._formatters[column]
         return [fmt(values[i]) for i in self._order[:rows]]
+
+    def copy_text(self, row: int, column: int) -> str:
+        """The text Ctrl+C copies for the cell at display ``row``, ``column``."""
+        return self._copied[column](self._arrays[column][self._order[row]])
 
     def rowCount(self, parent: QtCore.QModelIndex = QtCore.QModelIndex()) -> int:  # noqa: B008
         return 0 if parent.isValid() else len(self._order)
@@ -186,8 +198,8 @@ class CopyableTableView(QtWidgets.QTableView):
         copy.triggered.connect(self.copy_selection)
         self.addAction(copy)
 
-    def set_frame(self, frame, columns, formatters=None) -> None:
-        self.source.set_frame(frame, columns, formatters)
+    def set_frame(self, frame, columns, formatters=None, copied=None) -> None:
+        self.source.set_frame(frame, columns, formatters, copied)
         self.fit_columns()
 
     def fit_columns(self) -> None:
@@ -211,7 +223,8 @@ class CopyableTableView(QtWidgets.QTableView):
 
     def selection_tsv(self) -> str:
         """Selected rows (or the whole table) as TSV with a header line, as displayed but
-        for thousands separators (a spreadsheet reads "4490", not "4 490")."""
+        for thousands separators (a spreadsheet reads "4490", not "4 490") and elisions
+        (a whole id, which a grep finds)."""
         model = self.source
         indexes = self.selectionModel().selectedIndexes() if self.selectionModel() else []
         rows = sorted({i.row() for i in indexes}) or list(range(model.rowCount()))
@@ -219,7 +232,7 @@ class CopyableTableView(QtWidgets.QTableView):
         header = [model.headerData(c, QtCore.Qt.Orientation.Horizontal) for c in cols]
         lines = ["\t".join(str(h) for h in header)]
         for r in rows:
-            lines.append("\t".join(ungroup(str(model.index(r, c).data())) for c in cols))
+            lines.append("\t".join(ungroup(model.copy_text(r, c)) for c in cols))
         return "\n".join(lines) + "\n"
 
     def copy_selection(self) -> None:

@@ -41,6 +41,8 @@ class TablePanel(QtWidgets.QWidget):
     frame_requested = QtCore.Signal(float, float)
     COLUMNS: tuple[tuple[str, str], ...] = ()
     FORMATTERS: dict = {}
+    #: Columns whose copied text is not the cell's (``FrameModel.set_frame``'s ``copied``).
+    COPIED: dict = {}
     #: Columns of session times: all in seconds, or all on a clock once any passes 2 min.
     TIMES: tuple[str, ...] = ()
 
@@ -73,11 +75,15 @@ class TablePanel(QtWidgets.QWidget):
         times = frame[list(self.TIMES)].to_numpy(np.float64)
         clock = bool(times.size) and bool(np.nanmax(np.abs(times), initial=0.0) >= SECONDS_BELOW)
         formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock, self._wall))}
-        self.table.set_frame(self._frame, self.COLUMNS, formatters)
+        self.table.set_frame(self.shown(self._frame), self.COLUMNS, formatters, self.COPIED)
         self.count.setText(self.count_text(self._frame))
 
     def frame(self) -> Frame:
         return self._frame
+
+    def shown(self, frame: Frame) -> Frame:
+        """The frame the table shows: ``frame``, row for row, with any derived columns."""
+        return frame
 
     def count_text(self, frame: Frame) -> str:
         return f"{len(frame)} rows"
@@ -94,6 +100,7 @@ class TablePanel(QtWidgets.QWidget):
 
 class TransitionsPanel(TablePanel):
     COLUMNS = (
+        ("sector", "sector"),
         ("from_id", "from"),
         ("to_id", "to"),
         ("time", "at"),
@@ -105,6 +112,7 @@ class TransitionsPanel(TablePanel):
     )
     TIMES = ("time",)
     FORMATTERS = {
+        "sector": lambda pair: f"{pair[0]}->{pair[1]}",
         "from_id": _short,
         "to_id": _short,
         "gap_ms": _ms,
@@ -112,9 +120,18 @@ class TransitionsPanel(TablePanel):
         "starved": _yes,
         "cold_start": _yes,
     }
+    COPIED = {"from_id": str, "to_id": str}
 
     def set_summary(self, summary) -> None:
         self.set_frame(summary.transitions)
+
+    def shown(self, frame: Frame) -> Frame:
+        """With a "sector" column of (from, to) job numbers, "0->1" as the status bar and
+        the CLI write them, sorting by the first."""
+        a, b = (
+            np.asarray(frame.get(c, ()), dtype=np.int64).tolist() for c in ("from_job", "to_job")
+        )
+        return frame.assign(sector=np.fromiter(zip(a, b, strict=True), dtype=object, count=len(a)))
 
     def count_text(self, frame: Frame) -> str:
         if frame.empty:
