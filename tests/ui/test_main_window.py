@@ -163,6 +163,30 @@ def test_copies_whole_job_ids_and_names_the_sectors(qtbot, window):
     assert f"sector {sector}," in window.statusBar().currentMessage()
 
 
+def test_counts_of_one_are_singular(qtbot, window, tmp_path):
+    """Issue 28, item 8: "1 transitions", "1 jobs", "1 lines"."""
+    from viewer.sim.model import SimConfig, simulate
+    from viewer.sim.writer import WriteOptions, write
+    from viewer.ui.skipped_lines import skipped_text
+
+    log = tmp_path / "one.log"
+    write(simulate(SimConfig(sectors=1, seed=1)), log, WriteOptions())
+    with open(log, "a") as fh:
+        fh.write("TIMELINE,12x,GPU_START\n")  # one torn line
+    timeline = open_and_wait(qtbot, window, log)
+    assert window.jobs_panel.count.text() == "1 job"
+    assert window.session_combo.itemText(0).startswith("1: 1 job, ")
+    assert skipped_text(timeline).startswith("session 1: 1 line\n")
+    assert window.skipped_button.text() == "⚠ 1 line skipped"
+    open_and_wait(qtbot, window, SAMPLES / "phase7_gw1.log")  # one with idle gaps
+    panels = window.transitions_panel, window.gaps_panel, window.jobs_panel
+    for panel in panels:
+        panel.set_frame(panel.frame().take([0]))
+    texts = [panel.count.text() for panel in panels]
+    assert texts[0].split(";")[0] == "1 transition"
+    assert texts[1].startswith("1 gap, ") and texts[2] == "1 job"
+
+
 def test_two_gpu_log_shows_both_gpus(qtbot, window):
     timeline = open_and_wait(qtbot, window, TWO_GPUS)
     assert set(timeline.sessions[0].gpus) == {0, 1}

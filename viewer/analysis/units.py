@@ -47,9 +47,10 @@ def fixed(value: float | None, digits: int = 1, unit: str = "s", unknown: str = 
     return f"{value:.{digits}f} {unit}" if unit else f"{value:.{digits}f}"
 
 
-def counted(count: int, noun: str) -> str:
-    """``1 job``, ``2 jobs``, ``0 jobs``."""
-    return f"{count} {noun}" + ("" if count == 1 else "s")
+def counted(count: int, noun: str, *, grouped: bool = False) -> str:
+    """``1 job``, ``2 jobs``, ``0 jobs``; ``grouped``: ``12 345 lines``."""
+    number = group(f"{count:,}") if grouped else str(count)
+    return f"{number} {noun}" + ("" if count == 1 else "s")
 
 
 def percent(

@@ -12,7 +12,7 @@ import math
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.life import Life, life
-from viewer.analysis.units import duration, position
+from viewer.analysis.units import counted, duration, position
 from viewer.model import Session
 from viewer.ui.palette import Theme, mix, with_alpha
 from viewer.ui.panels.common import text_label
@@ -178,9 +178,9 @@ class DetailsPane(QtWidgets.QScrollArea):
             else "not completed"
         )  # fmt: skip
         self.job.setText(
-            f"sector {lf.job} of the session ({len(session.jobs)} jobs): {int(jobs.sum())} "
-            f"GPU calls, {done}; this one from {position(lf.start)} to {position(lf.end)} "
-            f"({duration(lf.end - lf.start)})"
+            f"sector {lf.job} of the session ({counted(len(session.jobs), 'job')}): "
+            f"{counted(int(jobs.sum()), 'GPU call')}, {done}; this one from "
+            f"{position(lf.start)} to {position(lf.end)} ({duration(lf.end - lf.start)})"
         )
         self.table.setColumnCount(len(lf.stages))
         self.table.setHorizontalHeaderLabels([s.name for s in lf.stages])

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
+from viewer.analysis.units import counted
 from viewer.ui.palette import mix
 
 Qt = QtCore.Qt
@@ -62,20 +63,22 @@ def floor_formula(name: str, f: Floors) -> str:
 
     result = f"= {value:.1f} s/proof"
     if name == "kernel":
-        gpus = f"{f.gpus} GPU{'s' if f.gpus != 1 else ''}"
-        return f"kernel {ms('kernel')} ms × {per} partitions / {gpus} {result}"
+        gpus = counted(f.gpus, "GPU")
+        return f"kernel {ms('kernel')} ms × {counted(per, 'partition')} / {gpus} {result}"
     if name == "worker":
         call = (
             f"call {ms('call')} ms"
             if f.upper_bound
             else f"(prep {ms('prep')} + kernel {ms('kernel')} + post {ms('post')}) ms"
         )
-        workers = f"{f.workers} GPU worker{'s' if f.workers != 1 else ''}"
-        return f"{call} × {per} partitions / {workers} {result}"
+        workers = counted(f.workers, "GPU worker")
+        return f"{call} × {counted(per, 'partition')} / {workers} {result}"
     if name == "synthesis":
-        return f"synthesis {ms('synth')} ms × {per} partitions / {f.pw} slots {result}"
-    inferred = f" ({f.inferred_arrivals} arrivals inferred)" if f.inferred_arrivals else ""
-    return f"over {f.jobs} jobs{inferred} {result}"
+        parts, slots = counted(per, "partition"), counted(f.pw, "slot")
+        return f"synthesis {ms('synth')} ms × {parts} / {slots} {result}"
+    arrivals = counted(f.inferred_arrivals, "arrival")
+    inferred = f" ({arrivals} inferred)" if f.inferred_arrivals else ""
+    return f"over {counted(f.jobs, 'job')}{inferred} {result}"
 
 
 FORMULA = {

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import counted
 from viewer.io import LogError
 from viewer.io.follow import LogFollower
 from viewer.lanes.data import build_lanes
@@ -197,8 +198,8 @@ class FollowController(QtCore.QObject):
 
     def _show_status(self) -> None:
         name = self.follower.path.name if self.follower is not None else ""
-        events = f"{self._events:,}".replace(",", " ")
-        self.label.setText(f"following {name} · {events} events · last update {self._updated}")
+        events = counted(self._events, "event", grouped=True)
+        self.label.setText(f"following {name} · {events} · last update {self._updated}")
 
     def _set_checked(self, checked: bool) -> None:
         blocked = self.action.blockSignals(True)

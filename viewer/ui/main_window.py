@@ -9,7 +9,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import duration
+from viewer.analysis.units import counted, duration
 from viewer.export.format import display_path
 from viewer.heap import release_free_memory
 from viewer.io.paths import DIALOG_FILTER, NO_LOG_IN_FOLDER, expand_paths, unlistable
@@ -540,10 +540,10 @@ class MainWindow(QtWidgets.QMainWindow):
             return
         for s in self._timeline.sessions:
             self.session_combo.addItem(
-                f"{s.number}: {len(s.jobs)} jobs, {duration(s.end_ms - s.start_ms)}"
+                f"{s.number}: {counted(len(s.jobs), 'job')}, {duration(s.end_ms - s.start_ms)}"
             )
             self.session_combo.setItemData(
-                s.index, f"{len(s.partitions)} GPU calls", QtCore.Qt.ItemDataRole.ToolTipRole
+                s.index, counted(len(s.partitions), "GPU call"), QtCore.Qt.ItemDataRole.ToolTipRole
             )
 
     def set_session(self, index: int) -> None:

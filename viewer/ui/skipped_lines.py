@@ -6,7 +6,7 @@ from collections import Counter
 
 from PySide6 import QtCore, QtWidgets
 
-from viewer.analysis.units import group, percent
+from viewer.analysis.units import counted, group, percent
 from viewer.model import Timeline
 
 #: What each skip reason means (``grammar.SKIP_REASONS``), for people.
@@ -44,7 +44,7 @@ def skipped_text(timeline: Timeline) -> str:
     """The skipped lines by session and reason, as plain text."""
     lines = []
     for where, counts in skipped_counts(timeline):
-        lines.append(f"{where}: {group(f'{sum(counts.values()):,}')} lines")
+        lines.append(f"{where}: {counted(sum(counts.values()), 'line', grouped=True)}")
         for reason, n in counts.most_common():
             lines.append(f"    {group(f'{n:,}'):>9}  {reason}: {REASONS.get(reason, reason)}")
     share = timeline.skipped_share()
@@ -73,7 +73,7 @@ class SkippedButton(QtWidgets.QToolButton):
         self.timeline = timeline
         counts = skipped_counts(timeline) if timeline is not None else []
         total = sum(sum(c.values()) for _, c in counts)
-        self.setText(f"⚠ {group(f'{total:,}')} line{'s' if total != 1 else ''} skipped")
+        self.setText(f"⚠ {counted(total, 'line', grouped=True)} skipped")
         self.setToolTip("Lines the reader could not use, by reason: click for details")
         self.setVisible(total > 0)
 

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
+from viewer.analysis.units import counted
 from viewer.export.files import write_output
 from viewer.export.format import display_path
 from viewer.ui.image_export import dark_palette, light_palette, png_bytes
@@ -318,9 +319,9 @@ def _title_and_legend(p: QtGui.QPainter, size: QtCore.QSizeF, c: Colours, s: Swe
     bold.setPointSizeF(10.0)
     p.setFont(bold)
     p.setPen(_pen(c.fg))
-    runs = len({id(r.run) for r in s.rows if r.run is not None})
+    runs = counted(len({id(r.run) for r in s.rows if r.run is not None}), "run")
     base = display_path(Path(s.base.name).name)
-    title = f"{KNOBS[s.knob][0].capitalize()} sweep: {runs} runs, predicted from {base}"
+    title = f"{KNOBS[s.knob][0].capitalize()} sweep: {runs}, predicted from {base}"
     p.drawText(QtCore.QPointF(MARGIN.left(), 18), title)
     p.setFont(QtGui.QFont(bold.family(), 9))
     x, y = MARGIN.left(), 40.0

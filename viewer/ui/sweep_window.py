@@ -13,6 +13,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import counted
 from viewer.export.format import display_path
 from viewer.export.sweep import HEAD, rows, summary, sweep_markdown
 from viewer.io.paths import DIALOG_FILTER
@@ -125,7 +126,7 @@ class SweepWindow(QtWidgets.QWidget):
 
     def _start(self) -> None:
         names = ", ".join(Path(p).name for p in self._paths)
-        self.status.setText(f"Reading {len(self._paths)} logs: {names}")
+        self.status.setText(f"Reading {counted(len(self._paths), 'log')}: {names}")
         self.placeholder.setText("Reading the logs…")
         self.chart_holder.setCurrentWidget(self.placeholder)
         self._task.request(
@@ -156,7 +157,8 @@ class SweepWindow(QtWidgets.QWidget):
         self.chart_holder.addWidget(self.chart)
         self.chart_holder.setCurrentWidget(self.chart)
         words = KNOBS[s.knob][0]
-        self.setWindowTitle(f"Sweep of {words}: {len({id(r.run) for r in s.rows if r.run})} runs")
+        runs = counted(len({id(r.run) for r in s.rows if r.run}), "run")
+        self.setWindowTitle(f"Sweep of {words}: {runs}")
         self.status.setText(
             f"Predicted from {display_path(s.base.name)}; click a measured point (or double-click "
             "its row) to open the run."

@@ -9,7 +9,7 @@ from __future__ import annotations
 from PySide6 import QtWidgets
 
 from viewer.analysis.kernels import parts_note
-from viewer.analysis.units import duration, group
+from viewer.analysis.units import counted, duration, group
 from viewer.ui.panels.common import FormGrid, ScopedPanel, fmt_pct, note_label, scope_text
 
 BREAKDOWN = (("ntt_msm_h", "ntt_msm_h"), ("batch_add", "batch_add"), ("tail_msm", "tail_msm"))
@@ -109,9 +109,9 @@ class KernelPanel(ScopedPanel):
         notes = []
         if in_range:
             notes.append(
-                f"Totals count the part of each kernel inside the range; the mean is over the "
-                f"whole kernels of the {k.partitions} partitions touching it, so total / "
-                "partitions need not equal it."
+                "Totals count the part of each kernel inside the range; the mean is over the "
+                f"whole kernels of the {counted(k.partitions, 'partition')} touching it, so "
+                "total / partitions need not equal it."
             )
         if parts_note(k):
             notes.append(parts_note(k))

@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from viewer.analysis.units import SECONDS_BELOW, duration, group, position, wall_time
+from viewer.analysis.units import SECONDS_BELOW, counted, duration, group, position, wall_time
 from viewer.model.frame import Frame
 from viewer.ui.table_model import CopyableTableView
 
@@ -86,7 +86,7 @@ class TablePanel(QtWidgets.QWidget):
         return frame
 
     def count_text(self, frame: Frame) -> str:
-        return f"{len(frame)} rows"
+        return counted(len(frame), "row")
 
     def span_of(self, row: dict) -> tuple[float, float]:
         raise NotImplementedError
@@ -138,7 +138,7 @@ class TransitionsPanel(TablePanel):
             return "no sector transitions in range"
         warm = frame[~frame["cold_start"].astype(bool)]
         tail = f"; warm gap mean {duration(float(np.nanmean(warm['gap_ms'])))}" if len(warm) else ""
-        return f"{len(frame)} transitions{tail}"
+        return f"{counted(len(frame), 'transition')}{tail}"
 
     def span_of(self, row: dict) -> tuple[float, float]:
         t = float(row["time"])
@@ -170,7 +170,7 @@ class GapsPanel(TablePanel):
             return "no GPU idle gaps in range"
         cross = int(frame["cross_sector"].sum())
         idle = duration(float(np.nansum(frame["ms"])))
-        return f"{len(frame)} gaps, {idle} idle; {cross} cross-sector"
+        return f"{counted(len(frame), 'gap')}, {idle} idle; {cross} cross-sector"
 
     def span_of(self, row: dict) -> tuple[float, float]:
         start, end = float(row["start"]), float(row["end"])
@@ -199,7 +199,7 @@ class JobsPanel(TablePanel):
         self.set_frame(summary.jobs)
 
     def count_text(self, frame: Frame) -> str:
-        return f"{len(frame)} jobs"
+        return counted(len(frame), "job")
 
     def span_of(self, row: dict) -> tuple[float, float]:
         start = row["synth_start"] if np.isfinite(row["synth_start"]) else row["first_gpu_start"]

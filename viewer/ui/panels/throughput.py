@@ -7,7 +7,7 @@ import math
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.idle import IdleSplit, idle_split
-from viewer.analysis.units import duration, seconds
+from viewer.analysis.units import counted, duration, seconds
 from viewer.ui.panels.common import (
     FormGrid,
     ScopedPanel,
@@ -181,11 +181,11 @@ class ThroughputPanel(ScopedPanel):
         f.set("ppp", f"{t.partitions_per_proof:g}" if t.partitions_per_proof else "—")
         k = summary.kernel
         touching = "touching the range" if in_range else "of the session"
-        gpus = f"{t.gpus} GPU" + ("s" if t.gpus != 1 else "")
+        jobs, parts = counted(t.jobs_completed, "job"), counted(k.partitions, "partition")
         self.how.setText(
-            f"Measured: time between the completions of the {t.jobs_completed} jobs "
+            f"Measured: time between the completions of the {jobs} "
             f"completed {where}, per interval. Kernel floor: mean kernel {duration(k.mean_ms)} "
-            f"of the {k.partitions} partitions {touching} x {t.partitions_per_proof} / {gpus}."
+            f"of the {parts} {touching} x {t.partitions_per_proof} / {counted(t.gpus, 'GPU')}."
         )
         self.efficiency_title.setText(
             "GPU efficiency (merged intervals" + (", clipped to the range)" if in_range else ")")
