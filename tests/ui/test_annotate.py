@@ -8,7 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from PySide6 import QtCore, QtTest
+from PySide6 import QtCore, QtTest, QtWidgets
 
 from tests.ui import test_timeline_view as tv
 from tests.ui.test_timeline_view import lane_y, scene_point
@@ -359,3 +359,30 @@ def test_an_arrow_ending_at_time_zero_is_drawn_where_it_ends(qtbot, window, log)
     view.set_x_range(0.0, 2000.0)
     ctl.overlay.prepare()
     assert arrow.id in [s.ann.id for s in ctl.overlay._shapes]
+
+
+def test_enter_in_the_note_dialog_presses_ok_and_shift_enter_breaks_the_line(qtbot, window) -> None:
+    """Issue 28, item 8: Enter in the note dialog added a newline instead of OK."""
+    ctl = window.write_ups.controller
+    seen: list[QtWidgets.QWidget] = []
+
+    def type_then_enter() -> None:
+        dialog = QtWidgets.QApplication.activeModalWidget()
+        seen.append(dialog)
+        edit = dialog.focusWidget()
+        QtTest.QTest.keyClicks(edit, "late")
+        QtTest.QTest.keyClick(
+            edit, QtCore.Qt.Key.Key_Return, QtCore.Qt.KeyboardModifier.ShiftModifier
+        )
+        QtTest.QTest.keyClicks(edit, "synthesis")
+        QtTest.QTest.keyClick(edit, QtCore.Qt.Key.Key_Return)
+        if dialog.isVisible():  # Enter did not close it: leave, so the test fails, not hangs
+            dialog.reject()
+
+    QtCore.QTimer.singleShot(0, type_then_enter)
+    assert ctl._ask_text_dialog("Add note", "") == "late\nsynthesis"
+    assert seen and seen[0] is not None
+    QtCore.QTimer.singleShot(0, lambda: QtTest.QTest.keyClick(
+        QtWidgets.QApplication.activeModalWidget().focusWidget(), QtCore.Qt.Key.Key_Escape
+    ))  # fmt: skip
+    assert ctl._ask_text_dialog("Edit note", "kept") is None  # Esc still cancels

@@ -28,6 +28,7 @@ from viewer.annotations import (
 )
 from viewer.export.format import display_path
 from viewer.lanes.data import MARKER_STRIP
+from viewer.ui.dialogs import ask_note_text
 from viewer.ui.palette import Theme, with_alpha
 from viewer.ui.panels.common import fmt_ms
 from viewer.ui.timeline_view import TimelineView
@@ -795,5 +796,4 @@ class AnnotationController(QtCore.QObject):
         return box.clickedButton() is replace
 
     def _ask_text_dialog(self, title: str, initial: str) -> str | None:
-        text, ok = QtWidgets.QInputDialog.getMultiLineText(self.view, title, "Text:", initial)
-        return text.strip() if ok else None
+        return ask_note_text(self.view, title, initial)

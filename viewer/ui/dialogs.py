@@ -1,10 +1,10 @@
-"""About and keyboard-shortcut dialogs."""
+"""About, keyboard-shortcut, note-text and save-path dialogs."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from PySide6 import QtCore, QtWidgets
+from PySide6 import QtCore, QtGui, QtWidgets
 
 import viewer
 
@@ -112,3 +112,45 @@ def ask_save_path(
     if path and settings is not None:
         settings.setValue(EXPORT_DIR_SETTING, str(Path(path).parent))
     return path, chosen
+
+
+class NoteTextEdit(QtWidgets.QPlainTextEdit):
+    """A note's text: Enter submits (``submitted``), Shift+Enter starts a new line."""
+
+    submitted = QtCore.Signal()
+
+    def keyPressEvent(self, event: QtGui.QKeyEvent) -> None:
+        if event.key() in (QtCore.Qt.Key.Key_Return, QtCore.Qt.Key.Key_Enter):
+            if event.modifiers() & QtCore.Qt.KeyboardModifier.ShiftModifier:
+                self.insertPlainText("\n")
+            else:
+                self.submitted.emit()
+            return
+        super().keyPressEvent(event)
+
+
+def ask_note_text(parent: QtWidgets.QWidget, title: str, initial: str) -> str | None:
+    """The text typed for an annotation (stripped), None when cancelled.  Enter is OK, as
+    in a chat box, Shift+Enter a new line: most notes are one line."""
+    dialog = QtWidgets.QDialog(parent)
+    dialog.setWindowTitle(title)
+    edit = NoteTextEdit(dialog)
+    edit.setPlainText(initial)
+    edit.moveCursor(QtGui.QTextCursor.MoveOperation.End)
+    edit.submitted.connect(dialog.accept)
+    hint = QtWidgets.QLabel("Enter: OK · Shift+Enter: new line", dialog)
+    hint.setEnabled(False)  # drawn in the palette's dimmed text colour
+    Box = QtWidgets.QDialogButtonBox
+    buttons = Box(Box.StandardButton.Ok | Box.StandardButton.Cancel, dialog)
+    buttons.accepted.connect(dialog.accept)
+    buttons.rejected.connect(dialog.reject)
+    layout = QtWidgets.QVBoxLayout(dialog)
+    layout.addWidget(QtWidgets.QLabel("Text:", dialog))
+    layout.addWidget(edit)
+    layout.addWidget(hint)
+    layout.addWidget(buttons)
+    edit.setFocus()
+    accepted = dialog.exec() == QtWidgets.QDialog.DialogCode.Accepted
+    text = edit.toPlainText().strip()
+    dialog.deleteLater()
+    return text if accepted else None
