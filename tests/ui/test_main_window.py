@@ -187,6 +187,42 @@ def test_counts_of_one_are_singular(qtbot, window, tmp_path):
     assert texts[1].startswith("1 gap, ") and texts[2] == "1 job"
 
 
+def test_open_compare_and_sweep_dialogs_start_in_the_logs_folder(
+    qtbot, window, tmp_path, monkeypatch
+):
+    """Issue 28, item 8: the Open, Compare and Sweep dialogs started in $HOME (or wherever
+    File > Open last went), not in the folder of the log on screen."""
+    starts: list[str] = []
+
+    def ask_many(parent, title, start, filters):
+        starts.append(start)
+        return [], ""
+
+    def ask_one(parent, title, start, filters):
+        starts.append(start)
+        return "", ""
+
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileNames", staticmethod(ask_many))
+    monkeypatch.setattr(QtWidgets.QFileDialog, "getOpenFileName", staticmethod(ask_one))
+    actions = [window.open_action] + [
+        window.findChild(QtGui.QAction, name) for name in ("action_compare", "action_sweep")
+    ]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    window.settings.setValue("last_dir", str(elsewhere))
+    for action in actions:  # nothing open: where File > Open last went
+        action.trigger()
+    assert starts == [str(elsewhere)] * 3
+    window.settings.setValue("last_dir", str(tmp_path / "gone"))
+    window.open_action.trigger()
+    assert starts[-1] == str(Path.home())
+    open_and_wait(qtbot, window, PHASE8)  # a drop, the command line or Open Recent alike
+    starts.clear()
+    for action in actions:
+        action.trigger()
+    assert starts == [str(SAMPLES)] * 3
+
+
 def test_two_gpu_log_shows_both_gpus(qtbot, window):
     timeline = open_and_wait(qtbot, window, TWO_GPUS)
     assert set(timeline.sessions[0].gpus) == {0, 1}

@@ -515,7 +515,7 @@ def _new_window(window) -> CompareWindow:
 
 
 def _ask_and_compare(window) -> None:
-    start = str(window.settings.value("last_dir", str(Path.home())))
+    start = window.dialog_folder()
     if window.timeline() is not None:
         path, _ = QtWidgets.QFileDialog.getOpenFileName(
             window, "Compare the current run with…", start, DIALOG_FILTER

@@ -360,13 +360,18 @@ class MainWindow(QtWidgets.QMainWindow):
         self.details_pane.frame_requested.connect(self.view.frame_partition)
 
     # ------------------------------------------------------------------ opening
+    def dialog_folder(self) -> str:
+        """Where the Open, Compare and Sweep dialogs start: the folder of the log on screen,
+        else the one File > Open last went to, else the home folder."""
+        timeline = self.timeline()
+        folders = [str(self.settings.value("last_dir", ""))]
+        if timeline is not None:
+            folders.insert(0, str(Path(timeline.source).absolute().parent))
+        return next((f for f in folders if f and Path(f).is_dir()), str(Path.home()))
+
     def choose_files(self) -> None:
-        start = self.settings.value("last_dir", str(Path.home()))
         paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
-            self,
-            "Open cuzk logs",
-            str(start),
-            DIALOG_FILTER,
+            self, "Open cuzk logs", self.dialog_folder(), DIALOG_FILTER
         )
         if paths:
             self.settings.setValue("last_dir", str(Path(paths[0]).parent))

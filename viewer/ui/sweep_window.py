@@ -237,7 +237,7 @@ def open_sweep(window, paths: list[str | Path]) -> SweepWindow:
 
 
 def _ask_and_sweep(window) -> None:
-    start = str(window.settings.value("last_dir", str(Path.home())))
+    start = window.dialog_folder()
     paths, _ = QtWidgets.QFileDialog.getOpenFileNames(
         window, "Choose runs of one machine to sweep", start, DIALOG_FILTER
     )
