@@ -170,3 +170,34 @@ def test_a_gain_that_wall_time_contradicts_is_not_claimed(capsys) -> None:  # no
     assert s["s_per_proof"] < b["s_per_proof"] and s["wall_s_per_proof"] > b["wall_s_per_proof"]
     assert "but wall time / proofs goes from 22.7 to 23.5 s" in d["sentence"]
     assert "below it is a short run's" in d["sentence"]
+
+
+@pytest.mark.parametrize(
+    ("log", "knobs"),
+    [
+        ("phase8_pw10_5sectors.log", ["--pw", "20"]),
+        ("phase8_pw10_5sectors.log", ["--gw", "1", "--kernel-scale", "0.5"]),
+        ("two_gpus.log", ["--gw", "16"]),
+        ("no_timing", ["--gw", "1"]),
+    ],
+)
+def test_report_on_the_out_log_gives_the_scenarios_figures(capsys, tmp_path, log, knobs) -> None:  # noqa: ANN001
+    """issue 27 item 6: the prediction, its floors and its --out log are one thing (the
+    floors of a log without CUZK_TIMING were 147.2 against 75.1; --pw 20 divided by the knob
+    where the report counts the slots held)."""
+    path = SAMPLES / log
+    if log == "no_timing":
+        text = (SAMPLES / "phase8_pw10_5sectors.log").read_text().splitlines(keepends=True)
+        path = tmp_path / "no_timing.log"
+        path.write_text("".join(line for line in text if "CUZK_TIMING" not in line))
+    out = tmp_path / "pred.log"
+    assert main(["whatif", str(path), *knobs, "--json", "--out", str(out)]) == 0
+    scenario = json.loads(capsys.readouterr().out)["scenario"]
+    assert main(["report", str(out), "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)["sessions"][0]
+    assert report["throughput"]["measured_s_per_proof"] == pytest.approx(
+        scenario["s_per_proof"], rel=0.01
+    )
+    for name, value in scenario["floors"].items():
+        assert report["floors"][name] == pytest.approx(value, rel=0.01, abs=0.05), name
+    assert report["floors"]["bound"] == scenario["bound"]

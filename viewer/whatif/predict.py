@@ -17,7 +17,6 @@ from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
 from viewer.analysis.memory import MemoryModel, memory
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
-from viewer.sim.budget import partitions_beside
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import (
@@ -166,8 +165,8 @@ def wall_per_proof(done: np.ndarray, arrived: np.ndarray) -> float | None:
 
 
 def outcome(pl: Plan, s: Schedule) -> Outcome:
-    """A played run's figures: s/proof over the jobs the log completed, and its floors with
-    the synthesis slots it was given."""
+    """A played run's figures: s/proof over the jobs the log completed, and its floors as a
+    report on the played run's log gives them."""
     played = predicted_session(pl, s)
     jobs = len(s.draws.arrival)
     done = np.full(jobs, -np.inf)
@@ -175,14 +174,12 @@ def outcome(pl: Plan, s: Schedule) -> Outcome:
     counted = pl.counted if len(pl.counted) == jobs else np.ones(jobs, bool)
     done = np.where(np.isfinite(done), done, np.nan)
     arrived = s.draws.arrival.astype(np.float64)
-    cfg = s.config
-    pw = cfg.pw
-    if cfg.budget_gib is not None:  # the budget, not the workers, may bound syntheses
-        pw = min(pw, partitions_beside(cfg.budget_gib, cfg.baseline_gib))
     return Outcome(
         s_per_proof=seconds_per_proof(done[counted]),
         gpu_efficiency=overall_efficiency(gpu_stats(played)),
-        floors=floors(played, pw=pw),
+        # The slots as `report` on its --out log counts them (issue 27 item 6): the knob
+        # divided the synthesis floor where the run held fewer at once.
+        floors=floors(played),
         session=played,
         wall_s_per_proof=wall_per_proof(done[counted], arrived[counted]),
     )

@@ -119,12 +119,18 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
         held = p["mutex_held_ms"][rows] - st["kernel_ms"][rows]
         hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
     else:
+        call = _filled(st["call_ms"][rows], "GPU call", notes)
+        share = _kernel_share(session, p["gpu"][rows], call)
+        overlapped = float(np.average(1.0 - share, weights=call)) if call.sum() > 0 else 0.0
         notes.append(
-            "no CUZK_TIMING lines: each GPU call is replayed as kernel time under the "
-            "GPU's mutex, so the replay is an upper bound on s/proof"
+            "no CUZK_TIMING lines: the kernel region of each GPU call is not in the log; "
+            "each call is replayed as the kernel time its GPU's busy time leaves room for "
+            f"(the calls of a GPU overlapped: {overlapped * 100:.0f} % of each is taken as CPU "
+            "work before the mutex), an upper bound on kernel time"
         )
-        kernel = _filled(st["call_ms"][rows], "GPU call", notes)
-        prelock = post = hold = np.zeros(len(rows))
+        kernel = call * share
+        prelock = call - kernel
+        post = hold = np.zeros(len(rows))
 
     first = arr["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
@@ -461,15 +467,14 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
     cfg = s.config
     workers = {w: w // cfg.gw for w in range(cfg.gw * cfg.gpus)}
     session = pl.session
-    source = "gpu_ms" if pl.upper_bound else KERNEL_SOURCE_TIMING
-    if pl.upper_bound:
-        calls = calls.assign(kernel_start=np.nan, kernel_ms=np.nan)
+    # The kernels it played are known, even where the log's were not (``upper_bound``):
+    # its floors are those a report on its --out log gives (issue 27 item 6).
     played = build_session(
         calls,
         index=session.index,
         kinds=kinds,
         workers=workers,
-        kernel_source=source,
+        kernel_source=KERNEL_SOURCE_TIMING,
     )
     if cfg.budget_gib is not None:  # the budget-gated daemon's head, as it would log it
         played.facts = Facts(
@@ -521,6 +526,23 @@ def _kernel_parts(
     return ntt, barrier, batch, total - ntt - barrier - batch
 
 
+def _kernel_share(session: Session, gpu: np.ndarray, call: np.ndarray) -> np.ndarray:
+    """Per call (its GPU ``gpu``), the share of it that can be kernel time without a log's
+    CUZK_TIMING: a GPU's kernel regions never overlap (its mutex), so together they fit in
+    its busy time (the union of its calls): each call's share is that union over the sum
+    of the GPU's calls (1 where they never overlapped)."""
+    from viewer.analysis.gpus import gpu_stats
+
+    busy = {int(g.gpu): float(g.busy_ms) for g in gpu_stats(session)}
+    share = np.ones(len(call))
+    for g in np.unique(gpu).tolist():
+        mine = gpu == g
+        total = float(call[mine].sum())
+        if total > 0 and g in busy:
+            share[mine] = min(1.0, busy[g] / total)
+    return share
+
+
 def _queue_cap(st: Frame, rows: np.ndarray, took: np.ndarray) -> int:
     """The most partitions seen queued at once: from the queue event until a worker took
     it (``taken``; for a worker's first call, ``took``: GPU_START minus its dispatch)."""
@@ -543,8 +565,12 @@ def _means(d: Draws) -> dict[str, float]:
 
 def stage_means(pl: Plan) -> dict[str, float]:
     """The measured mean (ms) of each stage a knob can change: kernel, prep, post, synth
-    (the defaults of the window's knobs)."""
-    return _means(pl.draws)
+    (the defaults of the window's knobs); NaN for prep and post where the log has no
+    CUZK_TIMING (the replay infers a call's CPU share; the log does not measure it)."""
+    means = _means(pl.draws)
+    if pl.upper_bound:
+        means.update(prep=math.nan, post=math.nan)
+    return means
 
 
 def _factor(knobs: Knobs, stage: str, measured: float) -> float:
