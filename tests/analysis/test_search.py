@@ -63,3 +63,14 @@ def test_events_go_to_their_time(s) -> None:
 
 def test_open_calls(s) -> None:
     assert ids(s, find(s, "open")) == [("4A685667-cccc", 3), ("4a685667-bbbb", 1)]
+
+
+def test_a_pasted_page_is_refused_at_once() -> None:
+    """issue 27 item 13: 100 000 pasted characters stalled the window 19.5 s."""
+    from viewer.analysis.search import MAX_QUERY_CHARS, MAX_TERMS, SearchError, parse_query
+
+    with pytest.raises(SearchError, match="at most"):
+        parse_query("abc " * 25_000)
+    with pytest.raises(SearchError, match=f"at most {MAX_TERMS}"):
+        parse_query(" ".join(["j"] * (MAX_TERMS + 1)))
+    assert parse_query("x" * MAX_QUERY_CHARS).jobs == ("x" * MAX_QUERY_CHARS,)

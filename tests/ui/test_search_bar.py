@@ -126,3 +126,17 @@ def test_dim_the_rest_filters_to_the_matches(qtbot, window) -> None:  # noqa: F8
     )
     type_query(qtbot, window, "p:4")  # a new query keeps the filter on
     assert view.match_item().dimmed()
+
+
+def test_a_pasted_page_is_cut_and_refused(qtbot, window) -> None:  # noqa: F811
+    """issue 27 item 13: pasting 100 000 characters stalled the window 19.5 s."""
+    load_and_wait(qtbot, window, PHASE8)
+    window.find_action.trigger()
+    bar = window.search_bar
+    QtGui.QGuiApplication.clipboard().setText("73b04127 " * 11_000)
+    bar.field.setFocus()
+    bar.field.paste()
+    assert len(bar.field.text()) == bar.field.maxLength() == 1001
+    bar.search()
+    assert bar.count.text() == "a search of 1 001 characters: at most 1 000"
+    assert window.view.match_item() is None

@@ -92,8 +92,21 @@ def _event(text: str) -> str:
     return name
 
 
+#: A query longer than this (characters, terms) is a paste gone wrong, not a search: each
+#: job term is one pass over every job id (100 000 pasted characters stalled the window
+#: for 19.5 s, issue 27 item 13).
+MAX_QUERY_CHARS = 1000
+MAX_TERMS = 32
+
+
 def parse_query(text: str) -> Query:
     """``text`` as a ``Query`` (see the module's docstring); ``SearchError`` if unreadable."""
+    if len(text) > MAX_QUERY_CHARS:
+        raise SearchError(
+            f"a search of {len(text):,} characters: at most {MAX_QUERY_CHARS:,}".replace(",", " ")
+        )
+    if len(words := text.split()) > MAX_TERMS:
+        raise SearchError(f"a search of {len(words)} terms: at most {MAX_TERMS}")
     jobs: list[str] = []
     found: dict[str, tuple[int, ...]] = {}
     event, is_open = "", False

@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.search import HELP, Matches, SearchError, find
+from viewer.analysis.search import HELP, MAX_QUERY_CHARS, Matches, SearchError, find
 from viewer.ui.timeline_view import TimelineView
 
 Qt = QtCore.Qt
@@ -52,6 +52,7 @@ class SearchBar(QtWidgets.QFrame):
             layout.addWidget(button)
         self._timer = QtCore.QTimer(self, singleShot=True, interval=DEBOUNCE_MS)
         self._timer.timeout.connect(self.search)
+        self.field.setMaxLength(MAX_QUERY_CHARS + 1)  # past it the search says why
         self.field.textChanged.connect(lambda _text: self._timer.start())
         view.session_changed.connect(lambda _index: self.isVisible() and self.search())
         self.hide()
