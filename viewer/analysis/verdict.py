@@ -116,7 +116,8 @@ def _evidence(
     if never_warm:
         starved = int(transitions["starved"].astype(bool, copy=False).sum())
         out.append(
-            f"{starved} of {len(transitions)} transitions starved: the pipeline never warmed up"
+            f"{starved} of {counted(len(transitions), 'transition')} starved: the pipeline "
+            "never warmed up"
         )
     if len(gaps):
         starved = gap_ms[gaps["starved"].astype(bool, copy=False)].sum()
@@ -129,9 +130,14 @@ def _evidence(
     out.append(floors_line(floors))
     out.append(
         f"{counted(tp.jobs_completed, 'job')} completed, "
-        f"{tp.partitions_per_proof} partitions per proof, {counted(tp.gpus, 'GPU')}"
+        f"{_per_proof(tp.partitions_per_proof)}, {counted(tp.gpus, 'GPU')}"
     )
     return tuple(out)
+
+
+def _per_proof(n: int | float) -> str:
+    """ "10 partitions per proof", "1 partition per proof", "2.5 partitions per proof"."""
+    return f"{n:g} partition{'' if n == 1 else 's'} per proof"
 
 
 def floors_line(f: Floors) -> str:
@@ -140,9 +146,10 @@ def floors_line(f: Floors) -> str:
     for name, v in f.values().items():
         mark = " (binding)" if name == f.bound else ""
         parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{v:.1f} s'}{mark}")
-    arrivals = f"{counted(f.jobs, 'job')}, {f.inferred_arrivals} arrivals inferred"
+    arrivals = f"{counted(f.jobs, 'job')}, {counted(f.inferred_arrivals, 'arrival')} inferred"
+    at_once = "1 synthesis" if f.pw == 1 else f"{f.pw} syntheses"
     return (
-        f"floors (s/proof): {', '.join(parts)}; {f.pw} syntheses at once at most, "
+        f"floors (s/proof): {', '.join(parts)}; {at_once} at once at most, "
         f"{counted(f.workers, 'GPU worker')}, {arrivals}"
     )
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import percent
+from viewer.analysis.units import counted, percent
 from viewer.export.whatif import gib_range
 from viewer.lanes.data import SessionLanes
 from viewer.model import Session
@@ -517,7 +517,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         m, b, s = w.measured, w.baseline, w.scenario
         f = self.figures
         f["measured"].number.setText(_per_proof(m.s_per_proof))
-        f["measured"].note.setText(f"{m.floors.jobs} jobs")
+        f["measured"].note.setText(counted(m.floors.jobs, "job"))
         f["replayed"].number.setText(_per_proof(b.s_per_proof))
         err = w.replay_error
         f["replayed"].note.setText("" if err is None else f"{_signed_pct(err)} vs measured")
