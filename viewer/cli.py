@@ -107,7 +107,7 @@ def main(argv: Sequence[str] | None = None, *, leave: bool = False) -> int:
         args_in = ["open", *args_in]
     # A command needs only its own parser; the window opens without importing the others.
     only = [args_in[0]] if args_in[0] in SUBCOMMANDS else list(SUBCOMMANDS)
-    args = build_parser(only).parse_args(args_in)
+    args = build_parser(only).parse_args(_glued_negatives(args_in))
     try:
         code = int(command_module(args.command).run(args) or 0)
         sys.stdout.flush()  # here, not at exit, so a closed pipe is caught below
@@ -131,6 +131,26 @@ def _silence_stdout() -> None:
     """Point stdout at /dev/null: what is still buffered goes nowhere at exit."""
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stdout.fileno())  # Python flushes stdout at exit
+
+
+#: Options whose value may start with a minus sign (a range before the session's start).
+NEGATIVE_VALUES = ("--range",)
+
+
+def _glued_negatives(argv: list[str]) -> list[str]:
+    """``--range -5:5`` as ``--range=-5:5``: argparse reads a value starting with '-' and
+    holding a ':' as an option, and asked for '='."""
+    out: list[str] = []
+    it = iter(range(len(argv)))
+    for i in it:
+        a = argv[i]
+        nxt = argv[i + 1] if i + 1 < len(argv) else None
+        if a in NEGATIVE_VALUES and nxt is not None and nxt.startswith("-") and ":" in nxt:
+            out.append(f"{a}={nxt}")
+            next(it, None)
+        else:
+            out.append(a)
+    return out
 
 
 def run() -> NoReturn:

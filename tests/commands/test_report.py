@@ -87,3 +87,16 @@ def test_the_collector_is_back_on_after_a_report(capsys, tmp_path) -> None:
     assert main(["report", str(tmp_path / "missing.log")]) == 2
     assert gc.isenabled()
     capsys.readouterr()
+
+
+def test_a_range_starting_below_zero_needs_no_equals_sign(capsys) -> None:  # noqa: ANN001
+    """issue 27 item 18: `--range -5:5` was read as an option ("expected one argument")."""
+    from pathlib import Path
+
+    from viewer.cli import main
+
+    log = str(Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw20.log")
+    assert main(["report", log, "--range", "-5000:50000"]) == 0
+    spaced = capsys.readouterr().out
+    assert main(["report", log, "--range=-5000:50000"]) == 0
+    assert capsys.readouterr().out == spaced
