@@ -386,3 +386,29 @@ def test_enter_in_the_note_dialog_presses_ok_and_shift_enter_breaks_the_line(qtb
         QtWidgets.QApplication.activeModalWidget().focusWidget(), QtCore.Qt.Key.Key_Escape
     ))  # fmt: skip
     assert ctl._ask_text_dialog("Edit note", "kept") is None  # Esc still cancels
+
+
+def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log) -> None:
+    """issue 27 item 12: 5000 overlapping ranges stalled the window 32.6 s (every label was
+    placed against every other, and each move against all of them).  A view places at most
+    MAX_LABELS labels, none overlapping; the rest are counted as hidden."""
+    from viewer.ui.annotate import MAX_LABELS
+
+    from viewer.annotations import Annotation, AnnotationSet
+
+    open_log(qtbot, window, log)
+    view, ctl = window.view, window.write_ups.controller
+    ranges = [
+        Annotation(f"r{i}", "range", 60000.0 + 10 * i, 90000.0 + 10 * i, text=f"range {i}")
+        for i in range(2000)
+    ]
+    ctl.set_annotations(AnnotationSet(ranges))
+    view.set_x_range(55000, 115000)
+    overlay = ctl.overlay
+    overlay.prepare()
+    boxes = [s.label for s in overlay._shapes if s.label is not None]
+    assert 0 < len(boxes) <= MAX_LABELS
+    assert len(boxes) + overlay.hidden_labels == 2000
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1 :]:
+            assert not a.intersects(b)

@@ -41,6 +41,9 @@ LABEL_MAX_W = 300.0
 #: Notes within this many pixels of each other make a cluster; of a cluster of CLUSTER_MIN or
 #: more, only the first is labelled, with how many more there are to zoom in to.
 CLUSTER_PX = 24.0
+#: Labels placed in one view at most: more do not read, and each is placed against those
+#: before it (5000 overlapping ranges stalled the window 32.6 s, issue 27 item 12).
+MAX_LABELS = 120
 CLUSTER_MIN = 4
 PREVIEW_ID = "__preview__"
 WAITS = ("pickup", "queue")  # wait layers: their ends sit a few ms off the calls
@@ -209,7 +212,9 @@ class AnnotationOverlay(pg.GraphicsObject):
                     continue
                 text = f"{text} (+{n} more: zoom in)" if text else f"{n + 1} annotations"
             shape.text = text
-            if text or a.kind == "range":
+            if (text or a.kind == "range") and len(placed) >= MAX_LABELS:
+                self.hidden_labels += 1  # no room to read more at this zoom
+            elif text or a.kind == "range":
                 shape.label = self._place_label(
                     shape, text, extent is None, strip, placed, label_room
                 )
@@ -249,14 +254,16 @@ class AnnotationOverlay(pg.GraphicsObject):
         rect = QtCore.QRectF(x, max(y, strip), w, h)
         if not any(r.intersects(rect) for r in placed):
             return rect
-        # The free places in the column under the label, nearest first.
-        taken = sorted((r.top(), r.bottom()) for r in placed if r.left() < x + w and r.right() > x)
+        # The free places in the column under the label, nearest first (only the labels of
+        # that column can meet a box moved up or down in it).
+        column = [r for r in placed if r.left() < x + w and r.right() > x]
+        taken = sorted((r.top(), r.bottom()) for r in column)
         tops = [b + 2 for _, b in taken] + [t - h - 2 for t, _ in taken]
         for top in sorted(tops, key=lambda t: abs(t - rect.top())):
             if top < strip or top + h > max(height, strip + h):
                 continue
             moved = QtCore.QRectF(x, top, w, h)
-            if not any(r.intersects(moved) for r in placed):
+            if not any(r.intersects(moved) for r in column):
                 s.moved = True
                 return moved
         return None
