@@ -392,9 +392,8 @@ def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log
     """issue 27 item 12: 5000 overlapping ranges stalled the window 32.6 s (every label was
     placed against every other, and each move against all of them).  A view places at most
     MAX_LABELS labels, none overlapping; the rest are counted as hidden."""
-    from viewer.ui.annotate import MAX_LABELS
-
     from viewer.annotations import Annotation, AnnotationSet
+    from viewer.ui.annotate import MAX_LABELS
 
     open_log(qtbot, window, log)
     view, ctl = window.view, window.write_ups.controller
