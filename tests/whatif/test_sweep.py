@@ -194,7 +194,7 @@ def test_budget_gated_runs_sweep_the_budget_and_their_workers_follow_it(tmp_path
             )
             == 0
         )
-        runs.append(run_of(path.name, read(path), path))
+        runs.append(run_of(path.name, read(path)))
     assert len({r.values["pw"] for r in runs}) == 4  # the workers follow the budget
     s = sweep(runs, ram_gib=300)
     assert s.knob == "budget" and not s.apart

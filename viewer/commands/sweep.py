@@ -13,7 +13,6 @@ from viewer.commands.common import (
     add_memory_arguments,
     add_workers_argument,
     fail,
-    load,
     memory_model,
     write_stdout,
 )
@@ -94,36 +93,16 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def runs_of(command: str, paths: list[str], workers_per_gpu: int | None):  # noqa: ANN201
-    """A ``Run`` per log (its session with the most GPU calls); None after saying why one
-    cannot be read."""
+    """A ``Run`` per log (``whatif.sweep.read_runs``); None after saying why one cannot be
+    read."""
     from viewer.export.format import display_path
-    from viewer.io.paths import file_identity
-    from viewer.whatif.sweep import MAX_RUNS, SweepError, run_of
+    from viewer.whatif.sweep import SweepError, read_runs
 
-    if len(paths) > MAX_RUNS:  # before reading them: the sweep would refuse them anyway
-        fail(
-            command,
-            f"{len(paths)} logs: a sweep takes at most {MAX_RUNS} (the load model is fitted "
-            "over every one); give the runs of one sweep",
-        )
+    try:
+        return read_runs(paths, workers_per_gpu, display_path)
+    except SweepError as exc:
+        fail(command, exc)
         return None
-    out = []
-    seen: set[object] = set()
-    for path in paths:
-        ident = file_identity(path)
-        if ident in seen:
-            fail(command, f"{display_path(path)} is given twice")
-            return None
-        seen.add(ident)
-        timeline = load(command, path, workers_per_gpu)
-        if timeline is None:
-            return None
-        try:
-            out.append(run_of(display_path(path), timeline, path))
-        except SweepError as exc:
-            fail(command, exc)
-            return None
-    return out
 
 
 def run(args: argparse.Namespace) -> int:

@@ -142,7 +142,7 @@ def run(args: argparse.Namespace) -> int:
         session = timeline.numbered(args.session)
     except ValueError as exc:
         return fail("whatif", exc)
-    load_fit = calibration(args, session)
+    load_fit = calibration(args, session, timeline.sessions[0].facts.cpus)
     if load_fit is None:
         return 2
     try:
@@ -167,15 +167,15 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def calibration(args: argparse.Namespace, session: Session) -> LoadFit | None:
-    """The load model of LOG's session and the ``--calibrate`` logs (each log's session with
-    the most GPU calls); None after saying why one cannot be read."""
+def calibration(args: argparse.Namespace, session: Session, cpus: int | None) -> LoadFit | None:
+    """The load model of LOG's session (its machine's ``cpus``, as its head states them)
+    and the ``--calibrate`` logs (each log's session with the most GPU calls); None after
+    saying why one cannot be read."""
     from viewer.export.format import display_path
-    from viewer.io.facts import facts
     from viewer.io.paths import file_identity
     from viewer.whatif.load import fit, sample
 
-    samples = [sample(session, display_path(args.path), facts(args.path).cpus)]
+    samples = [sample(session, display_path(args.path), cpus)]
     seen = {file_identity(args.path)}
     for other in args.calibrate:
         if file_identity(other) in seen:
@@ -188,7 +188,7 @@ def calibration(args: argparse.Namespace, session: Session) -> LoadFit | None:
             s = timeline.numbered(None)
         except ValueError as exc:
             return _bad(f"--calibrate {display_path(other)}: {exc}")
-        samples.append(sample(s, display_path(other), facts(other).cpus))
+        samples.append(sample(s, display_path(other), timeline.sessions[0].facts.cpus))
     try:
         return fit(samples)
     except ValueError as exc:

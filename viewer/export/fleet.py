@@ -42,14 +42,14 @@ TABLE_HEAD = (
 )
 
 
-def knobs_dict(sm: SessionSummary, stated: dict | None = None) -> dict:
-    """The settings a run used, as its log states them (``stated``: the head's, which
-    hold for its first session) or shows them: pw the most syntheses at once, gw the
+def knobs_dict(sm: SessionSummary) -> dict:
+    """The settings a run used, as its log states them (``Session.facts``: the head's,
+    which hold for its first session) or shows them: pw the most syntheses at once, gw the
     GPU workers per GPU, the GPUs, the memory budget of a budget-gated daemon, the mean
-    kernel.  ``*_stated`` says which were stated."""
-    from viewer.whatif.sweep import knob_values
+    kernel.  ``stated`` says which were stated."""
+    from viewer.whatif.sweep import knob_values, stated_knobs
 
-    said = stated or {}
+    said = stated_knobs(sm.session.facts)
     v = knob_values(sm.session, said)
     return {
         "pw": None if v["pw"] is None else int(v["pw"]),
@@ -61,7 +61,7 @@ def knobs_dict(sm: SessionSummary, stated: dict | None = None) -> dict:
     }
 
 
-def session_record(log: str, sm: SessionSummary, stated: dict | None = None) -> dict:
+def session_record(log: str, sm: SessionSummary) -> dict:
     """The fleet record of one session (``session`` counts from 1; ``index`` from 0)."""
     tp = sm.throughput
     s = sm.session
@@ -74,7 +74,7 @@ def session_record(log: str, sm: SessionSummary, stated: dict | None = None) -> 
         "skipped_lines": sm.skipped_lines,
         "skipped_share": num(s.skipped_share(), FRACTION_DIGITS),
         "jobs_completed": int(tp.jobs_completed),
-        "knobs": knobs_dict(sm, stated),
+        "knobs": knobs_dict(sm),
         "measured_s_per_proof": num(tp.measured_s_per_proof, S_DIGITS),
         "theoretical_s_per_proof": num(tp.theoretical_s_per_proof, S_DIGITS),
         "gpu_efficiency": num(overall_efficiency(sm.gpus), FRACTION_DIGITS),
@@ -108,25 +108,9 @@ def log_records(
     try:
         timeline = open_log(path, workers_per_gpu=workers_per_gpu)
         position = None if session is None else timeline.numbered(session).index
-        head = stated_knobs(path)
-        return [
-            session_record(name, sm, head if sm.session.index == 0 else None)
-            for sm in summaries(timeline, position)
-        ]
+        return [session_record(name, sm) for sm in summaries(timeline, position)]
     except (LogError, OSError, ValueError) as exc:
         return [{"format": FORMAT, "log": name, "error": str(exc)}]
-
-
-def stated_knobs(path: str) -> dict:
-    """What the head of the log at ``path`` states of the knobs (``viewer.io.facts``)."""
-    from viewer.io.facts import facts
-
-    f = facts(path)
-    return {
-        "pw": getattr(f, "pw", None),
-        "gw": getattr(f, "gw", None),
-        "budget": getattr(f, "total_budget_gib", None),
-    }
 
 
 def _knob(value: object, unit: str = "") -> str:

@@ -19,28 +19,14 @@ from viewer.export.sweep import HEAD, rows, summary, sweep_markdown
 from viewer.io.paths import DIALOG_FILTER
 from viewer.ui.background import LatestTask
 from viewer.ui.sweep_chart import SweepChart, chart_bytes
-from viewer.whatif.sweep import KNOBS, Sweep, SweepError, run_of, sweep
+from viewer.whatif.sweep import KNOBS, Sweep, read_runs, sweep
 
 Qt = QtCore.Qt
 
 
 def compute(paths: list[str], workers_per_gpu: int | None, knob: str | None) -> Sweep:
     """Read every log and make the sweep (off the GUI thread); SweepError says why not."""
-    from viewer.io import LogError, open_log
-    from viewer.io.paths import file_identity
-
-    runs, seen = [], set()
-    for path in paths:
-        ident = file_identity(path)
-        if ident in seen:
-            raise SweepError(f"{display_path(path)} is given twice")
-        seen.add(ident)
-        try:
-            timeline = open_log(path, workers_per_gpu=workers_per_gpu)
-        except (LogError, OSError) as exc:
-            raise SweepError(str(exc)) from None
-        runs.append(run_of(display_path(path), timeline, path))
-    return sweep(runs, knob)
+    return sweep(read_runs(paths, workers_per_gpu, display_path), knob)
 
 
 class SweepWindow(QtWidgets.QWidget):

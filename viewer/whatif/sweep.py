@@ -160,13 +160,17 @@ def knob_values(session: Session, stated: dict[str, float | None]) -> dict[str, 
     return out
 
 
-def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
-    """The ``Run`` of a log's session with the most GPU calls: its knob values as its head
-    states them (``viewer.io.facts``) or as it shows them.  The head read is the first
-    daemon run's: where the session swept is a later one, its settings are what it shows
-    (a log of two runs at pw 4 and pw 16 is not the pw 16 run at pw 4)."""
-    from viewer.io.facts import facts
+def stated_knobs(facts) -> dict[str, float | None]:  # noqa: ANN001
+    """The knobs a log's head states (``Facts``; a session other than the first has none:
+    the head is the first daemon run's)."""
+    return {"pw": facts.pw, "gw": facts.gw, "budget": facts.total_budget_gib}
 
+
+def run_of(name: str, timeline) -> Run:  # noqa: ANN001
+    """The ``Run`` of a log's session with the most GPU calls: its knob values as its head
+    states them (``Session.facts``, read by the reader) or as it shows them.  The head is
+    the first daemon run's: where the session swept is a later one, its settings are what
+    it shows (a log of two runs at pw 4 and pw 16 is not the pw 16 run at pw 4)."""
     try:
         session = timeline.numbered(None)
     except ValueError as exc:
@@ -176,21 +180,41 @@ def run_of(name: str, timeline, path) -> Run:  # noqa: ANN001
             f"{name}: no GPU call (GPU_START) in session {session.number}: nothing to measure "
             "or replay; leave it out of the sweep"
         )
-    f = facts(path)
-    first = session is timeline.sessions[0]
-    stated = {
-        "pw": getattr(f, "pw", None) if first else None,
-        "gw": getattr(f, "gw", None) if first else None,
-        "budget": getattr(f, "total_budget_gib", None) if first else None,
-    }
+    stated = stated_knobs(session.facts)
     return Run(
         name,
         session,
         knob_values(session, stated),
         stated=frozenset(k for k, v in stated.items() if v),
-        cpus=f.cpus,
+        cpus=timeline.sessions[0].facts.cpus,  # the machine's, whichever run is swept
         sessions=len(timeline.sessions),
     )
+
+
+def read_runs(paths: list, workers_per_gpu: int | None, display_path) -> list[Run]:  # noqa: ANN001
+    """A ``Run`` per log, for the command and the window alike (``display_path``: how a
+    path is named to people); SweepError says why one cannot be read (too many logs, one
+    given twice, one that is not a cuzk log)."""
+    from viewer.io import LogError, open_log
+    from viewer.io.paths import file_identity
+
+    if len(paths) > MAX_RUNS:  # before reading them: the sweep would refuse them anyway
+        raise SweepError(
+            f"{len(paths)} logs: a sweep takes at most {MAX_RUNS} (the load model is fitted "
+            "over every one); give the runs of one sweep"
+        )
+    runs, seen = [], set()
+    for path in paths:
+        ident = file_identity(path)
+        if ident in seen:
+            raise SweepError(f"{display_path(path)} is given twice")
+        seen.add(ident)
+        try:
+            timeline = open_log(path, workers_per_gpu=workers_per_gpu)
+        except (LogError, OSError) as exc:
+            raise SweepError(str(exc)) from None
+        runs.append(run_of(display_path(path), timeline))
+    return runs
 
 
 def same(knob: str, a: float | None, b: float | None) -> bool:
