@@ -156,3 +156,15 @@ def test_markdown_writes_labels_and_file_names_as_text(capsys, tmp_path: Path) -
     header = next(line for line in md.splitlines() if line.startswith("| figure |"))
     assert header.count(" | ") == 4  # figure, A, B, delta, relative: the pipe did not split
     assert "b\\|\\*x\\*" in header
+
+
+@pytest.mark.parametrize(("short", "argv"), [("b", ["completion:6"]), ("a", ["completion:6"])])
+def test_a_log_short_of_the_completion_is_named_with_its_count(short: str, argv, capsys) -> None:
+    """`--align completion:6` with one log of 4 completed jobs: the message names that log
+    (not the other) and says how many it has (issue 27, item 18)."""
+    few = SAMPLES / "phase7_gw1.log"  # 4 jobs completed
+    a, b = (PHASE7, few) if short == "b" else (few, PHASE7)
+    assert run_compare(str(a), str(b), "--align", *argv) == 2
+    err = capsys.readouterr().err
+    assert str(few) in err and str(PHASE7) not in err, err
+    assert "completed only 4 jobs" in err and "completion #6" in err, err

@@ -17,7 +17,7 @@ import numpy as np
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
-from viewer.analysis.units import percent
+from viewer.analysis.units import counted, percent
 from viewer.model import Session, Timeline
 
 ALIGN_MODES = ("first-gpu", "session", "completion")
@@ -77,7 +77,7 @@ def alignment_offset(session: Session, alignment: Alignment) -> float:
     done = done[np.isfinite(done)]
     if len(done) < alignment.n:
         raise ValueError(
-            f"session {session.number} completed {len(done)} job(s), "
+            f"session {session.number} completed only {counted(len(done), 'job')}, "
             f"cannot align on completion #{alignment.n}"
         )
     return float(done[alignment.n - 1])

@@ -73,6 +73,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from viewer.analysis.compare import alignment_offset
     from viewer.export.compare import (
         compare_dict,
         compare_markdown,
@@ -80,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
         compare_text,
         run_label,
     )
-    from viewer.model.timeline import printable
+    from viewer.model.timeline import display_path, printable
 
     path_a, path_b = Path(args.path_a), Path(args.path_b)
     timeline_a = load("compare", path_a, args.workers_per_gpu)
@@ -97,6 +98,11 @@ def run(args: argparse.Namespace) -> int:
         session_b = timeline_b.numbered(args.session_b)
     except ValueError as exc:  # no such session
         return fail("compare", exc)
+    for path, session in ((path_a, session_a), (path_b, session_b)):
+        try:  # which log lacks the alignment point (a log with fewer completions than N)
+            alignment_offset(session, args.align)
+        except ValueError as exc:
+            return fail("compare", f"{display_path(path)}: {exc}")
     label_a, label_b = run_label(path_a), run_label(path_b)
     if label_a == label_b:  # one log, two sessions (or two files of the same name)
         label_a, label_b = (
