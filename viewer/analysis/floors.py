@@ -95,6 +95,22 @@ class Floors:
         return self.margin_s / r[0][1] if len(r) > 1 and r[0][1] > 0 else float("nan")
 
 
+def has_gpu_call(session: Session) -> bool:
+    """Whether ``session`` holds a GPU call (a GPU_START): without one it has no floors
+    (nothing ran on a GPU, and figures of 0 would be made up)."""
+    return bool(np.isfinite(np.asarray(session.partitions["gpu_start"], dtype=float)).any())
+
+
+def no_floors(session: Session, name: str = "") -> str | None:
+    """``no GPU call in session N of NAME: no floors`` for a session without a GPU call (the
+    note every report form gives in place of its floors); None for one with a call.
+    ``name``: the log as shown to people (``display_path``), or empty."""
+    if has_gpu_call(session):
+        return None
+    of = f" of {name}" if name else ""
+    return f"no GPU call in session {session.number}{of}: no floors"
+
+
 @per_session
 def arrivals(session: Session) -> Frame:
     """Per job (rows = jobs): ``first_synth`` (its first SYNTH_START), ``arrival`` and

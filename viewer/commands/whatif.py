@@ -124,6 +124,7 @@ KNOB_OPTIONS = (
 
 
 def run(args: argparse.Namespace) -> int:
+    from viewer.analysis.floors import no_floors
     from viewer.export.files import OutputRefused, open_output
     from viewer.export.format import display_path, json_bytes
     from viewer.export.whatif import whatif_dict, whatif_markdown, whatif_text
@@ -142,6 +143,9 @@ def run(args: argparse.Namespace) -> int:
         session = timeline.numbered(args.session)
     except ValueError as exc:
         return fail("whatif", exc)
+    no_call = no_floors(session, display_path(args.path))
+    if no_call:  # nothing ran on a GPU: floors and a replay of 0 ms calls would be made up
+        return fail("whatif", f"{no_call}, nothing to replay")
     load_fit = calibration(args, session, timeline.sessions[0].facts.cpus)
     if load_fit is None:
         return 2

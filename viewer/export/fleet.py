@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from viewer.analysis import SessionSummary
-from viewer.analysis.floors import LABEL
+from viewer.analysis.floors import LABEL, no_floors
 from viewer.analysis.gpus import overall_efficiency
 from viewer.analysis.units import percent
 from viewer.export.format import (
@@ -62,10 +62,12 @@ def knobs_dict(sm: SessionSummary) -> dict:
 
 
 def session_record(log: str, sm: SessionSummary) -> dict:
-    """The fleet record of one session (``session`` counts from 1; ``index`` from 0)."""
+    """The fleet record of one session (``session`` counts from 1; ``index`` from 0).  A
+    session without a GPU call has a ``note`` saying so, and no floors or cold start."""
     tp = sm.throughput
     s = sm.session
-    return {
+    note = no_floors(s, log)
+    record = {
         "format": FORMAT,
         "log": log,
         "session": s.number,
@@ -86,6 +88,9 @@ def session_record(log: str, sm: SessionSummary) -> dict:
             "warning": sm.verdict.warning or None,
         },
     }
+    if note:
+        record.update(note=note, cold_start_ms=None)
+    return record
 
 
 def log_records(
@@ -136,13 +141,17 @@ def died_record(path: str, *_rest: object) -> dict:
 def table_row(r: dict) -> tuple[str, ...]:
     if "error" in r:
         return (r["log"], "-", "-", "-", "-", "-", "-", "-", f"error: {r['error']}", "-", "-")
+    share = r["skipped_share"] or 0.0
+    skipped = f"{r['skipped_lines']} ({percent(share)})" if r["skipped_lines"] else "0"
+    if r.get("note"):  # no GPU call: no figures to show
+        blank = ("-",) * 6
+        return (r["log"], str(r["session"]), *blank, "no GPU call: no floors", "-", skipped)
     k = r["knobs"]
     f = r["floors"]
     bound = LABEL[f["bound"]] if f["bound"] else "-"
     if f["bound"] and f["margin"] is not None:
         bound += f" (+{percent(f['margin'], 0)})"
     eff = r["gpu_efficiency"]
-    share = r["skipped_share"] or 0.0
     return (
         r["log"],
         str(r["session"]),
@@ -154,7 +163,7 @@ def table_row(r: dict) -> tuple[str, ...]:
         "-" if eff is None else pct(eff),
         bound,
         sec((r["cold_start_ms"] or 0.0) / 1000),
-        f"{r['skipped_lines']} ({percent(share)})" if r["skipped_lines"] else "0",
+        skipped,
     )
 
 

@@ -21,7 +21,7 @@ import numpy as np
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.budget import Budget, budget
 from viewer.analysis.cache import forget, holds
-from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
+from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors, no_floors
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range
 from viewer.analysis.kernels import parts_note
@@ -144,9 +144,11 @@ def _summaries(sessions: list, rng: Range) -> Iterator[SessionSummary]:
 # ---- JSON -----------------------------------------------------------------------------------
 
 
-def summary_dict(sm: SessionSummary) -> dict:
-    """The JSON object of one session (see ``report_dict``)."""
+def summary_dict(sm: SessionSummary, source: object = None) -> dict:
+    """The JSON object of one session (see ``report_dict``; ``source``: the log, named in
+    the note of a session without a GPU call)."""
     s = sm.session
+    no_call = no_floors(s, "" if source is None else display_path(source))
     gaps = sm.gaps[["gpu", "start", "end", "ms", "cross_sector", "starved"]]
     by_gpu = Groups(gaps["gpu"])
     gap_rows = {
@@ -174,7 +176,7 @@ def summary_dict(sm: SessionSummary) -> dict:
         "range_ms": None if sm.rng is None else [num(sm.rng[0]), num(sm.rng[1])],
         "start_ms": num(s.start_ms),
         "end_ms": num(s.end_ms),
-        "notes": list(s.notes),
+        "notes": [*s.notes, no_call] if no_call else list(s.notes),
         "cold_start_ms": num(sm.cold_start_ms),
         "gpus": [
             {
@@ -286,7 +288,9 @@ def report_dict(
     ``iter_sessions``)."""
     return {
         **_report_head(timeline),
-        "sessions": map_sessions(timeline, session, rng, summary_dict, jobs),
+        "sessions": map_sessions(
+            timeline, session, rng, functools.partial(summary_dict, source=timeline.source), jobs
+        ),
     }
 
 
@@ -298,7 +302,12 @@ def report_json_parts(
     head = json_bytes({**_report_head(timeline), "sessions": []}, newline=False)
     assert head.endswith(b"[]}")  # the sessions come last
     return _joined(
-        head[:-2], iter_sessions(timeline, session, rng, _session_json, jobs), b",", b"]}\n"
+        head[:-2],
+        iter_sessions(
+            timeline, session, rng, functools.partial(_session_json, source=timeline.source), jobs
+        ),
+        b",",
+        b"]}\n",
     )
 
 
@@ -310,8 +319,8 @@ def _report_head(timeline: Timeline) -> dict:
     }
 
 
-def _session_json(sm: SessionSummary) -> bytes:
-    return json_bytes(summary_dict(sm), newline=False)
+def _session_json(sm: SessionSummary, source: object = None) -> bytes:
+    return json_bytes(summary_dict(sm, source), newline=False)
 
 
 def _joined(head: S, parts: Iterator[S], sep: S, end: S) -> Iterator[S]:
@@ -476,7 +485,8 @@ def report_markdown_parts(
 ) -> Iterator[str]:
     """``report_markdown`` in pieces, a session at a time."""
     title = f"# cuzk timeline report: {markdown_text(timeline.source)}"
-    return _sections(title, _markdown_section, "\n\n", timeline, session, rng, jobs)
+    section = functools.partial(_markdown_section, source=timeline.source)
+    return _sections(title, section, "\n\n", timeline, session, rng, jobs)
 
 
 def _sections(
@@ -501,10 +511,16 @@ def _section_text(
     return "".join(sep + block for block in section(sm))
 
 
-def _markdown_section(sm: SessionSummary) -> list[str]:
-    """One session's blocks of ``report_markdown``."""
+def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
+    """One session's blocks of ``report_markdown`` (``source``: the log, named where the
+    session has no GPU call and so no floors)."""
     out = [f"## {_title(sm)}", markdown_table(METRIC_HEAD, metric_rows(sm))]
-    out.append(markdown_table(FLOOR_HEAD, floor_rows(sm.floors)))
+    no_call = no_floors(sm.session, display_path(source))
+    out.append(
+        f"**{markdown_text(no_call)}**"
+        if no_call
+        else markdown_table(FLOOR_HEAD, floor_rows(sm.floors))
+    )
     if len(sm.transitions):
         out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
     if len(sm.gpus) > 1:
@@ -530,13 +546,16 @@ def report_text_parts(
 ) -> Iterator[str]:
     """``report_text`` in pieces, a session at a time."""
     title = f"cuzk timeline report: {display_path(timeline.source)}"
-    return _sections(title, _text_section, "\n", timeline, session, rng, jobs)
+    section = functools.partial(_text_section, source=timeline.source)
+    return _sections(title, section, "\n", timeline, session, rng, jobs)
 
 
-def _text_section(sm: SessionSummary) -> list[str]:
-    """One session's lines of ``report_text``."""
+def _text_section(sm: SessionSummary, source: object = "") -> list[str]:
+    """One session's lines of ``report_text`` (``source``: the log, named where the session
+    has no GPU call and so no floors)."""
     out = ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
-    out += ["", text_table(FLOOR_HEAD, floor_rows(sm.floors))]
+    no_call = no_floors(sm.session, display_path(source))
+    out += ["", no_call or text_table(FLOOR_HEAD, floor_rows(sm.floors))]
     rows = transition_rows(sm)
     if rows:
         out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
