@@ -54,7 +54,8 @@ def test_png_is_2x_with_shades_highlight_and_note(annotated) -> None:
     assert plain.devicePixelRatio() == 2
     assert plain.width() == 2 * port.width() and plain.height() > 2 * port.height()
     assert "37.4 s/proof" not in plain.text("Description")  # one job completes in 64-84 s
-    assert "range 64.000 s → 84.000 s" in plain.text("Description")
+    # The session passes 2 min, so its times are on m:ss everywhere, as on the axis.
+    assert "range 1:04.000 → 1:24.000 (20.0 s)" in plain.text("Description")
 
     bg = view.theme.background
     # Cold start (0 -> first GPU_START) is hatched over the worker lanes: grey, not background.
@@ -118,7 +119,7 @@ def test_selected_range_export_frames_it_and_restores_the_view(annotated) -> Non
     view = annotated.view
     before = view.x_range()
     svg = render_svg(view, rng=COLD_GAP, caption=True).decode("utf-8")
-    assert "range 71.252 s → 75.742 s" in svg
+    assert "range 1:11.252 → 1:15.742" in svg
     assert view.x_range() == pytest.approx(before)
 
 

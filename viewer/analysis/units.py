@@ -199,3 +199,85 @@ def wall_stamp(epoch_ms: float, decimals: int = 3) -> str:
     """A full UTC wall-clock time, "2026-02-19 01:12:05.742 UTC"."""
     when, frac = _utc(epoch_ms, decimals)
     return when.strftime("%Y-%m-%d %H:%M:%S") + frac + " UTC"
+
+
+# ---------------------------------------------------------------- one clock
+
+
+class Clock:
+    """How one session's times are written wherever the window writes one (axis, cursor,
+    range, tables, Details, tooltips, scope lines, image captions): on the session's clock
+    ("75.742 s", or "1:15.742" for every time once the session passes 2 min, so one pane
+    never mixes the two), in aligned time ("-12.000 s aligned") or on the wall clock in UTC
+    ("01:01:15.742 UTC"; with the date, "02-20 01:01:15.742 UTC", when the session crosses
+    midnight)."""
+
+    __slots__ = ("wall", "zero", "long", "dated")
+
+    def __init__(
+        self,
+        start_ms: float = 0.0,
+        end_ms: float = 0.0,
+        wall: float | None = None,
+        zero: float | None = None,
+    ) -> None:
+        #: Epoch ms of offset 0 (wall-clock mode), else None.
+        self.wall = wall if wall is not None and math.isfinite(wall) else None
+        #: The offset written as 0 (aligned time), else None; ignored on the wall clock.
+        self.zero = zero if zero is not None and math.isfinite(zero) else None
+        lo, hi = (float(v) if math.isfinite(v) else 0.0 for v in (start_ms, end_ms))
+        if self.zero is not None:
+            lo, hi = lo - self.zero, hi - self.zero
+        #: Positions on m:ss for the whole session (it passes 2 min).
+        self.long = max(abs(lo), abs(hi)) >= SECONDS_BELOW
+        #: Wall times carry their date (the session crosses a UTC midnight).
+        self.dated = self.wall is not None and _day(self.wall + start_ms) != _day(
+            self.wall + max(end_ms, start_ms)
+        )
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Clock) and all(
+            getattr(self, k) == getattr(other, k) for k in self.__slots__
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, k) for k in self.__slots__))
+
+    def __repr__(self) -> str:
+        return f"Clock(wall={self.wall}, zero={self.zero}, long={self.long}, dated={self.dated})"
+
+    @property
+    def suffix(self) -> str:
+        """What a time written alone is followed by: " UTC", " aligned" or nothing."""
+        if self.wall is not None:
+            return " UTC"
+        return " aligned" if self.zero is not None else ""
+
+    def at(self, ms: float | None, decimals: int = 3) -> str:
+        """Time ``ms`` of the session without the suffix (table cells, both ends of a span)."""
+        if _unknown(ms):
+            return UNKNOWN
+        if self.wall is not None:
+            when, frac = _utc(self.wall + float(ms), decimals)
+            return when.strftime("%m-%d %H:%M:%S" if self.dated else "%H:%M:%S") + frac
+        if self.zero is not None:
+            ms = float(ms) - self.zero
+        return position(float(ms), decimals, clock=self.long)
+
+    def stamp(self, ms: float | None, decimals: int = 3) -> str:
+        """Time ``ms`` written alone: "75.742 s", "01:01:15.742 UTC"."""
+        text = self.at(ms, decimals)
+        return text if text == UNKNOWN else text + self.suffix
+
+    def span(self, start_ms: float, end_ms: float) -> str:
+        """A range: "64.000 s → 84.000 s (20.0 s)", "01:01:04.000 → 01:01:24.000 UTC (20.0 s)"."""
+        ends = f"{self.at(start_ms)} → {self.at(end_ms)}{self.suffix}"
+        return f"{ends} ({duration(end_ms - start_ms)})"
+
+
+def _day(epoch_ms: float) -> str:
+    return wall_date(epoch_ms) if math.isfinite(epoch_ms) else ""
+
+
+#: The session's own clock, for callers that have no session (tests, the report).
+SESSION_CLOCK = Clock()

@@ -6,14 +6,14 @@ import math
 
 from viewer.analysis.counters import COUNTERS
 from viewer.analysis.life import life
-from viewer.analysis.units import duration, position
+from viewer.analysis.units import SESSION_CLOCK, Clock, duration
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.model.frame import Frame
 
 
-def describe_partition(session: Session, row: int) -> str:
+def describe_partition(session: Session, row: int, clock: Clock = SESSION_CLOCK) -> str:
     """Job id, partition, worker, GPU times, kernel breakdown and every stage of one call's
-    life (``viewer.analysis.life``, as the details pane lists them)."""
+    life (``viewer.analysis.life``, as the details pane lists them); times on ``clock``."""
     lf = life(session, row)
     what = f"partition {lf.partition}" if lf.partition >= 0 else f"monolithic {lf.kind or 'job'}"
     worker = lf.worker if lf.worker >= 0 else "?"
@@ -23,11 +23,11 @@ def describe_partition(session: Session, row: int) -> str:
     start = call.start if call is not None else math.nan
     if math.isfinite(start):
         if lf.gpu_open:
-            lines.append(f"GPU {position(start)} → open (no GPU_END)")
+            lines.append(f"GPU {clock.stamp(start)} → open (no GPU_END)")
         else:
             end = lf.stage("post").end
             gpu_ms = duration(lf.figures.get("gpu_ms", math.nan))
-            lines.append(f"GPU {position(start)} → {position(end)}  ({gpu_ms} gpu_ms)")
+            lines.append(f"GPU {clock.at(start)} → {clock.stamp(end)}  ({gpu_ms} gpu_ms)")
     kernel = lf.stage("kernel")
     if math.isfinite(kernel.ms):
         names = {"ntt_msm_h": "ntt", "batch_add": "batch", "tail_msm": "tail"}
@@ -38,21 +38,21 @@ def describe_partition(session: Session, row: int) -> str:
         lines.append("kernel: no CUZK_TIMING (gpu_ms is an upper bound)")
     synth = lf.stage("synthesis")
     if lf.synth_open:
-        lines.append(f"synthesis from {position(synth.start)}, never ended")
+        lines.append(f"synthesis from {clock.stamp(synth.start)}, never ended")
     lines += [
         f"{s.name} {duration(s.ms)}" for s in lf.stages if s.key != "kernel" and math.isfinite(s.ms)
     ]
     return "\n".join(lines)
 
 
-def describe_gap(session: Session, gaps: Frame, index: int) -> str:
-    """One idle gap of a GPU: length, cause and the jobs on its sides."""
+def describe_gap(session: Session, gaps: Frame, index: int, clock: Clock = SESSION_CLOCK) -> str:
+    """One idle gap of a GPU: length, cause and the jobs on its sides; times on ``clock``."""
     g = gaps.row(index)
     cause = "starved (waiting for synthesis)" if bool(g["starved"]) else "dispatch overhead"
     ids = session.jobs["job_id"]
     lines = [
         f"idle gap {duration(float(g['ms']))} on GPU {int(g['gpu'])}: {cause}",
-        f"{position(float(g['start']))} → {position(float(g['end']))}",
+        f"{clock.at(float(g['start']))} → {clock.stamp(float(g['end']))}",
     ]
     if bool(g["cross_sector"]):
         lines.append(f"cross-sector: job {ids[int(g['before_job'])]}")

@@ -11,7 +11,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import MINUTE, clock_steps, clock_tick, wall_date, wall_time
+from viewer.analysis.units import DAY, MINUTE, clock_steps, clock_tick, wall_date, wall_time
 from viewer.lanes.data import GROUP_HEADER, LaneGroup, SessionLanes
 from viewer.ui.palette import Theme
 
@@ -77,6 +77,7 @@ class TimeAxisItem(pg.AxisItem):
         self._wall: float | None = None  # epoch ms of offset 0, in wall-clock mode
         self._zero: float | None = None  # offset labelled 0, in aligned mode (compare)
         self._zero_what = ""
+        self._bounds: tuple[float, float] | None = None  # the session's (start, end) offsets
         self._label_key: tuple | None = None
         self._ticks: tuple[tuple[float, float, float], list[tuple[float, np.ndarray]]] | None
         self._ticks = None
@@ -91,6 +92,22 @@ class TimeAxisItem(pg.AxisItem):
 
     def wall_start(self) -> float | None:
         return self._wall
+
+    def set_bounds(self, start_ms: float, end_ms: float) -> None:
+        """The session's first and last offsets: the title's dates are those of the part
+        of the view the session covers (the fit's margin before a run that starts just
+        after midnight is not the run's day)."""
+        if (start_ms, end_ms) != self._bounds:
+            self._bounds = (start_ms, end_ms)
+            if self._wall is not None:
+                self._relabel()
+
+    def _dates(self, lo: float, hi: float) -> tuple[str, str]:
+        """The UTC dates of the view's ends, clamped to the session's bounds."""
+        if self._bounds is not None:
+            a, b = self._bounds
+            lo, hi = min(max(lo, a), b), max(min(hi, b), a)
+        return wall_date(self._wall + lo), wall_date(self._wall + hi)
 
     def set_zero(self, zero_ms: float | None, what: str = "") -> None:
         """Label times from ``zero_ms`` of the session's clock ("aligned time", as the compare
@@ -114,8 +131,9 @@ class TimeAxisItem(pg.AxisItem):
     def update_label(self) -> None:
         lo, hi = self.range
         if self._wall is not None:
-            key: tuple = ("wall", wall_date(self._wall + lo))
-            text = f"wall clock (UTC), {key[1]}"
+            first, last = self._dates(lo, hi)
+            key: tuple = ("wall", first, last)
+            text = f"wall clock (UTC), {first}" + ("" if first == last else f" → {last}")
         elif self._zero is not None:
             origin = ms_origin(lo - self._zero, hi - lo)
             key = ("zero", self._zero, origin)
@@ -152,7 +170,14 @@ class TimeAxisItem(pg.AxisItem):
         lo, hi = self.range
         span = hi - lo
         if self._wall is not None:
-            return [wall_time(self._wall + v, spacing) for v in values]
+            texts = [wall_time(self._wall + v, spacing) for v in values]
+            first, last = self._dates(lo, hi)
+            if first != last and spacing < DAY:  # the view crosses midnight: date its ticks there
+                return [
+                    wall_time(self._wall + v, DAY) if (self._wall + v) % DAY == 0 else t
+                    for v, t in zip(values, texts, strict=True)
+                ]
+            return texts
         if self._zero is not None:
             values = [v - self._zero for v in values]
             lo -= self._zero

@@ -12,7 +12,7 @@ import math
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.life import Life, life
-from viewer.analysis.units import counted, duration, position
+from viewer.analysis.units import SESSION_CLOCK, Clock, counted, duration
 from viewer.model import Session
 from viewer.ui.palette import Theme, mix, with_alpha
 from viewer.ui.panels.common import text_label
@@ -115,6 +115,8 @@ class DetailsPane(QtWidgets.QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.life: Life | None = None
+        self._session: Session | None = None
+        self._clock = SESSION_CLOCK
         self.header = text_label(bold=True)
         self.job = text_label()
         self.hint = text_label("Click a bar in the lanes to see its partition's whole life.")
@@ -148,10 +150,18 @@ class DetailsPane(QtWidgets.QScrollArea):
         self.setWidget(body)
         self.set_partition(None, -1)
 
+    def set_clock(self, clock: Clock) -> None:
+        """Write times on ``clock``, the one the axis shows."""
+        if clock != self._clock:
+            self._clock = clock
+            if self.life is not None:
+                self._fill(self._session, self.life)
+
     def set_partition(self, session: Session | None, row: int) -> None:
         """Show partition ``row`` of ``session`` (-1 or None: the hint)."""
         ok = session is not None and 0 <= row < len(session.partitions)
         self.life = life(session, row) if ok else None
+        self._session = session if ok else None
         for widget in (self.header, self.job, self.bar, self.table, self.figures):
             widget.setVisible(ok)
         self.frame_button.setVisible(ok)
@@ -161,6 +171,7 @@ class DetailsPane(QtWidgets.QScrollArea):
             self._fill(session, self.life)
 
     def _fill(self, session: Session, lf: Life) -> None:
+        clock = self._clock
         what = (
             f"partition {lf.partition}" if lf.partition >= 0 else f"monolithic {lf.kind or 'job'}"
         )
@@ -172,7 +183,7 @@ class DetailsPane(QtWidgets.QScrollArea):
         jobs = session.partitions["job"] == lf.job
         ends = session.partitions["gpu_end"][jobs]
         done = (
-            f"completed at {position(float(ends.max()))}"
+            f"completed at {clock.stamp(float(ends.max()))}"
             if len(ends) and not session.partitions["gpu_open"][jobs].any()
             and math.isfinite(float(ends.max()))
             else "not completed"
@@ -180,12 +191,13 @@ class DetailsPane(QtWidgets.QScrollArea):
         self.job.setText(
             f"sector {lf.job} of the session ({counted(len(session.jobs), 'job')}): "
             f"{counted(int(jobs.sum()), 'GPU call')}, {done}; this one from "
-            f"{position(lf.start)} to {position(lf.end)} ({duration(lf.end - lf.start)})"
+            f"{clock.at(lf.start)} to {clock.stamp(lf.end)} ({duration(lf.end - lf.start)})"
         )
         self.table.setColumnCount(len(lf.stages))
+        self.table.setVerticalHeaderLabels([f"from{clock.suffix}", f"to{clock.suffix}", "duration"])
         self.table.setHorizontalHeaderLabels([s.name for s in lf.stages])
         for j, s in enumerate(lf.stages):
-            for i, text in enumerate((position(s.start), position(s.end), duration(s.ms))):
+            for i, text in enumerate((clock.at(s.start), clock.at(s.end), duration(s.ms))):
                 item = QtWidgets.QTableWidgetItem(text)
                 item.setTextAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
                 self.table.setItem(i, j, item)

@@ -18,6 +18,7 @@ from pathlib import Path
 from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 
 from viewer.analysis import SessionSummary, summarize
+from viewer.analysis.units import SESSION_CLOCK, Clock
 from viewer.annotations import AnnotationSet
 from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, ms, sec
@@ -61,13 +62,12 @@ class Caption:
         return "\n".join(line for line in lines if line)
 
 
-def caption_for(summary: SessionSummary, source: str | Path, rng_ms=None) -> Caption:
-    """The caption of an image of ``summary``'s session in ``rng_ms`` (None: whole session)."""
-    if rng_ms is None:
-        where = "whole session"
-    else:
-        a, b = rng_ms
-        where = f"range {a / 1000:.3f} s \u2192 {b / 1000:.3f} s ({(b - a) / 1000:.3f} s)"
+def caption_for(
+    summary: SessionSummary, source: str | Path, rng_ms=None, clock: Clock = SESSION_CLOCK
+) -> Caption:
+    """The caption of an image of ``summary``'s session in ``rng_ms`` (None: whole session),
+    its times on ``clock`` (the window's)."""
+    where = "whole session" if rng_ms is None else f"range {clock.span(*rng_ms)}"
     title = f"{Path(str(source)).name} \u00b7 session {summary.session.number} \u00b7 {where}"
     k = summary.kernel
     what = "GPU call time (upper bound)" if k.upper_bound else "CUDA kernel time"
@@ -97,7 +97,7 @@ def view_caption(view: TimelineView) -> Caption | None:
     if session is None or timeline is None:
         return None
     rng = page_range(view)
-    return caption_for(summarize(session, rng), timeline.source, rng)
+    return caption_for(summarize(session, rng), timeline.source, rng, view.clock())
 
 
 # ---- layout ---------------------------------------------------------------------------------

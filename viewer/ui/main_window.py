@@ -355,7 +355,7 @@ class MainWindow(QtWidgets.QMainWindow):
         for panel in (self.transitions_panel, self.gaps_panel, self.jobs_panel):
             panel.frame_requested.connect(self._on_frame_requested)
         self.view.partition_clicked.connect(self._on_partition_clicked)
-        self.view.wall_start_changed.connect(self._on_wall_start_changed)
+        self.view.clock_changed.connect(self._on_clock_changed)
         self.view.session_changed.connect(lambda _index: self.details_pane.set_partition(None, -1))
         self.details_pane.frame_requested.connect(self.view.frame_partition)
 
@@ -655,16 +655,17 @@ class MainWindow(QtWidgets.QMainWindow):
         if step:
             self.search_bar.next() if step > 0 else self.search_bar.prev()
 
-    def _on_wall_start_changed(self, wall: float | None) -> None:
-        """The panels write their times on the clock the axis shows."""
+    def _on_clock_changed(self, clock) -> None:
+        """The panels and the Details tab write their times on the clock the axis shows."""
         for panel in (
             self.throughput_panel,
             self.kernel_panel,
             self.transitions_panel,
             self.gaps_panel,
             self.jobs_panel,
+            self.details_pane,
         ):
-            panel.set_wall_start(wall)
+            panel.set_clock(clock)
 
     def _on_partition_clicked(self, row: int) -> None:
         """A bar was clicked: its partition's life in the Details tab, raised."""

@@ -15,7 +15,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import duration, position, wall_time
+from viewer.analysis.units import Clock, duration
 from viewer.lanes.data import LaneGroup, SessionLanes, build_lanes
 from viewer.lanes.text import describe_counter, describe_gap, describe_partition
 from viewer.model import Session, Timeline
@@ -55,6 +55,9 @@ class TimelineView(QtWidgets.QWidget):
     message_ready = QtCore.Signal(str)
     #: The wall time of offset 0 (epoch ms) the axis shows, or None for the session's clock.
     wall_start_changed = QtCore.Signal(object)
+    #: The clock every time in the window is written on (``units.Clock``): it changes with
+    #: the session, the wall clock and aligned time.
+    clock_changed = QtCore.Signal(object)
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
@@ -177,6 +180,7 @@ class TimelineView(QtWidgets.QWidget):
         self._index = index
         self._show(self._cache[index])
         self.session_changed.emit(index)
+        self._clock_may_have_changed()
 
     def _show(self, lanes: SessionLanes | None) -> None:
         for old in [*self._items, self._overlay, self._counters, self._matches, self._flow]:
@@ -251,6 +255,7 @@ class TimelineView(QtWidgets.QWidget):
             self._time_axis.set_wall_start(wall_ms)
             self._grid.update()
             self.wall_start_changed.emit(wall_ms)
+            self._clock_may_have_changed()
 
     def wall_start(self) -> float | None:
         return self._time_axis.wall_start()
@@ -261,16 +266,28 @@ class TimelineView(QtWidgets.QWidget):
         session's own clock.  The compare window aligns two runs so."""
         self._time_axis.set_zero(zero_ms, what)
         self._grid.update()
+        self._clock_may_have_changed()
+
+    def clock(self) -> Clock:
+        """The clock the axis shows, for every time the window writes (``units.Clock``)."""
+        session = self.session()
+        ends = (session.start_ms, session.end_ms) if session is not None else (0.0, 0.0)
+        return Clock(*ends, wall=self.wall_start(), zero=self._time_axis.zero())
+
+    def _clock_may_have_changed(self) -> None:
+        session = self.session()
+        if session is not None:
+            self._time_axis.set_bounds(session.start_ms, session.end_ms)
+        clock = self.clock()
+        if clock != getattr(self, "_clock", None):
+            self._clock = clock
+            self.clock_changed.emit(clock)
 
     def format_time(self, ms: float) -> str:
         """A time of the session as the axis shows it: "01:01:15.742 UTC" on the wall
-        clock, "-12.000 s aligned" in aligned time, else "75.742 s" / "1:12:05.742" since
-        the daemon started."""
-        wall = self.wall_start()
-        if wall is not None:
-            return wall_time(wall + ms, 1) + " UTC"
-        zero = self._time_axis.zero()
-        return position(ms) if zero is None else position(ms - zero) + " aligned"
+        clock, "-12.000 s aligned" in aligned time, else "75.742 s" (or "1:12:05.742" for
+        every time of a session past 2 min) since the daemon started."""
+        return self.clock().stamp(ms)
 
     # ------------------------------------------------------- navigation
     def x_range(self) -> tuple[float, float]:
@@ -597,9 +614,9 @@ class TimelineView(QtWidgets.QWidget):
             return describe_counter(lane.counter, lo, hi, self.format_time(x_ms))
         kind, index = self.pick(x_ms, y)
         if kind == "partition":
-            return describe_partition(self._lanes.session, index)
+            return describe_partition(self._lanes.session, index, self.clock())
         if kind == "gap":
-            return describe_gap(self._lanes.session, self._lanes.gaps, index)
+            return describe_gap(self._lanes.session, self._lanes.gaps, index, self.clock())
         return ""
 
     def tooltip_label(self) -> QtWidgets.QLabel:

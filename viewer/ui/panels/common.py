@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import THIN, duration, fixed, percent, span, wall_time
+from viewer.analysis.units import THIN, Clock, duration, fixed, percent
 
 
 def fmt_ms(ms: float | None) -> str:
@@ -61,19 +61,16 @@ def note_label(text: str = "") -> QtWidgets.QLabel:
     return label
 
 
-def scope_text(summary, wall: float | None = None) -> str:
-    """What a summary covers: "Whole session 1: 0.040 s → 3:46.000 (3 min 46 s)" or
-    "Range 64.000 s → 84.000 s (20.0 s) of session 1"; on the wall clock (``wall``: the
-    epoch ms of offset 0) "Range 01:01:04.000 → 01:01:24.000 UTC (20.0 s) of session 1"."""
+def scope_text(summary, clock: Clock | None = None) -> str:
+    """What a summary covers, on ``clock`` (the one the axis shows; None: the session's
+    own): "Whole session 1: 0:00.040 → 3:46.000 (3 min 46 s)" or "Range 01:01:04.000 →
+    01:01:24.000 UTC (20.0 s) of session 1"."""
     s = summary.session
+    clock = clock if clock is not None else Clock(s.start_ms, s.end_ms)
     a, b = (s.start_ms, s.end_ms) if summary.rng is None else summary.rng
-    if wall is None:
-        ends = span(a, b)
-    else:
-        ends = f"{wall_time(wall + a, 1)} → {wall_time(wall + b, 1)} UTC ({duration(b - a)})"
     if summary.rng is None:
-        return f"Whole session {s.number}: {ends}"
-    return f"Range {ends} of session {s.number}"
+        return f"Whole session {s.number}: {clock.span(a, b)}"
+    return f"Range {clock.span(a, b)} of session {s.number}"
 
 
 def section_label(text: str) -> QtWidgets.QLabel:
@@ -137,12 +134,11 @@ class ScopedPanel(QtWidgets.QScrollArea):
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.setHorizontalScrollBarPolicy(QtCore.Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self._summary = None
-        self._wall: float | None = None
+        self._clock: Clock | None = None  # None: the session's own
         self.scope = note_label()
 
-    def set_wall_start(self, wall: float | None) -> None:
-        """Say the scope on the wall clock (``wall``: the epoch ms of offset 0), or on the
-        session's own (None)."""
-        self._wall = wall
+    def set_clock(self, clock: Clock) -> None:
+        """Say the scope on ``clock``, the one the axis shows."""
+        self._clock = clock
         if self._summary is not None:
-            self.scope.setText(scope_text(self._summary, wall))
+            self.scope.setText(scope_text(self._summary, clock))

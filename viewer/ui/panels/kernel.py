@@ -67,7 +67,7 @@ class KernelPanel(ScopedPanel):
         clipped = " (clipped to the range)" if in_range else ""
         upper = k.source == "gpu_ms"
         self._summary = summary
-        self.scope.setText(scope_text(summary, self._wall))
+        self.scope.setText(scope_text(summary, self._clock))
         f.set(
             "source",
             "gpu_ms (upper bound: no CUZK_TIMING)" if upper else "cuzk_timing (CUDA kernels)",

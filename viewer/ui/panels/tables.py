@@ -7,7 +7,7 @@ import math
 import numpy as np
 from PySide6 import QtCore, QtWidgets
 
-from viewer.analysis.units import SECONDS_BELOW, counted, duration, group, position, wall_time
+from viewer.analysis.units import SESSION_CLOCK, Clock, counted, duration, group
 from viewer.model.frame import Frame
 from viewer.ui.table_model import CopyableTableView
 
@@ -17,12 +17,10 @@ def _short(job_id: object) -> str:
     return text if len(text) <= 13 else text[:8] + "…" + text[-4:]
 
 
-def _times(clock: bool, wall: float | None):
-    """A time column's formatter: "75.742 s", or with ``clock`` "1:15.742", "1:12:05.742";
-    on the wall clock (``wall``: the epoch ms of offset 0) "01:01:15.742"."""
-    if wall is not None:
-        return lambda ms: "—" if ms is None or ms != ms else wall_time(wall + float(ms), 1)
-    return lambda ms: "—" if ms is None else position(float(ms), clock=clock)
+def _times(clock: Clock):
+    """A time column's formatter: the session's times on ``clock``, the axis's ("75.742 s",
+    "1:12:05.742", "01:01:15.742" on the wall clock, whose header says UTC)."""
+    return lambda ms: clock.at(None if ms is None else float(ms))
 
 
 def _ms(value: object) -> str:
@@ -57,14 +55,13 @@ class TablePanel(QtWidgets.QWidget):
         layout.addWidget(self.table)
         layout.addWidget(self.count)
         self.table.row_activated.connect(self._on_row_activated)
-        self._frame = Frame()
-        self._wall: float | None = None
+        self._clock = SESSION_CLOCK
+        self.clear()
 
-    def set_wall_start(self, wall: float | None) -> None:
-        """Write times on the wall clock (``wall``: the epoch ms of offset 0), or the
-        session's own (None)."""
-        if wall != self._wall:
-            self._wall = wall
+    def set_clock(self, clock: Clock) -> None:
+        """Write times on ``clock``, the one the axis shows."""
+        if clock != self._clock:
+            self._clock = clock
             self.set_frame(self._frame)
 
     def clear(self) -> None:
@@ -72,10 +69,13 @@ class TablePanel(QtWidgets.QWidget):
 
     def set_frame(self, frame: Frame) -> None:
         self._frame = frame
-        times = frame[list(self.TIMES)].to_numpy(np.float64)
-        clock = bool(times.size) and bool(np.nanmax(np.abs(times), initial=0.0) >= SECONDS_BELOW)
-        formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(clock, self._wall))}
-        self.table.set_frame(self.shown(self._frame), self.COLUMNS, formatters, self.COPIED)
+        formatters = {**self.FORMATTERS, **dict.fromkeys(self.TIMES, _times(self._clock))}
+        suffix = self._clock.suffix.strip()
+        columns = tuple(
+            (key, f"{head} ({suffix})" if key in self.TIMES and suffix else head)
+            for key, head in self.COLUMNS
+        )
+        self.table.set_frame(self.shown(self._frame), columns, formatters, self.COPIED)
         self.count.setText(self.count_text(self._frame))
 
     def frame(self) -> Frame:

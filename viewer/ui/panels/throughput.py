@@ -165,7 +165,7 @@ class ThroughputPanel(ScopedPanel):
         where = "in the range" if in_range else "in the session"
         f = self.form
         self._summary = summary
-        self.scope.setText(scope_text(summary, self._wall))
+        self.scope.setText(scope_text(summary, self._clock))
         f.set("theoretical", _per_proof(t.theoretical_s_per_proof))
         f.set(
             "measured",
