@@ -194,7 +194,8 @@ class DetailsPane(QtWidgets.QScrollArea):
             f"{clock.at(lf.start)} to {clock.stamp(lf.end)} ({duration(lf.end - lf.start)})"
         )
         self.table.setColumnCount(len(lf.stages))
-        self.table.setVerticalHeaderLabels([f"from{clock.suffix}", f"to{clock.suffix}", "duration"])
+        unit = f" ({clock.suffix.strip()})" if clock.suffix else ""
+        self.table.setVerticalHeaderLabels([f"from{unit}", f"to{unit}", "duration"])
         self.table.setHorizontalHeaderLabels([s.name for s in lf.stages])
         for j, s in enumerate(lf.stages):
             for i, text in enumerate((clock.at(s.start), clock.at(s.end), duration(s.ms))):
