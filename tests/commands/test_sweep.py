@@ -111,9 +111,10 @@ def test_one_log_with_values_predicts(capsys) -> None:  # noqa: ANN001
     assert rows[0]["predicted"]["beyond_logs"] and rows[2]["predicted"]["beyond_logs"]
 
 
-def test_a_log_given_twice_is_refused(capsys) -> None:  # noqa: ANN001
+def test_a_log_given_twice_is_read_once_and_said(capsys) -> None:  # noqa: ANN001
+    """As `report` reads the logs it is named: the same log twice is one run, not two."""
     code, _, err = run(capsys, LOGS[0], LOGS[0])
-    assert code == 2 and "given twice" in err
+    assert code == 2 and "sweep: dropped 1 duplicate" in err and "one log only" in err
 
 
 @pytest.mark.parametrize(

@@ -66,10 +66,13 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
 def run(args: argparse.Namespace) -> int:
     from viewer.export.fleet import expand
 
-    paths = expand(args.paths)
+    notes: list[str] = []
+    paths = expand(args.paths, notes)
+    for note in notes:  # skipped links in a folder, logs reached twice
+        print(f"report: {note}", file=sys.stderr)
     # A folder or a glob that named logs is a fleet, even of one; one path as given is not
     # (an empty folder stays itself, and reading it says what it is).
-    named = len(paths) == 1 and paths[0] == args.paths[0]
+    named = len(args.paths) == 1 and len(paths) == 1 and paths[0] == args.paths[0]
     if args.json_lines or args.table or not named:
         return _fleet(args, paths)
     return _one(args, paths[0])

@@ -58,7 +58,12 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("paths", nargs="+", metavar="LOG", help="daemon logs of one machine")
+    p.add_argument(
+        "paths",
+        nargs="+",
+        metavar="LOG",
+        help="daemon logs of one machine (files, folders or quoted globs)",
+    )
     p.add_argument(
         "--knob",
         choices=("pw", "gw", "kernel", "budget"),
@@ -105,6 +110,19 @@ def runs_of(command: str, paths: list[str], workers_per_gpu: int | None):  # noq
         return None
 
 
+def logs_named(paths: list[str]) -> list[str]:
+    """The logs ``paths`` name, as `report` reads them: a folder gives its logs, a quoted
+    glob its matches, a log reached twice is read once; what was left out is said on
+    stderr."""
+    from viewer.export.fleet import expand
+
+    notes: list[str] = []
+    logs = expand(paths, notes)
+    for note in notes:
+        print(f"sweep: {note}", file=sys.stderr)
+    return logs
+
+
 def run(args: argparse.Namespace) -> int:
     from viewer.export.files import OutputRefused, write_output
     from viewer.export.format import display_path, json_bytes
@@ -121,6 +139,7 @@ def run(args: argparse.Namespace) -> int:
             "sweep",
             f"--out {display_path(args.out)}: give a .png, .svg, .md, .csv, .json or .txt file",
         )
+    args.paths = logs_named(args.paths)
     runs = runs_of("sweep", args.paths, args.workers_per_gpu)
     if runs is None:
         return 2

@@ -173,17 +173,12 @@ def fleet_table(records: Sequence[dict]) -> str:
     return text_table(TABLE_HEAD, [table_row(r) for r in records])
 
 
-def expand(patterns: Sequence[str]) -> list[str]:
+def expand(patterns: Sequence[str], notes: list[str] | None = None) -> list[str]:
     """The logs named: each pattern that is not a file is read as a glob (sorted), a folder
-    gives its logs (``io.paths.expand_paths``); a pattern matching nothing and a folder
-    with no log stay, so that reading them reports them.  A folder that cannot be listed
-    stays too."""
+    gives its logs (``io.paths.expand_paths``); a pattern matching nothing, a folder with
+    no log and one that cannot be listed stay, so that reading them reports them.  A log
+    reached twice is read once; ``notes`` gets what was left out and why."""
     from viewer.io.paths import expand_paths
 
-    out: list[str] = []
-    for p in patterns:
-        try:
-            out += [str(x) for x in expand_paths([p], globs=True, keep_empty=True)]
-        except OSError:
-            out.append(p)
-    return out
+    paths = expand_paths(patterns, globs=True, keep_empty=True, notes=notes)
+    return [str(x) for x in paths]
