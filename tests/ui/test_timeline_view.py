@@ -417,3 +417,45 @@ def test_the_cached_lane_names_follow_collapses_scrolls_and_themes(view, qtbot) 
     dark = _header_pixels(view)
     assert dark == fresh() and dark != collapsed
     assert isinstance(header, LaneHeaderAxis)
+
+
+def test_the_hover_label_follows_a_view_that_moves_under_a_still_pointer(
+    qtbot, view: TimelineView
+) -> None:
+    """issue 28 item 6: after a key moved the view (a transition step, a zoom) or a group
+    folded, the hover label kept describing a bar no longer under the pointer."""
+    p = view.session().partitions.row(0)
+    lane = f"GPU {p['gpu']} · worker {p['worker']}"
+    view.set_x_range(p["gpu_start"] - 2000, p["gpu_end"] + 2000)
+    at = scene_point(view, (p["gpu_start"] + p["gpu_end"]) / 2, lane_y(view, lane))
+    port = view.plot.viewport()
+    QtGui.QCursor.setPos(port.mapToGlobal(at))
+    send_mouse(
+        view, QtCore.QEvent.Type.MouseMove, at, Qt.MouseButton.NoButton, Qt.MouseButton.NoButton
+    )
+    tip = view.tooltip_label()
+    assert tip.isVisible() and "partition" in tip.text()
+
+    def under_pointer() -> str:
+        point = view._vb.mapSceneToView(view.plot.mapToScene(at))
+        return view.tooltip_text_at(point.x(), point.y())
+
+    changed = 0
+    for key in (Qt.Key.Key_BracketRight, Qt.Key.Key_S, Qt.Key.Key_D, Qt.Key.Key_BracketRight):
+        before = tip.text()
+        qtbot.keyClick(port, key)
+        qtbot.wait(10)
+        now = under_pointer()
+        assert (tip.text() if tip.isVisible() else "") == now, key
+        changed += now != before
+    assert changed  # the keys did move other bars (or none) under the pointer
+    # A folded group moves the lanes under the pointer too.
+    header = next(g for g in view.lanes().groups if g.name.startswith("GPU 0"))
+    view._on_toggle_group(header)
+    qtbot.wait(10)
+    assert (tip.text() if tip.isVisible() else "") == under_pointer()
+    # The pointer leaves the view (a key moved focus elsewhere): no label.
+    QtGui.QCursor.setPos(port.mapToGlobal(QtCore.QPoint(-50, -50)))
+    view.pan(0.1)
+    qtbot.wait(10)
+    assert not tip.isVisible()

@@ -117,9 +117,16 @@ class TimelineView(QtWidgets.QWidget):
 
         self._selection_timer = self._single_shot(self._emit_selection)
         self._range_timer = self._single_shot(self._emit_x_range)
+        # The hover label follows what comes under a still pointer when the view moves.
+        self._tip_timer = QtCore.QTimer(self)
+        self._tip_timer.setSingleShot(True)
+        self._tip_timer.setInterval(0)
+        self._tip_timer.timeout.connect(self._refresh_tip)
         self._vb.sigXRangeChanged.connect(self._on_x_range)
         self._vb.sigYRangeChanged.connect(self._prepare_overlay)
         self._vb.sigResized.connect(self._on_resized)
+        for signal in (self._vb.sigXRangeChanged, self._vb.sigYRangeChanged, self._vb.sigResized):
+            signal.connect(self._tip_timer.start)
         self._region.sigRegionChanged.connect(self._on_region_changed)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.installEventFilter(self)
@@ -187,6 +194,7 @@ class TimelineView(QtWidgets.QWidget):
             if old is not None:
                 self._vb.removeItem(old)
         self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
+        self._tip_timer.start()
         self._counters = self._matches = self._flow = None
         self._set_selection_visible(False)
         self._header.set_lanes(lanes, self.theme)
@@ -532,6 +540,7 @@ class TimelineView(QtWidgets.QWidget):
         self._header.update()
         self._apply_y_range()
         self._prepare()
+        self._tip_timer.start()
 
     # ---------------------------------------------------- theme, events
     def changeEvent(self, event: QtCore.QEvent) -> None:
@@ -621,6 +630,18 @@ class TimelineView(QtWidgets.QWidget):
 
     def tooltip_label(self) -> QtWidgets.QLabel:
         return self._tip
+
+    def _refresh_tip(self) -> None:
+        """The view moved, scrolled, changed session or size under a still pointer (a key,
+        the search bar, a transition step): say what is under it now, or nothing."""
+        if not self._tip.isVisible():
+            return
+        port = self.plot.viewport()
+        at = port.mapFromGlobal(QtGui.QCursor.pos())
+        if not port.rect().contains(at) or not port.isVisible():
+            self._tip.hide()
+            return
+        self._on_mouse_moved(self.plot.mapToScene(at))
 
     def _on_mouse_moved(self, scene_pos: QtCore.QPointF) -> None:
         if not self._vb.sceneBoundingRect().contains(scene_pos):
