@@ -4,12 +4,14 @@ bring each into view; both ways (field -> view, view -> where next starts)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from PySide6 import QtCore, QtGui
 
 from tests.ui.conftest import load_and_wait
 from tests.ui.test_main_window import PHASE8, window  # noqa: F401
 from tests.ui.test_timeline_view import scene_point
 from viewer.analysis.search import find
+from viewer.ui.timeline_view import MATCH_MIN_PX
 
 Qt = QtCore.Qt
 
@@ -67,10 +69,11 @@ def test_next_previous_wrap_and_events_go_to_their_time(qtbot, window) -> None: 
     assert bar.current() == 0
     assert sum(window.view.x_range()) / 2 == np.float64(m.times[0])  # panned to it
     assert np.diff(window.view.x_range())[0] == 20_000  # the zoom kept
-    window.view.fit()  # every match in view: next ones leave the view alone
-    fitted = window.view.x_range()
+    window.view.fit()  # every match in view: the next one still comes to the middle
+    span = np.diff(window.view.x_range())[0]
     window.find_next_action.trigger()
-    assert window.view.x_range() == fitted
+    assert sum(window.view.x_range()) / 2 == pytest.approx(m.times[1])  # issue 28 item 8
+    assert np.diff(window.view.x_range())[0] <= span  # zoomed in (never out) until it reads
     assert bar.count.text() == "2 of 5"
     for _ in range(3):
         window.find_next_action.trigger()
@@ -140,3 +143,34 @@ def test_a_pasted_page_is_cut_and_refused(qtbot, window) -> None:  # noqa: F811
     bar.search()
     assert bar.count.text() == "a search of 1 001 characters: at most 1 000"
     assert window.view.match_item() is None
+
+
+def test_a_step_frames_a_small_match_scrolls_to_it_and_marks_it(qtbot, window) -> None:  # noqa: F811
+    """issue 28 item 8: Enter / F3 counted "1 of 10" but left the view alone, and the
+    current match barely stood out among the others."""
+    load_and_wait(qtbot, window, PHASE8)
+    view = window.view
+    view.fit()
+    window.find_action.trigger()
+    type_query(qtbot, window, "p:9 GPU_END")
+    bar = window.search_bar
+    m = bar.matches()
+    assert len(m) == 5
+    qtbot.keyClick(bar.field, Qt.Key.Key_Return)
+    assert bar.current() == 0
+    p = view.session().partitions.row(int(m.rows[0]))
+    call_px = (p["gpu_end"] - p["gpu_start"]) / view.ms_per_px()
+    assert call_px >= MATCH_MIN_PX - 1  # zoomed in until the call reads
+    assert sum(view.x_range()) / 2 == pytest.approx(m.times[0])
+    rects = view.match_item().current_rects()
+    assert rects
+    first = view._scrollbar.value()
+    assert all(first <= r.top() and r.bottom() <= first + view._vb.height() + 1 for r in rects)
+    # The current match has a column through every lane in the match colour.
+    image = view.plot.grab().toImage()
+    x = view.plot.mapFromScene(view._vb.mapViewToScene(QtCore.QPointF(m.times[0], 0))).x()
+    column = [
+        image.pixelColor(int(x * image.devicePixelRatio()), y) for y in range(0, image.height(), 7)
+    ]
+    tinted = [c for c in column if c.red() > c.green() + 25 and c.blue() > c.green()]
+    assert len(tinted) > len(column) // 4, "the current match's column is not drawn"

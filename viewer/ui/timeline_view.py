@@ -37,6 +37,12 @@ KEY_PAN = 0.25
 Qt = QtCore.Qt
 
 
+#: A search step zooms in until the current match's call is at least this wide (px).
+MATCH_MIN_PX = 40.0
+#: Rows scrolled to are kept this far below the view's top, clear of the transition labels.
+SCROLL_CLEAR_PX = 40.0
+
+
 class TimelineView(QtWidgets.QWidget):
     """Swimlanes of one session of a Timeline, with zoom, pan, picking and a range selection.
 
@@ -415,23 +421,44 @@ class TimelineView(QtWidgets.QWidget):
         return self._matches
 
     def show_match(self, row: int, at_ms: float) -> None:
-        """Bring ``at_ms`` (partition ``row``'s matched event) into view and outline that
-        partition: the view stays put when it shows it away from the edges, it pans when
-        not, and zooms in only when narrower than its GPU call."""
+        """Bring partition ``row``'s matched event (at ``at_ms``) to the middle of the view
+        and its lanes into sight, and mark it as the current match. The view zooms in
+        until the match's GPU call is at least ``MATCH_MIN_PX`` wide (a match among 10^4
+        bars is otherwise a pixel), never out."""
         session = self.session()
         if session is None or not 0 <= row < len(session.partitions):
             return
-        if self._matches is not None:
-            self._matches.set_current(row)
         p = session.partitions.row(row)
-        call = float(p["gpu_end"]) - float(p["gpu_start"])
+        # The GPU call is the bar a match is read by; a synthesis when there is no call.
+        spans = [
+            float(p[y]) - float(p[x])
+            for x, y in (("gpu_start", "gpu_end"), ("synth_start", "synth_end"))
+        ]
+        call = next((v for v in spans if np.isfinite(v) and v > 0), 0.0)
         x0, x1 = self.x_range()
         span = x1 - x0
-        margin = 0.1 * span
-        if x0 + margin <= at_ms <= x1 - margin:
+        if call > 0 and call / self.ms_per_px() < MATCH_MIN_PX:
+            span = max(min(span, call * self._vb.width() / MATCH_MIN_PX), 2000.0)
+        self.set_x_range(at_ms - span / 2, at_ms + span / 2)
+        if self._matches is not None:
+            self._matches.set_current(row, at_ms)
+            rects = self._matches.current_rects()
+            if rects:
+                self._scroll_to(min(r.top() for r in rects), max(r.bottom() for r in rects))
+
+    def _scroll_to(self, top: float, bottom: float) -> None:
+        """Scroll the lanes so that layout rows ``top``..``bottom`` (px) are in sight, clear
+        of the transition labels over the top of the view; where they cannot all be, the
+        top ones (a match's GPU call above its synthesis)."""
+        first = self._scrollbar.value()
+        height = max(self._vb.height(), 1.0)
+        clear = SCROLL_CLEAR_PX if first > 0 or top > 0 else 0.0
+        if top - clear >= first and bottom <= first + height:
             return
-        half = max(call if np.isfinite(call) else 0.0, 2000.0, span / 2)
-        self.set_x_range(at_ms - half, at_ms + half)
+        if bottom - top + clear > height or top - clear < first:
+            self._scrollbar.setValue(int(max(top - clear, 0.0)))
+        else:
+            self._scrollbar.setValue(int(bottom - height))
 
     # -------------------------------------------------------- selection
     def set_selection(self, start_ms: float, end_ms: float) -> None:
