@@ -22,8 +22,18 @@ $(STAMP): pyproject.toml setup.py viewer/io/_cscan.c viewer/io/_grammar.h viewer
 sysdeps: $(STAMP)
 	@bash .ci/qt-sysdeps.sh $(PY)
 
+# Without a display the window cannot open: say what works instead, and end without an error.
 run: setup
-	$(PY) -m viewer $(SAMPLE)
+	@if [ "$$(uname -s)" = Linux ] && [ -z "$$DISPLAY$$WAYLAND_DISPLAY$$QT_QPA_PLATFORM" ]; then \
+	  echo "No display (DISPLAY and WAYLAND_DISPLAY are not set): the viewer window needs X11 or Wayland."; \
+	  echo "Headless, the same figures:"; \
+	  echo "  $(VENV)/bin/cuzk-timeline report $(SAMPLE)"; \
+	  echo "The window on a virtual screen (Debian: apt-get install xvfb):"; \
+	  echo "  xvfb-run make run"; \
+	else \
+	  echo "$(PY) -m viewer $(SAMPLE)"; \
+	  $(PY) -m viewer $(SAMPLE); \
+	fi
 
 test: setup
 	QT_QPA_PLATFORM=offscreen $(PY) -m pytest -q

@@ -110,6 +110,9 @@ def test_readme_figures_are_current(name: str) -> None:
 @pytest.mark.parametrize("name", sorted(set(SAMPLES) - {"damaged.log", "phase8_pw10_5sectors.log"}))
 def test_documented_command_writes_the_sample(name: str, tmp_path: Path) -> None:
     made = SAMPLES[name]()
-    assert command(made, f"sample_logs/{name}") in (SAMPLES_DIR / "README.md").read_text()
+    documented = command(made, f"sample_logs/{name}").replace(
+        "python -m viewer ", ".venv/bin/cuzk-timeline ", 1
+    )  # the README gives the command `make` installs: it works outside an activated venv
+    assert documented in (SAMPLES_DIR / "README.md").read_text()
     assert main(shlex.split(command(made, str(tmp_path / name)))[3:]) == 0
     assert (tmp_path / name).read_bytes() == (SAMPLES_DIR / name).read_bytes()
