@@ -136,6 +136,18 @@ def _truncated_gz(folder: Path) -> Path:
     return _write(folder / "run.log.gz", data[: len(data) * 2 // 3])
 
 
+def _trailing_gz(folder: Path) -> Path:
+    """The sample's gzip stream with bytes after it that are no gzip (``gzip -d`` says
+    "trailing garbage ignored")."""
+    data = gzip.compress(SAMPLE.read_bytes(), mtime=0)
+    return _write(folder / "run.log.gz", data + b"\x00\x00trailing garbage\n")
+
+
+def _utf16(folder: Path) -> Path:
+    """The sample saved as UTF-16 with a byte order mark (PowerShell's ``>``)."""
+    return _write(folder / "run.log", sample_text().encode("utf-16"))
+
+
 def _ids_past_int32(folder: Path) -> Path:
     lines = _one_call("ok-job", 1000, 0)
     lines += _one_call("big-worker", 2000, 2**31 + 5)
@@ -244,6 +256,8 @@ INPUTS: tuple[Case, ...] = (
     Case("corrupt gz", _corrupt_gz, "refused", ("gzip",)),
     Case("corrupt zst", _corrupt_zst, "refused", ("zst",)),
     Case("truncated gz", _truncated_gz, events=184, skipped={"cut_line": 1}),
+    Case("gz with trailing garbage", _trailing_gz, events=300, skipped={}),
+    Case("UTF-16 log", _utf16, "refused", ("UTF-16 text", "iconv -f UTF-16 -t UTF-8")),
     Case("ids past int32", _ids_past_int32, events=9, skipped={"bad_number": 9}),
     Case("huge worker and gpu ids", _huge_ids, events=30),
     Case(

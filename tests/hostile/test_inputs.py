@@ -106,3 +106,15 @@ def _number(cell: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+TRAILING_CASE = [pytest.param(c, id=c.name) for c in INPUTS if c.name == "gz with trailing garbage"]
+
+
+@pytest.mark.parametrize("case", TRAILING_CASE)
+def test_trailing_bytes_after_a_gzip_stream_are_a_note(case: Case, input_runs) -> None:
+    """The stream is read whole and the bytes after it are named, not called damage."""
+    note = "19 trailing bytes after the gzip stream ignored"
+    for command in ("report", "report --markdown", "info"):
+        out = input_runs[case.name].run.results[command]["stdout"]
+        assert note in out and "damaged" not in out, out

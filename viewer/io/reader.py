@@ -44,6 +44,8 @@ class LogScan:
         self.head = b""  # the first bytes of the text
         self.damage = ""  # why a compressed file could not be read on (``Source.damage``)
         self.truncated = False  # a compressed file ended early
+        self.trailing = 0  # bytes after a compressed file's stream that are none of it
+        self.compression = "plain"  # ``Source.compression``
         self.consumed = 0  # file bytes read (compressed bytes for .gz / .zst)
         self.shrunk: tuple[int, int] | None = None  # (bytes at the start, at the end)
 
@@ -125,6 +127,7 @@ def scan_log(
             if was_enabled:
                 gc.enable()
         scan.damage, scan.truncated, scan.consumed = src.damage, src.truncated, src.position()
+        scan.trailing, scan.compression = src.trailing, src.compression
         try:
             now = os.fstat(src.fileno()).st_size
         except OSError:
@@ -168,6 +171,12 @@ def open_log(
         sessions[-1].notes.append(f"{scan.damage}; the rest of the file is lost")
     elif scan.truncated:
         sessions[-1].notes.append("the compressed stream ends early: the file is cut short")
+    if scan.trailing:
+        what = scan.compression
+        sessions[-1].notes.append(
+            f"{scan.trailing} trailing bytes after the {what} stream ignored (they are no "
+            f"{what} data; the stream before them is read whole)"
+        )
     return Timeline(source=path, sessions=sessions, skipped={})
 
 
@@ -221,7 +230,32 @@ def _scan(
 
 def _not_a_log_reason(head: bytes) -> str:
     """The one-line reason a file without TIMELINE lines is not a log."""
+    codec = utf16(head)
+    if codec:  # a log saved by an editor or PowerShell's `>`: its NULs read as binary
+        return (
+            f"is {codec} text; cuzk logs are UTF-8 (or ASCII): convert it with "
+            f"iconv -f {codec} -t UTF-8"
+        )
     text_bytes = sum(1 for c in head if c in (9, 10, 13) or 32 <= c < 127 or c >= 128)
     if b"\x00" in head or (head and text_bytes < 0.9 * len(head)):
         return f"binary data, not a text log; {EXPECTED}"
     return f"no TIMELINE lines found; {EXPECTED}"
+
+
+def utf16(head: bytes) -> str | None:
+    """The iconv name of the UTF-16 that ``head`` (a file's first bytes) is written in:
+    ``UTF-16`` after a byte order mark (iconv reads it), ``UTF-16LE`` / ``UTF-16BE`` for
+    ASCII text without one (a NUL in every other byte, and in no other); None for any
+    other bytes."""
+    if head.startswith((b"\xff\xfe", b"\xfe\xff")):
+        codec = "utf-16-le" if head.startswith(b"\xff") else "utf-16-be"
+        text = head[2 : len(head) & ~1].decode(codec, "replace")
+        shown = sum(1 for c in text if c.isprintable() or c in "\t\r\n")
+        return "UTF-16" if text and shown >= 0.9 * len(text) else None
+    pairs = len(head) // 2
+    if pairs < 8:
+        return None
+    even, odd = head[0 : 2 * pairs : 2].count(0), head[1 : 2 * pairs : 2].count(0)
+    if min(even, odd) > 0.02 * pairs or max(even, odd) < 0.9 * pairs:
+        return None
+    return "UTF-16LE" if odd > even else "UTF-16BE"

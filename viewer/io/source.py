@@ -239,6 +239,7 @@ class Source:
             self.compression = "zstd"
         self.truncated = False  # set when a compressed stream ends early
         self.damage = ""  # why a compressed stream could not be read on, and where
+        self.trailing = 0  # bytes after the last whole gzip member / zstd frame, not one
         # Plain files stop at ``end`` (a file still being written); compressed ones ignore it.
         if end is not None and self.compression == "plain":
             self.total = max(0, min(end, self.total))
@@ -272,34 +273,45 @@ class Source:
         done = 0  # compressed bytes decompressed without error
         out: list[bytes] = []  # decompressed, not yet handed on
         held = 0  # its length
+        ended = None  # the file offset where the last whole member / frame ended
+        begun = False  # the member / frame being read gave some output
+        offset = 0  # the file offset of ``data``
         try:
             while data := read(size):
                 # Fed in pieces: what comes before a damaged piece is kept.
                 for at in range(0, len(data), FEED_BYTES):
                     piece = data[at : at + FEED_BYTES]
+                    here = offset + at  # the file offset of ``piece``
                     more = False  # output held back by the cap, with no input left
                     while piece or more:
                         if d.eof:  # the member / frame before ended: the next begins here
-                            d = make()  # (also when it ended with the feed before)
+                            d, begun = make(), False  # (also when it ended with the feed before)
                         if gzip:  # at most OUT_BYTES at once: a bomb is read in pieces too
                             got = d.decompress(piece, OUT_BYTES)
-                            piece = d.unconsumed_tail
+                            rest = d.unconsumed_tail
                             more = len(got) == OUT_BYTES and not d.eof
                         else:
-                            got, piece = d.decompress(piece), b""
+                            got, rest = d.decompress(piece), b""
                         if d.eof:
-                            piece = d.unused_data
+                            rest = d.unused_data
+                            ended = here + len(piece) - len(rest)
+                        here += len(piece) - len(rest)
+                        piece, begun = rest, begun or bool(got)
                         out.append(got)
                         held += len(got)
                         if held >= OUT_BYTES:  # handed on decompressed a megabyte at a time
                             yield b"".join(out)
                             out, held = [], 0
                     done += min(FEED_BYTES, len(data) - at)
+                offset += len(data)
             if joined := b"".join(out):
                 yield joined
         except (zlib.error, zstandard.ZstdError, EOFError) as exc:
             if joined := b"".join(out):
                 yield joined
+            if ended is not None and not begun:  # no member / frame follows the last one:
+                self.trailing = self.total - ended  # trailing bytes, as gzip -d says
+                return
             self.truncated = True  # damaged: keep what was read
             self.damage = _damage(self.compression, done, self.total, exc)
             return
