@@ -76,7 +76,7 @@ def test_png_headless_at_2x_the_given_size(qapp, tmp_path: Path, capsys) -> None
     assert run(SAMPLE, "--out", out, *argv) == 0
     image = QtGui.QImage(str(out))
     assert (image.width(), image.height()) == (1800, 1000)
-    assert "range 64.000 s" in image.text("Description")
+    assert "range 1:04.000" in image.text("Description")
     assert "wrote" in capsys.readouterr().err
 
 

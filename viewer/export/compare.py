@@ -20,6 +20,7 @@ from viewer.analysis.units import percent
 from viewer.export.format import (
     FRACTION_DIGITS,
     UNIT_DIGITS,
+    human,
     markdown_table,
     markdown_text,
     num,
@@ -105,7 +106,8 @@ def value_text(r: FigureDiff, x: float | None) -> str:
         return "-"
     if r.figure.unit == "fraction":
         return percent(x)
-    return f"{x:.{_DIGITS[r.figure.unit]}f}"
+    tail = human(x) if r.figure.unit == "ms" else ""
+    return f"{x:.{_DIGITS[r.figure.unit]}f}{tail}"
 
 
 def delta_text(r: FigureDiff) -> str:
@@ -114,7 +116,8 @@ def delta_text(r: FigureDiff) -> str:
         return "-"
     if r.figure.unit == "fraction":
         return f"{d * 100:+.1f} pp"
-    return f"{d:+.{_DIGITS[r.figure.unit]}f}"
+    tail = human(d, signed=True) if r.figure.unit == "ms" else ""
+    return f"{d:+.{_DIGITS[r.figure.unit]}f}{tail}"
 
 
 def relative_text(r: FigureDiff) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import orjson
 
-from viewer.analysis.units import fixed, percent
+from viewer.analysis.units import THIN, duration, fixed, percent
 from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one definition)
 
 Row = Sequence[str]
@@ -99,9 +99,22 @@ def to_json(obj: object) -> str:
 # formatter module), with "-" for an unknown figure (plain text for terminals and Markdown).
 
 
+#: From this many ms on, a figure in ms is followed by the duration people read
+#: ("381705445 ms (4 d 10 h)"): past six digits nobody counts them.
+HUMAN_FROM_MS = 600_000.0
+
+
+def human(x: float | None, signed: bool = False) -> str:
+    """`` (4 d 10 h)`` after a figure of ``x`` ms once it reaches ``HUMAN_FROM_MS``, else
+    nothing; ``signed`` writes a gain with its "+"."""
+    if x is None or not math.isfinite(x) or abs(x) < HUMAN_FROM_MS:
+        return ""
+    return f" ({'+' if signed and x > 0 else ''}{duration(x).replace(THIN, ' ')})"
+
+
 def ms(x: float | None) -> str:
-    """``3746 ms``; ``-`` when unknown."""
-    return fixed(x, 0, "ms", unknown="-")
+    """``3746 ms``, ``381705445 ms (4 d 10 h)``; ``-`` when unknown."""
+    return fixed(x, 0, "ms", unknown="-") + human(x)
 
 
 def sec(x: float | None, unit: str = "s") -> str:
