@@ -114,9 +114,13 @@ def main(argv: Sequence[str] | None = None, *, leave: bool = False) -> int:
         if leave and args.command != "open":
             leave_now(code)
         return code
-    except BrokenPipeError:  # `report LOG | head`: the reader left early, no traceback
+    except BrokenPipeError:
+        # `report LOG | head -1`: the reader took what it wanted and left.  That is not the
+        # command's failure, and whether a write saw it depends only on timing (an output
+        # that fits the pipe's buffer is written before the reader leaves): every command
+        # and form stops there quietly with status 0, as if the reader had read it all.
         _silence_stdout()
-        return 1
+        return 0
     except OSError as exc:
         if exc.errno not in (errno.ENOSPC, errno.EIO, errno.EDQUOT):
             raise

@@ -83,5 +83,5 @@ def test_a_reader_that_leaves_early_gets_no_traceback():
     finally:
         os.close(write_end)
     err = proc.stderr.decode()
-    assert proc.returncode == 1, err
+    assert proc.returncode == 0, err  # one rule for every form: test_closed_pipe.py
     assert "Traceback" not in err and "BrokenPipe" not in err
