@@ -77,7 +77,7 @@ def alignment_offset(session: Session, alignment: Alignment) -> float:
     done = done[np.isfinite(done)]
     if len(done) < alignment.n:
         raise ValueError(
-            f"session {session.number} completed only {counted(len(done), 'job')}, "
+            f"session {session.number} completed {counted(len(done), 'job')}, "
             f"cannot align on completion #{alignment.n}"
         )
     return float(done[alignment.n - 1])
