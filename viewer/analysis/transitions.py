@@ -166,15 +166,23 @@ def cold_start_ms(session: Session, rng: Range = None) -> float:
     sum of the GPUs' regions (``cold_start_regions``): each GPU waits from the session's
     start for its own first call, and on two GPUs that wait counted twice, a figure
     longer than the time to the second GPU's first call."""
+    return sum(cold_start_parts(session, rng)[:2])
+
+
+def cold_start_parts(session: Session, rng: Range = None) -> tuple[float, float, int]:
+    """The two parts of ``cold_start_ms``, so that one name never reads as two figures:
+    (the wait for the first GPU call, the gaps of the cold transitions, how many of those
+    fall in ``rng``), each clipped to the range."""
     rng = check_range(rng)
     start = calls(session)["start"]
     if not len(start):
-        return 0.0
+        return 0.0, 0.0, 0
     t_start, t_end = _cold_gaps(_all_transitions(session))
     ends = np.concatenate([[float(start.min())], t_end])
     begins = np.concatenate([[session.start_ms], t_start])
     a, b = clip(begins, ends, rng)
-    return float(np.maximum(b - a, 0.0).sum())
+    held = np.maximum(b - a, 0.0)
+    return float(held[0]), float(held[1:].sum()), int((held[1:] > 0).sum())
 
 
 def _cold_gaps(t: Frame) -> tuple[np.ndarray, np.ndarray]:

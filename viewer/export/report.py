@@ -25,6 +25,8 @@ from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors, no_floors
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range
 from viewer.analysis.kernels import parts_note
+from viewer.analysis.transitions import cold_start_parts
+from viewer.analysis.units import counted
 from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
@@ -382,7 +384,7 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
             "GPU idle gaps (starved / dispatch)",
             f"{ms(idle)} ({ms(starved)} / {ms(idle - starved)})",
         ),
-        ("cold start", ms(sm.cold_start_ms)),
+        ("cold start", cold_start_text(sm)),
         ("jobs completed", str(tp.jobs_completed)),
         ("partitions with kernel time / open GPU calls", f"{k.partitions} / {sm.open_intervals}"),
     ]
@@ -406,9 +408,24 @@ def metric_rows(sm: SessionSummary) -> list[Row]:
     return rows
 
 
+def cold_start_text(sm: SessionSummary) -> str:
+    """ "37750 ms: 33260 ms to the first GPU call + 4490 ms in 1 transition while filling":
+    the one figure with its two parts (domain.md), so that a transition marked "in the cold
+    start" never reads as a second, different cold start."""
+    head, fill, n = cold_start_parts(sm.session, sm.rng)
+    if not n:
+        return ms(sm.cold_start_ms)
+    return (
+        f"{ms(sm.cold_start_ms)}: {ms(head)} to the first GPU call + {ms(fill)} in "
+        f"{counted(n, 'transition')} while filling"
+    )
+
+
 def transition_rows(sm: SessionSummary) -> list[Row]:
     """transition | gap | overlap, labelled "sector N->N+1" by job order in the session."""
     t = sm.transitions
+    # "(cold start)" as the published table writes it: the metric "cold start" names this
+    # gap as one of its parts (``cold_start_text``).
     note = np.where(t["cold_start"], " (cold start)", np.where(t["starved"], " (starved)", ""))
     return [
         (f"sector {a}->{b}", f"{ms(gap)}{n}", ms(ov))

@@ -107,7 +107,7 @@ class TransitionsPanel(TablePanel):
         ("gap_ms", "gap (ms)"),
         ("overlap_ms", "overlap (ms)"),
         ("starved", "starved"),
-        ("cold_start", "cold start"),
+        ("cold_start", "in cold start"),
         ("worker", "worker"),
     )
     TIMES = ("time",)
