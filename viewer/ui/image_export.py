@@ -73,8 +73,12 @@ def caption_for(
     what = "GPU call time (upper bound)" if k.upper_bound else "CUDA kernel time"
     total = ms(k.total_ms) if k.total_ms < 10_000 else sec(k.total_ms / 1000)
     figures = [(f"{what} in range" if rng_ms else f"{what} total", total)]
+    # A caption gives figures; a report value's explanation after ": " stays in the report
+    # ("37750 ms: 33260 ms to the first GPU call + ...").
     figures += [
-        (str(label), str(value)) for label, value in metric_rows(summary) if _in_caption(str(label))
+        (str(label), str(value).split(": ", 1)[0])
+        for label, value in metric_rows(summary)
+        if _in_caption(str(label))
     ]
     return Caption(title, figures, f"Verdict: {summary.verdict.sentence}")
 
@@ -217,9 +221,21 @@ class Page:
 
 
 @contextmanager
-def _framed(view: TimelineView, rng: tuple[float, float] | None, selection: bool) -> Iterator[None]:
-    """Show ``rng`` (if given) without tooltip or selection while painting; restore after."""
+def _framed(
+    view: TimelineView,
+    rng: tuple[float, float] | None,
+    selection: bool,
+    palette: QtGui.QPalette | None = None,
+) -> Iterator[None]:
+    """Show ``rng`` (if given) without tooltip or selection, in ``palette`` (None: the
+    view's) while painting; restore after."""
     before = view.x_range()
+    # The view's own palette if it was given one, else an empty one: it inherits again.
+    own = None
+    if palette is not None:
+        mine = view.testAttribute(Qt.WidgetAttribute.WA_SetPalette)
+        own = QtGui.QPalette(view.palette()) if mine else QtGui.QPalette()
+        view.setPalette(palette)
     if rng is not None:
         view.set_x_range(*rng)
     # Overlays that mark an interactive state (a selected annotation) drop it while painting.
@@ -232,6 +248,8 @@ def _framed(view: TimelineView, rng: tuple[float, float] | None, selection: bool
     finally:
         for item in marked:
             item.set_exporting(False)
+        if own is not None:
+            view.setPalette(own)
         if rng is not None:
             view.set_x_range(*before)
 
@@ -250,9 +268,11 @@ def render_image(
     caption: bool | Caption | None = False,
     selection: bool = False,
     scale: float = PNG_SCALE,
+    palette: QtGui.QPalette | None = None,
 ) -> QtGui.QImage:
-    """The page as an image of ``scale`` device pixels per logical pixel."""
-    with _framed(view, rng, selection):
+    """The page as an image of ``scale`` device pixels per logical pixel, in ``palette``
+    (None: the view's)."""
+    with _framed(view, rng, selection, palette):
         page = _page(view, caption)
         size = QtCore.QSize(round(page.width * scale), round(page.height * scale))
         image = QtGui.QImage(size, QtGui.QImage.Format.Format_ARGB32_Premultiplied)
@@ -273,11 +293,13 @@ def render_svg(
     rng: tuple[float, float] | None = None,
     caption: bool | Caption | None = False,
     selection: bool = False,
+    palette: QtGui.QPalette | None = None,
 ) -> bytes:
-    """The page as SVG: rectangles and lines as vectors, every label as <text>."""
+    """The page as SVG: rectangles and lines as vectors, every label as <text>; in
+    ``palette`` (None: the view's)."""
     buffer = QtCore.QBuffer()
     buffer.open(QtCore.QIODevice.OpenModeFlag.WriteOnly)
-    with _framed(view, rng, selection):
+    with _framed(view, rng, selection, palette):
         page = _page(view, caption)
         # SVG 1.1, not Qt's default Tiny 1.2: Tiny has no clip paths, so every bar the view
         # clips to its plot area (pyqtgraph's ViewBox) bled under the lane labels.
@@ -370,10 +392,33 @@ def dark_palette() -> QtGui.QPalette:
 
 
 def light_palette() -> QtGui.QPalette:
-    """A plain light palette, for a light export from a dark desktop."""
+    """A plain light palette, for a light window or export on a dark desktop."""
     return palette_of(
-        {"Base": "#ffffff", "Text": "#1a1a1a", "Window": "#f4f4f4", "WindowText": "#1a1a1a"}
+        {
+            "Window": "#f4f4f4",
+            "WindowText": "#1a1a1a",
+            "Base": "#ffffff",
+            "AlternateBase": "#f2f2f2",
+            "Text": "#1a1a1a",
+            "Button": "#ececec",
+            "ButtonText": "#1a1a1a",
+            "ToolTipBase": "#ffffdc",
+            "ToolTipText": "#1a1a1a",
+            "PlaceholderText": "#6b6b6b",
+            "Highlight": "#3074d0",
+            "HighlightedText": "#ffffff",
+        }
     )
+
+
+#: The palettes an export can be drawn in, whatever the window's: "window" keeps it.
+EXPORT_PALETTES = ("window", "light", "dark")
+
+
+def export_palette(name: str) -> QtGui.QPalette | None:
+    """The palette an export named ``name`` ("window", "light", "dark") is drawn in; None:
+    the window's own."""
+    return {"light": light_palette, "dark": dark_palette}.get(name, lambda: None)()
 
 
 def offscreen_view(

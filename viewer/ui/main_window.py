@@ -31,6 +31,7 @@ from viewer.ui.skipped_lines import SkippedButton
 from viewer.ui.summary_runner import SummaryRunner
 from viewer.ui.sweep_window import install as install_sweep
 from viewer.ui.sweep_window import open_sweep
+from viewer.ui.theme_menu import install as install_themes
 from viewer.ui.timeline_view import TimelineView
 from viewer.ui.wall_clock import install as install_wall_clock
 from viewer.ui.write_ups import install as install_write_ups
@@ -171,6 +172,7 @@ class MainWindow(QtWidgets.QMainWindow):
         install_follow(self)
         install_whatif(self)
         install_wall_clock(self)
+        install_themes(self)
 
     # ----------------------------------------------------------------- building
     def _tabify_bottom(self) -> None:

@@ -18,7 +18,7 @@ from viewer.export.tables import table_csv, table_markdown
 from viewer.ui.actions import make_action
 from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
 from viewer.ui.dialogs import ask_save_path
-from viewer.ui.image_export import copy_image, image_bytes
+from viewer.ui.image_export import copy_image, export_palette, image_bytes
 
 #: Side-panel tables that export, by window attribute.
 TABLE_PANELS = {
@@ -197,7 +197,9 @@ class WriteUps(QtCore.QObject):
     def image_options(self, selected_range: bool = False) -> dict:
         """``render_image`` options for the window as it is now."""
         rng = self.window.view.selection() if selected_range else None
-        return {"rng": rng, "caption": self.actions["caption"].isChecked()}
+        themes = getattr(self.window, "themes", None)
+        palette = export_palette(themes.export_palette()) if themes is not None else None
+        return {"rng": rng, "caption": self.actions["caption"].isChecked(), "palette": palette}
 
     def export_image(self, path: str | Path, selected_range: bool = False) -> Path | None:
         options = self.image_options(selected_range)
