@@ -12,9 +12,14 @@ from viewer.io.sessions import (
     PREV_WINDOW,
     RESTART_DROP_MS,
     SessionSplit,
-    _first_restart,
+    _restarts,
     split_sessions,
 )
+
+
+def _first_restart(o: np.ndarray, w: np.ndarray | None = None) -> int | None:
+    hits = _restarts(o, w)
+    return hits[0] if hits else None
 
 
 def reference(o: np.ndarray) -> int | None:
@@ -185,3 +190,24 @@ def test_split_at_every_cut_is_the_split_of_the_whole():
                     ahead = (seq[b : b + NEXT_WINDOW - 1], offset[b:], copies[b:])
                     got += split.feed(seq[a:b], offset[a:b], daemon, copies[a:b], ahead).tolist()
                 assert got == want, (offset.tolist(), copies.tolist(), cut, cut2)
+
+
+def test_many_restarts_in_one_piece_are_found_in_one_pass(monkeypatch):
+    """2000 runs told apart by their offsets alone (no daemon start line), in one piece:
+    one search over the piece finds them all (a search over the rest of the piece per
+    restart made 30 000 restarts quadratic), and where the split as first written does."""
+    from viewer.io import sessions
+
+    run = np.array([10, 400, 900, 1500, 2600, 3100, 4200, 5000, 5001, 5900], np.int64)
+    offset = np.tile(run, 2000)
+    offset[::7] += 3  # not every run alike
+    seq = np.arange(len(offset), dtype=np.int64)
+    copies = np.zeros(len(offset), np.int64)
+    seen = []
+    real = sessions._restarts
+    monkeypatch.setattr(sessions, "_restarts", lambda o, *a: seen.append(len(o)) or real(o, *a))
+    got = split_sessions(seq, offset, np.zeros(0, np.int64), copies)
+    assert seen == [len(offset)]
+    assert got.tolist() == [i // len(run) for i in range(len(offset))]
+    monkeypatch.setattr(sessions, "_restarts", real)
+    assert whole_split(seq[:300], offset[:300], np.zeros(0), copies[:300]) == got[:300].tolist()

@@ -10,6 +10,8 @@ would have to move.
 
 from __future__ import annotations
 
+import statistics
+
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
@@ -78,15 +80,14 @@ class SessionSplit:
             next_o, next_w = (
                 self._ahead(seq[-1], daemon_starts, ahead) if b == n else (o_all[:0], weights[:0])
             )
+            o = np.concatenate([tail_o, o_all[a:b], next_o])
+            w = np.concatenate([tail_w, weights[a:b], next_w])
+            hits = _restarts(o, w, len(tail_o), len(tail_o) + b - a)
             i = a
-            while True:
-                o = np.concatenate([tail_o, o_all[i:b], next_o])
-                w = np.concatenate([tail_w, weights[i:b], next_w])
-                hit = _first_restart(o, w, len(tail_o), len(tail_o) + b - i)
-                if hit is None:
-                    break
-                i += hit - len(tail_o)
-                starts[i] = True
+            if hits:
+                at = np.array(hits) + (a - len(tail_o))
+                starts[at] = True
+                i = int(at[-1])
                 tail_o, tail_w = o_all[:0], weights[:0]
             tail_o = np.concatenate([tail_o, o_all[i:b]])[-PREV_WINDOW:]
             tail_w = np.concatenate([tail_w, weights[i:b]])[-PREV_WINDOW:]
@@ -112,24 +113,29 @@ class SessionSplit:
         return offset[:end].astype(np.float64), w
 
 
-def _first_restart(
+def _restarts(
     o: np.ndarray, w: np.ndarray | None = None, lo: int = 0, hi: int | None = None
-) -> int | None:
-    """Index (> 0) of the first event where the offsets start again, else None; only
-    events ``[lo, hi)`` are judged (those before are the window of the first, those after
-    the window of the last).
+) -> list[int]:
+    """Indices (> 0) of the events where the offsets start again, in order; only events
+    ``[lo, hi)`` are judged (those before are the window of the first, those after the
+    window of the last).  After each, the events are judged as a run of their own: the
+    window before an event holds no event of the run before it.
 
     ``w``: how many times each event occurs in a row (copies folded into it); the result
     is that of the events repeated so, and a copy never qualifies (the event before it,
     equal, would qualify first).  An event can only qualify if it lies that far below the
-    largest of the events before it (the median is no larger): that cheap rolling maximum
-    picks the few candidates (with copies, over the rows before: they hold the events
-    before), and the medians are computed for those alone.
+    largest of the events before it (the median is no larger, and a window cut at a
+    restart holds no larger event): that cheap rolling maximum picks the few candidates
+    (with copies, over the rows before: they hold the events before), whose medians are
+    computed at once as if no restart came before them.  Only a candidate less than
+    PREV_WINDOW rows after a restart has its window cut, and that one alone is judged
+    again: one pass, however many restarts (a restart at a time over the rest of the
+    piece was quadratic in them).
     """
     n = len(o)
     hi = n if hi is None else hi
     if n < 2:
-        return None
+        return []
     before = np.concatenate([np.full(PREV_WINDOW, o[0]), o])
     prev_max = before[:n].copy()
     for k in range(1, PREV_WINDOW):
@@ -137,15 +143,36 @@ def _first_restart(
     cand = np.flatnonzero(o < prev_max - RESTART_DROP_MS)
     cand = cand[(cand >= max(lo, 1)) & (cand < hi)]
     if not cand.size:
-        return None
+        return []
     if w is None or (w == 1).all():
+        w = None
         prev = np.median(sliding_window_view(before, PREV_WINDOW)[cand], axis=1)
         after = np.concatenate([o, np.full(NEXT_WINDOW - 1, o[-1])])
         nxt = np.median(sliding_window_view(after, NEXT_WINDOW)[cand], axis=1)
     else:
         prev, nxt = _repeated_windows(o, w, cand)
-    hits = cand[(o[cand] < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)]
-    return int(hits[0]) if hits.size else None
+    low = o[cand]
+    hit = (low < prev - RESTART_DROP_MS) & (nxt < prev - RESTART_DROP_MS)
+    hits: list[int] = []
+    for k, c in enumerate(cand.tolist()):
+        if hits and c - hits[-1] < PREV_WINDOW:  # its window reaches back past a restart
+            p = _median_since(o, w, hits[-1], c)
+            hit[k] = low[k] < p - RESTART_DROP_MS and nxt[k] < p - RESTART_DROP_MS
+        if hit[k]:
+            hits.append(c)
+    return hits
+
+
+def _median_since(o: np.ndarray, w: np.ndarray | None, start: int, c: int) -> float:
+    """Median of the PREV_WINDOW events before event ``c`` in the run that begins at
+    event ``start`` (``w[k]`` copies of event k), padded with the run's first event."""
+    window: list[float] = []
+    for k in range(c - 1, start - 1, -1):
+        window += [float(o[k])] * (1 if w is None else min(int(w[k]), PREV_WINDOW - len(window)))
+        if len(window) == PREV_WINDOW:
+            break
+    window += [float(o[start])] * (PREV_WINDOW - len(window))
+    return statistics.median(window)
 
 
 def _repeated_windows(o: np.ndarray, w: np.ndarray, rows: np.ndarray):
