@@ -9,6 +9,7 @@ import errno
 import importlib
 import os
 import sys
+import textwrap
 from collections.abc import Sequence
 from types import ModuleType
 from typing import NoReturn
@@ -27,6 +28,8 @@ from viewer import heap  # noqa: E402 - after the environment above
 heap.one_arena()
 heap.reuse_big_blocks()
 
+from viewer.commands.common import prog  # noqa: E402 - after the heap's settings
+
 #: Command name -> module in ``viewer.commands`` (imported only when its parser is built).
 SUBCOMMANDS = {
     "info": "info",
@@ -42,20 +45,41 @@ SUBCOMMANDS = {
 DESCRIPTION = """\
 cuzk Timeline Viewer: see where the GPU workers of a cuzk proving run were busy,
 where the GPU sat idle and whether the run is GPU-bound.
-
-  python -m viewer run.log             open logs in the viewer (same as `open`)
-  python -m viewer info run.log        what the reader found: sessions, events, skipped lines
-  python -m viewer report run.log      kernel time, gaps, transitions, s/proof, verdict
-  python -m viewer export run.log --out t.json --format trace   Perfetto / chrome://tracing
-  python -m viewer compare a.log b.log two runs side by side: every figure, delta, verdicts
-  python -m viewer whatif run.log --gw 1 --kernel-scale 0.5   predict the run another
-                                     pipeline would give (a replay), with its floors
-  python -m viewer sweep runs/*.log    runs of one machine lined up by the knob they
-                                     differ in: measured, predicted, memory, the best
-  python -m viewer simulate -o x.log   write a realistic synthetic daemon log
-
-Run `python -m viewer COMMAND --help` for the options of each command.
 """
+#: The top-level help's examples: the arguments after the program's name, what they do.
+EXAMPLES = (
+    ("run.log", "open logs in the viewer (same as `open`)"),
+    ("info run.log", "what the reader found: sessions, events, skipped lines"),
+    ("report run.log", "kernel time, gaps, transitions, s/proof, verdict"),
+    ("export run.log --out t.json --format trace", "Perfetto / chrome://tracing"),
+    ("compare a.log b.log", "two runs side by side: every figure, delta, verdicts"),
+    (
+        "whatif run.log --gw 1 --kernel-scale 0.5",
+        "predict the run another pipeline would give (a replay), with its floors",
+    ),
+    (
+        "sweep runs/*.log",
+        "runs of one machine lined up by the knob they differ in: measured, predicted, "
+        "memory, the best",
+    ),
+    ("simulate -o x.log", "write a realistic synthetic daemon log"),
+)
+
+
+def description(prog: str) -> str:
+    """The top-level help's text, with its examples typed as ``prog``."""
+    column = len(f"  {prog} ") + 21
+    lines = []
+    for args, words in EXAMPLES:
+        command = f"  {prog} {args}"
+        wrapped = textwrap.wrap(words, 90 - column)
+        if len(command) < column:  # the words beside the command, else under it
+            lines.append(command.ljust(column) + wrapped.pop(0))
+        else:
+            lines.append(command)
+        lines += [" " * column + w for w in wrapped]
+    run = f"Run `{prog} COMMAND --help` for the options of each command."
+    return "\n".join([DESCRIPTION, *lines, "", run, ""])
 
 
 def command_module(name: str) -> ModuleType:
@@ -64,9 +88,10 @@ def command_module(name: str) -> ModuleType:
 
 def build_parser(commands: Sequence[str] = tuple(SUBCOMMANDS)) -> argparse.ArgumentParser:
     """The parser of ``commands`` (all by default: the top-level help lists them)."""
+    name = prog()
     parser = argparse.ArgumentParser(
-        prog="python -m viewer",
-        description=DESCRIPTION,
+        prog=name,
+        description=description(name),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,24 @@ range rules (--range A:B, milliseconds in the session's TIMELINE offsets):
   transitions are those whose next job's first GPU_START lies inside it.
 """
 WORKERS_HELP = "GPU workers per GPU when the log has no 'GPU worker started' lines"
+#: What a text to show writes where the program's name goes (``named``).
+PROG = "{prog}"
+
+
+def prog() -> str:
+    """The name the program was started as, for usage lines and the commands a message
+    tells the user to type: ``cuzk-timeline`` run as the installed script (its basename,
+    whatever it was installed as), ``python -m viewer`` run as the module."""
+    argv0 = sys.argv[0] if sys.argv else ""
+    name = os.path.basename(argv0)
+    if not name or name == "-c" or argv0.endswith("__main__.py"):
+        return "python -m viewer"
+    return name.removesuffix(".exe")
+
+
+def named(text: str) -> str:
+    """``text`` with the program's name (``prog``) for each ``{prog}``."""
+    return text.replace(PROG, prog())
 
 
 @dataclass(frozen=True)

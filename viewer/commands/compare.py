@@ -14,6 +14,7 @@ from viewer.commands.common import (
     add_workers_argument,
     fail,
     load,
+    named,
 )
 
 ALIGN_HELP = """\
@@ -22,12 +23,12 @@ alignment (--align): aligned time is ms after a point of each run:
   session        its first event
   completion:N   the completion (last GPU_END) of its N-th finished job
 --range A:B is in aligned time and maps to each run's own TIMELINE offsets;
-inside it the report's range rules apply (see `python -m viewer report --help`).
+inside it the report's range rules apply (see `{prog} report --help`).
 
 examples:
-  python -m viewer compare phase7.log phase8.log --markdown --label-a "Phase 7" --label-b "Phase 8"
-  python -m viewer compare run.log run.log --session-a 1 --session-b 2 --json
-  python -m viewer compare a.log b.log --align completion:2 --range 0:120000
+  {prog} compare phase7.log phase8.log --markdown --label-a "Phase 7" --label-b "Phase 8"
+  {prog} compare run.log run.log --session-a 1 --session-b 2 --json
+  {prog} compare a.log b.log --align completion:2 --range 0:120000
 """
 
 
@@ -47,7 +48,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         description="Compare run A with run B: s/proof, efficiency, idle, gaps, kernel time, "
         "synthesis and queue wait side by side with their absolute and relative change, plus "
         "both verdicts.",
-        epilog=ALIGN_HELP,
+        epilog=named(ALIGN_HELP),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path_a", metavar="A.log", help="run A (the baseline)")

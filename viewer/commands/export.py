@@ -17,6 +17,7 @@ from viewer.commands.common import (
     add_workers_argument,
     fail,
     load,
+    named,
     session_position,
     write_stdout,
 )
@@ -35,11 +36,11 @@ TABLES = ("transitions", "gaps", "jobs", "kernel")  # viewer.export.tables.TABLE
 EPILOG = (
     """\
 examples:
-  python -m viewer export run.log --out run.trace.json     open it in ui.perfetto.dev
-  python -m viewer export run.log --out report.md          same text as `report --markdown`
-  python -m viewer export run.log --out gaps.csv --table gaps --range 0:600000
-  python -m viewer export run.log --out cold.png --range 64000:84000 --caption
-  python -m viewer export run.log --out run.svg --width 1200 --annotations notes.json
+  {prog} export run.log --out run.trace.json     open it in ui.perfetto.dev
+  {prog} export run.log --out report.md          same text as `report --markdown`
+  {prog} export run.log --out gaps.csv --table gaps --range 0:600000
+  {prog} export run.log --out cold.png --range 64000:84000 --caption
+  {prog} export run.log --out run.svg --width 1200 --annotations notes.json
 
 """
     + RANGE_HELP
@@ -54,7 +55,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "opens (one track per GPU worker, kernels nested in their calls, synthesis rows, "
         "idle gaps and sector transitions), the report as Markdown, or one analysis table "
         "as CSV / Markdown.",
-        epilog=EPILOG,
+        epilog=named(EPILOG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_log_argument(p)

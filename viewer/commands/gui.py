@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from viewer.commands.common import add_workers_argument, bad_workers
+from viewer.commands.common import add_workers_argument, bad_workers, prog
 
 
 def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
         print(
             "No display: the viewer window needs X11 or Wayland (DISPLAY is not set).\n"
             "Headless, the same figures come from:\n"
-            f"  python -m viewer report {' '.join(args.paths) or 'LOG'}\n"
-            "or run the window on a virtual screen: xvfb-run python -m viewer LOG",
+            f"  {prog()} report {' '.join(args.paths) or 'LOG'}\n"
+            f"or run the window on a virtual screen: xvfb-run {prog()} LOG",
             file=sys.stderr,
         )
         return 2
@@ -60,7 +60,7 @@ def run(args: argparse.Namespace) -> int:
             raise  # a bug of ours, not a missing Qt: show it whole
         print(
             f"The viewer window needs PySide6, which cannot be loaded here ({exc}); "
-            "`make run` installs it. Headless, `python -m viewer report LOG` gives the "
+            f"`make run` installs it. Headless, `{prog()} report LOG` gives the "
             "same figures.",
             file=sys.stderr,
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
-from viewer.commands.common import add_workers_argument, load
+from viewer.commands.common import add_workers_argument, load, named
 from viewer.model import Session
 
 DESCRIPTION = """\
@@ -19,9 +19,9 @@ cleanly before opening it in the viewer or running `report`.
 EPILOG = """\
 exit status: 0 on success, 2 when the file is missing, unreadable or not a cuzk log.
 examples:
-  python -m viewer info run.log
-  python -m viewer info --json run.log.zst
-  python -m viewer info --workers-per-gpu 2 grepped-timeline-only.log
+  {prog} info run.log
+  {prog} info --json run.log.zst
+  {prog} info --workers-per-gpu 2 grepped-timeline-only.log
 """
 
 
@@ -30,7 +30,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="what the reader found: sessions, events, skipped lines",
         description=DESCRIPTION,
-        epilog=EPILOG,
+        epilog=named(EPILOG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("path", metavar="LOG", help="cuzk daemon log (.log, .gz, .zst)")

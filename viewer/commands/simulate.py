@@ -9,7 +9,7 @@ import sys
 import time
 from pathlib import Path
 
-from viewer.commands.common import Bound
+from viewer.commands.common import Bound, named, prog
 from viewer.export.files import open_output, resolve_output
 from viewer.export.format import display_path
 from viewer.io.sessions import RESTART_DROP_MS
@@ -29,11 +29,11 @@ and an epilogue. Durations are means in milliseconds for a porep-c2 partition
 always write the same bytes.
 
 examples:
-  python -m viewer simulate -o run.log
-  python -m viewer simulate --gw 1 --pw 20 --sectors 10 -o phase7.log
-  python -m viewer simulate --kinds porep-c2=3,window-post=1,winning-post=2 -o mix.log
-  python -m viewer simulate --events 1000000 --gpus 4 --noise 0.85 -o big.log
-  python -m viewer simulate --budget-gib 200 --sectors 8 -o gated.log  # budget-gated daemon
+  {prog} simulate -o run.log
+  {prog} simulate --gw 1 --pw 20 --sectors 10 -o phase7.log
+  {prog} simulate --kinds porep-c2=3,window-post=1,winning-post=2 -o mix.log
+  {prog} simulate --events 1000000 --gpus 4 --noise 0.85 -o big.log
+  {prog} simulate --budget-gib 200 --sectors 8 -o gated.log  # budget-gated daemon
 """
 
 #: A stage duration in ms: up to an hour.
@@ -115,7 +115,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         name,
         help="write a realistic synthetic daemon log",
         description="Simulate the cuzk proving pipeline and write the log its daemon would.",
-        epilog=EPILOG,
+        epilog=named(EPILOG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(
@@ -286,7 +286,7 @@ def _write(sched, output: str, opts: WriteOptions) -> int:
 
 def run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
-    fail = "python -m viewer simulate: "
+    fail = f"{prog()} simulate: "
     try:
         cfg = config_from(args)
         resolve_output(args.output)

@@ -14,6 +14,7 @@ from viewer.commands.common import (
     add_workers_argument,
     fail,
     memory_model,
+    named,
     write_stdout,
 )
 
@@ -24,13 +25,13 @@ per GPU, the mean kernel). The knob is the one the runs differ in; a run that al
 differs in another knob is set apart and named. The load model is fitted over every log
 (as `whatif --calibrate` does), and the base run (the middle value, or --base) is
 replayed at each value: the predicted s/proof with its band, and the memory held at
-once (a range: see `whatif --help`). "best" compares measured s/proof where runs were
-measured; the best region is every value within 5 % of the best.
+once (a range: see `{prog} whatif --help`). "best" compares measured s/proof where
+runs were measured; the best region is every value within 5 % of the best.
 
 examples:
-  python -m viewer sweep runs/pw*.log.gz
-  python -m viewer sweep runs/*.log --knob gw --ram-gib 512 --out sweep.png
-  python -m viewer sweep run.log --values 8,10,12,14,16 --json   # one log: predicted only
+  {prog} sweep runs/pw*.log.gz
+  {prog} sweep runs/*.log --knob gw --ram-gib 512 --out sweep.png
+  {prog} sweep run.log --values 8,10,12,14,16 --json   # one log: predicted only
 """
 CHART = (".png", ".svg")
 TABLES = (".md", ".csv", ".json", ".txt")
@@ -55,7 +56,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         description="A tuning sweep from the logs: measured s/proof (interval and wall time / "
         "proofs) and predicted s/proof with its band across the values of one knob, the "
         "memory each value holds, the best value and the best that fits the RAM.",
-        epilog=EPILOG,
+        epilog=named(EPILOG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

@@ -14,6 +14,7 @@ from viewer.commands.common import (
     fail,
     load,
     memory_model,
+    named,
     write_stdout,
 )
 
@@ -32,11 +33,11 @@ kernel = mean kernel x P / GPUs, GPU worker = mean (prep + kernel + post) x P / 
 synthesis = mean synthesis x P / syntheses at once, arrival = spacing of job arrivals.
 
 examples:
-  python -m viewer whatif run.log --kernel-scale 0.5          # kernels twice as fast
-  python -m viewer whatif run.log --kernel-ms 1824 --prep-ms 1909 --post-ms 504 --gw 1
-  python -m viewer whatif run.log --pw 20 --json
-  python -m viewer whatif run.log --gpus 2 --out pred.log   # then: compare run.log pred.log
-  python -m viewer whatif gated.log --budget-gib 260        # a budget-gated daemon's budget
+  {prog} whatif run.log --kernel-scale 0.5          # kernels twice as fast
+  {prog} whatif run.log --kernel-ms 1824 --prep-ms 1909 --post-ms 504 --gw 1
+  {prog} whatif run.log --pw 20 --json
+  {prog} whatif run.log --gpus 2 --out pred.log   # then: compare run.log pred.log
+  {prog} whatif gated.log --budget-gib 260        # a budget-gated daemon's budget
 """
 
 
@@ -49,7 +50,7 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         "efficiency and floors with the measured run. Where the log cannot show what the "
         "replay takes (when jobs that waited for a synthesis slot arrived, a queue bound it "
         "never reached), the change is replayed at the other end too, and a note gives it.",
-        epilog=EPILOG,
+        epilog=named(EPILOG),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_log_argument(p)

@@ -23,7 +23,7 @@ from viewer.export.files import write_output
 from viewer.export.format import display_path
 from viewer.ui.image_export import dark_palette, light_palette, png_bytes
 from viewer.ui.palette import Theme, mix, with_alpha
-from viewer.whatif.sweep import KNOBS, Sweep, value_text
+from viewer.whatif.sweep import Sweep, knob_label, knob_title, value_text
 
 Qt = QtCore.Qt
 MARGIN = QtCore.QMarginsF(70, 58, 74, 52)
@@ -184,8 +184,7 @@ def _grid(p: QtGui.QPainter, f: Frame, c: Colours, fm: QtGui.QFontMetricsF, s: S
         p.drawLine(QtCore.QLineF(x, r.bottom(), x, r.bottom() + 4))
         p.drawText(QtCore.QPointF(x - w / 2, r.bottom() + 6 + fm.ascent()), text)
         shown.append(x + w / 2)
-    words, unit = KNOBS[s.knob]
-    label = f"{words} ({s.knob})" + (f", {unit.strip()}" if unit else "")
+    label = knob_label(s.knob)
     p.drawText(
         QtCore.QPointF(
             r.center().x() - fm.horizontalAdvance(label) / 2, r.bottom() + 8 + 2 * fm.height()
@@ -313,16 +312,20 @@ def _best(p: QtGui.QPainter, f: Frame, c: Colours, s: Sweep, fm) -> None:  # noq
     p.drawText(QtCore.QPointF(tx, ty), text)
 
 
+def chart_title(s: Sweep) -> str:
+    """The chart's title: "GPU workers per GPU sweep: 4 runs, predicted from base.log"."""
+    runs = counted(len({id(r.run) for r in s.rows if r.run is not None}), "run")
+    base = display_path(Path(s.base.name).name)
+    return f"{knob_title(s.knob)} sweep: {runs}, predicted from {base}"
+
+
 def _title_and_legend(p: QtGui.QPainter, size: QtCore.QSizeF, c: Colours, s: Sweep, fm) -> None:  # noqa: ANN001
     bold = QtGui.QFont(p.font())
     bold.setBold(True)
     bold.setPointSizeF(10.0)
     p.setFont(bold)
     p.setPen(_pen(c.fg))
-    runs = counted(len({id(r.run) for r in s.rows if r.run is not None}), "run")
-    base = display_path(Path(s.base.name).name)
-    title = f"{KNOBS[s.knob][0].capitalize()} sweep: {runs}, predicted from {base}"
-    p.drawText(QtCore.QPointF(MARGIN.left(), 18), title)
+    p.drawText(QtCore.QPointF(MARGIN.left(), 18), chart_title(s))
     p.setFont(QtGui.QFont(bold.family(), 9))
     x, y = MARGIN.left(), 40.0
     entries = [
@@ -452,7 +455,7 @@ def chart_bytes(
         gen.setOutputDevice(buf)
         gen.setSize(QtCore.QSize(width, height))
         gen.setViewBox(QtCore.QRect(0, 0, width, height))
-        gen.setTitle(f"{KNOBS[s.knob][0]} sweep")
+        gen.setTitle(f"{knob_title(s.knob)} sweep")
         p = QtGui.QPainter(gen)
         try:
             paint_chart(p, size, s, theme)

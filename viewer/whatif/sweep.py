@@ -31,11 +31,12 @@ from viewer.whatif.load import LoadFit, fit, sample
 from viewer.whatif.predict import WhatIf, measure, what_if
 
 FORMAT = "cuzk-timeline-sweep/1"
-#: The knobs a sweep lines runs up by, with their words and unit.
+#: The knobs a sweep lines runs up by, with their words (as people write them: every
+#: title and label of a sweep, text or chart, takes them from here) and unit.
 KNOBS = {
     "pw": ("partition workers", ""),
     "gw": ("GPU workers per GPU", ""),
-    "kernel": ("mean kernel", " ms"),
+    "kernel": ("kernel time", " ms"),
     "budget": ("memory budget", " GiB"),
 }
 #: Measured values within this fraction of the best measured s/proof are the best region:
@@ -134,6 +135,21 @@ class Sweep:
 
     def value_text(self, v: float) -> str:
         return value_text(self.knob, v)
+
+
+def knob_title(knob: str) -> str:
+    """The knob's words opening a title: "GPU workers per GPU", "Partition workers"
+    (the first letter raised, no other lowered)."""
+    words = KNOBS[knob][0]
+    return words[:1].upper() + words[1:]
+
+
+def knob_label(knob: str) -> str:
+    """The knob's words naming an axis: its option name where the words do not hold it,
+    its unit after a comma ("partition workers (pw)", "kernel time, ms")."""
+    words, unit = KNOBS[knob]
+    name = words if knob in words.split() else f"{words} ({knob})"
+    return name + (f", {unit.strip()}" if unit else "")
 
 
 def value_text(knob: str, v: float) -> str:
