@@ -89,3 +89,67 @@ def test_reset_layout_brings_back_hidden_floating_and_moved_panels(qtbot, tmp_pa
     assert settings.value("window/state") is None
     assert "Layout reset" in win.statusBar().currentMessage()
     assert isinstance(win.docks["kernel"].widget(), QtWidgets.QWidget)
+
+
+def test_a_layout_saved_on_a_small_screen_reads_on_a_big_one(qtbot, tmp_path) -> None:
+    """issue 28 item 2: used at 1366x768, then started at 2560x1440, the Throughput and
+    Kernel docks came back 130-260 px wide, their text cut mid-word; maximizing did not help."""
+    settings = _settings(tmp_path)
+    small = _window(qtbot, settings)
+    small.resize(1366, 768)
+    qtbot.wait(50)
+    right = QtCore.Qt.Orientation.Horizontal
+    small.resizeDocks([small.docks["throughput"]], [200], right)
+    small.resizeDocks([small.docks["transitions"]], [130], QtCore.Qt.Orientation.Vertical)
+    qtbot.wait(50)
+    assert small.collapsed_docks() == []  # usable there: kept
+    small.close()
+    settings.sync()
+    assert settings.value("window/state") is not None
+
+    big = MainWindow(settings=settings)
+    qtbot.addWidget(big)
+    big.show()
+    qtbot.waitExposed(big)
+    big.resize(2560, 1440)  # the new screen's size (offscreen screens are small)
+    qtbot.waitUntil(
+        lambda: (
+            big.docks["throughput"].width() >= 2560 // 5 - 2
+            and big.docks["transitions"].height() >= 1440 // 6 - 2
+        ),
+        timeout=3000,
+    )
+    for key in ("throughput", "kernel"):
+        assert 2560 // 5 - 2 <= big.docks[key].width() <= 2560 // 3
+    assert big.docks["transitions"].height() >= 1440 // 6 - 2
+    assert big.readable_docks() == []  # nothing left to widen
+
+    # A panel the user narrows at a size where that still reads is left alone.
+    big.resize(1366, 768)
+    qtbot.wait(200)
+    assert big.readable_docks() == []
+
+
+def test_a_narrow_window_wraps_the_legend_instead_of_cutting_it(qtbot) -> None:
+    """issue 28 item 2: at 1366x768 the legend's last entries were cut off."""
+    from viewer.ui.lane_legend import ENTRIES, LegendBar
+
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    layout = QtWidgets.QVBoxLayout(host)
+    legend = LegendBar()
+    layout.addWidget(QtWidgets.QWidget(), 1)
+    layout.addWidget(legend)
+    host.resize(2400, 400)
+    host.show()
+    qtbot.waitExposed(host)
+    assert len(legend.rows()) == 1
+    one = legend.height()
+    rows = legend.rows(700)
+    assert len(rows) >= 2
+    assert sorted(i for row in rows for _, i in row) == list(range(len(ENTRIES)))
+    host.resize(700, 400)
+    qtbot.waitUntil(lambda: legend.width() <= 700 and len(legend.rows()) >= 2)
+    qtbot.waitUntil(lambda: legend.height() >= 2 * one - 4)
+    right = max(x for row in legend.rows() for x, _ in row)
+    assert right < legend.width()

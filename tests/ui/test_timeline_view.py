@@ -459,3 +459,19 @@ def test_the_hover_label_follows_a_view_that_moves_under_a_still_pointer(
     view.pan(0.1)
     qtbot.wait(10)
     assert not tip.isVisible()
+
+
+def test_a_transition_label_at_the_right_edge_is_written_inside_the_view(
+    view: TimelineView,
+) -> None:
+    """issue 28 item 2: "gap 45 ms · overlap 39" was cut by the view's right edge."""
+    times = view.lanes().transitions["time"]
+    last = float(times[-1])
+    view.set_x_range(last - 60_000.0, last + 500.0)
+    overlay = view._overlay
+    px = view.ms_per_px()
+    x0, x1 = view.x_range()
+    assert overlay._labels
+    for anchor, _text, width, _cold in overlay._labels:
+        assert anchor.x() + width * px <= x1 + 1e-6
+        assert anchor.x() >= x0 - 1e-6

@@ -24,14 +24,13 @@ from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, ms, sec
 from viewer.export.report import metric_rows
 from viewer.ui.annotate import AnnotationController
-from viewer.ui.lane_legend import ENTRIES
+from viewer.ui.lane_legend import ENTRIES, SWATCH, legend_rows
 from viewer.ui.palette import Theme
 from viewer.ui.timeline_view import TimelineView
 
 Qt = QtCore.Qt
 PNG_SCALE = 2.0
 MARGIN = 10.0
-SWATCH = QtCore.QSizeF(22, 11)
 #: Report rows the caption repeats (the reference figures), by the start of their label.
 CAPTION_ROWS = (
     "mean ",
@@ -107,20 +106,6 @@ def view_caption(view: TimelineView) -> Caption | None:
 # ---- layout ---------------------------------------------------------------------------------
 
 
-def _legend_rows(width: float, metrics: QtGui.QFontMetricsF) -> list[list[tuple[float, int]]]:
-    """Legend entries (x, index) wrapped into rows that fit ``width``."""
-    rows: list[list[tuple[float, int]]] = [[]]
-    x = MARGIN
-    for i, (name, _) in enumerate(ENTRIES):
-        w = SWATCH.width() + 4 + metrics.horizontalAdvance(name) + 14
-        if rows[-1] and x + w > width - MARGIN:
-            rows.append([])
-            x = MARGIN
-        rows[-1].append((x, i))
-        x += w
-    return rows
-
-
 class Page:
     """Sizes of the parts of one exported image (logical pixels)."""
 
@@ -133,7 +118,7 @@ class Page:
         self.bold.setBold(True)
         self.metrics = QtGui.QFontMetricsF(self.font)
         self.line = math.ceil(self.metrics.height()) + 2
-        self.legend_rows = _legend_rows(width, self.metrics)
+        self.legend_rows = legend_rows(width, self.metrics, MARGIN)
         self.legend_height = len(self.legend_rows) * self.line + 6
         self.caption_height = self._caption_height()
 

@@ -84,44 +84,94 @@ ENTRIES: tuple[tuple[str, Swatch], ...] = (
 )
 
 
-class LegendBar(QtWidgets.QWidget):
-    """Swatches and names of every mark the lanes use, on one line."""
+#: A legend swatch's size (logical px).
+SWATCH = QtCore.QSizeF(22, 11)
 
-    SWATCH = QtCore.QSizeF(22, 11)
+
+def legend_rows(
+    width: float, metrics: QtGui.QFontMetricsF, margin: float
+) -> list[list[tuple[float, int]]]:
+    """The legend's entries as (x, index of ``ENTRIES``), wrapped into rows that fit
+    ``width`` between margins of ``margin`` (the window's legend and an image's page)."""
+    rows: list[list[tuple[float, int]]] = [[]]
+    x = margin
+    for i, (name, _) in enumerate(ENTRIES):
+        w = SWATCH.width() + 4 + metrics.horizontalAdvance(name) + 14
+        if rows[-1] and x + w > width - margin:
+            rows.append([])
+            x = margin
+        rows[-1].append((x, i))
+        x += w
+    return rows
+
+
+class LegendBar(QtWidgets.QWidget):
+    """Swatches and names of every mark the lanes use, wrapped into as many lines as the
+    width needs (a narrow window cut the last entries off)."""
+
+    MARGIN = 6.0
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         super().__init__(parent)
         self.theme = Theme.from_palette(self.palette())
-        self.setSizePolicy(
+        policy = QtWidgets.QSizePolicy(
             QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Fixed
         )
+        policy.setHeightForWidth(True)
+        self.setSizePolicy(policy)
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
         self.update()
 
+    def _line(self) -> float:
+        return QtGui.QFontMetricsF(self.font()).height() + 6
+
+    def rows(self, width: float | None = None) -> list[list[tuple[float, int]]]:
+        w = float(self.width() if width is None else width)
+        return legend_rows(w, QtGui.QFontMetricsF(self.font()), self.MARGIN)
+
+    def hasHeightForWidth(self) -> bool:
+        return True
+
+    def heightForWidth(self, width: int) -> int:
+        return round(len(self.rows(width)) * self._line() + 2)
+
     def sizeHint(self) -> QtCore.QSize:
-        return QtCore.QSize(800, self.fontMetrics().height() + 8)
+        width = max(self.width(), 800)
+        return QtCore.QSize(800, self.heightForWidth(width))
+
+    def minimumSizeHint(self) -> QtCore.QSize:
+        return QtCore.QSize(100, self.heightForWidth(max(self.width(), 100)))
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        if event.size().width() != event.oldSize().width():
+            height = self.heightForWidth(event.size().width())
+            if height != self.height():
+                self.setFixedHeight(height)  # the layout gives the lines their height
+                self.updateGeometry()
 
     def paintEvent(self, event: QtGui.QPaintEvent) -> None:
         painter = QtGui.QPainter(self)
-        metrics = self.fontMetrics()
-        x, h = 6.0, float(self.height())
-        for name, swatch in ENTRIES:
-            width = self.SWATCH.width() + 4 + metrics.horizontalAdvance(name) + 14
-            if x + width > self.width():
-                break
-            rect = QtCore.QRectF(
-                x, (h - self.SWATCH.height()) / 2, self.SWATCH.width(), self.SWATCH.height()
-            )
-            painter.save()
-            swatch(painter, rect, self.theme)
-            painter.restore()
-            painter.setPen(self.palette().color(QtGui.QPalette.ColorRole.WindowText))
-            painter.drawText(
-                QtCore.QRectF(rect.right() + 4, 0, width, h),
-                QtCore.Qt.AlignmentFlag.AlignVCenter,
-                name,
-            )
-            x += width
+        metrics = QtGui.QFontMetricsF(self.font())
+        line = self._line()
+        text = self.palette().color(QtGui.QPalette.ColorRole.WindowText)
+        for r, row in enumerate(self.rows()):
+            top = 1 + r * line
+            for x, i in row:
+                name, swatch = ENTRIES[i]
+                rect = QtCore.QRectF(
+                    x, top + (line - SWATCH.height()) / 2, SWATCH.width(), SWATCH.height()
+                )
+                painter.save()
+                swatch(painter, rect, self.theme)
+                painter.restore()
+                painter.setPen(text)
+                width = metrics.horizontalAdvance(name) + 14
+                painter.drawText(
+                    QtCore.QRectF(rect.right() + 4, top, width, line),
+                    QtCore.Qt.AlignmentFlag.AlignVCenter,
+                    name,
+                )
         painter.end()

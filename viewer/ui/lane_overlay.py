@@ -137,7 +137,11 @@ class OverlayItem(pg.GraphicsObject):
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
         for i in idx.tolist():
             text = transition_label(self._gap_ms[i], self._overlap_ms[i])
-            candidates.append((self._times[i], (self._width(text) + 8) * px, text, False))
+            width = (self._width(text) + 8) * px
+            x = float(self._times[i])
+            if x + width > x1:  # cut by the right edge: written to the left of its marker
+                x = max(x - width, x0)
+            candidates.append((x, width, text, False))
         candidates.sort(key=lambda c: c[0])
         self._labels = []
         right = [-np.inf] * LABEL_ROWS

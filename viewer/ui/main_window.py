@@ -43,6 +43,11 @@ FILL_SLICE_S = 0.010
 FIRST_PAINT_WAIT_MS = 300
 #: The least width (side panels) or height (bottom panels) a shown panel keeps.
 MIN_DOCK_PX = 120
+#: Restored or carried to a larger screen, a side panel is made at least this wide (or a
+#: fifth of the window), a bottom one this high (or a sixth): sizes saved on a small screen
+#: cut a big screen's panels mid-word. Never more than a third of the window.
+READABLE_SIDE_PX = 340
+READABLE_BOTTOM_PX = 170
 
 
 class MessageBanner(QtWidgets.QFrame):
@@ -164,6 +169,10 @@ class MainWindow(QtWidgets.QMainWindow):
         self._build_actions()
         self._connect_view()
         self._update_title()
+        self._readable_timer = QtCore.QTimer(self)
+        self._readable_timer.setSingleShot(True)
+        self._readable_timer.setInterval(120)
+        self._readable_timer.timeout.connect(self.readable_docks)
         self._restore_layout()
         self._show_empty_state()
         install_write_ups(self)
@@ -759,7 +768,8 @@ class MainWindow(QtWidgets.QMainWindow):
         else:
             self.resize(1500, 900)
         if state is not None and self.restoreState(state):
-            # A layout saved squeezed (before the panels had a minimum size) is not kept.
+            # A layout saved squeezed (before the panels had a minimum size) is not kept;
+            # one saved on a smaller screen is widened to read on this one.
             QtCore.QTimer.singleShot(0, self._unsqueeze)
         else:
             # Dock sizes only apply once the window has its size: after the first show.
@@ -798,6 +808,58 @@ class MainWindow(QtWidgets.QMainWindow):
     def _unsqueeze(self) -> None:
         if self.collapsed_docks():
             self.reset_layout()
+        else:
+            self.readable_docks()
+
+    def readable_docks(self) -> list[str]:
+        """Widen the side panels and heighten the bottom ones that are too small to read at
+        this window's size (``READABLE_SIDE_PX``, ``READABLE_BOTTOM_PX``); returns those
+        changed. Run after a restored layout, a move to another screen and a resize."""
+        w, h = self.width(), self.height()
+        side = min(max(READABLE_SIDE_PX, w // 5), w // 3)
+        low = min(max(READABLE_BOTTOM_PX, h // 6), h // 3)
+        bottom_area = QtCore.Qt.DockWidgetArea.BottomDockWidgetArea
+        narrow, short = [], []
+        seen: set = set()
+        for key, dock in self.docks.items():
+            if dock.isHidden() or dock.isFloating() or dock in seen:
+                continue
+            # Tabs share one place: the group is sized once, through its first dock.
+            seen.update(self.tabifiedDockWidgets(dock))
+            if self.dockWidgetArea(dock) == bottom_area:
+                if max(d.height() for d in (dock, *self.tabifiedDockWidgets(dock))) < low:
+                    short.append(key)
+            elif dock.width() < side:
+                narrow.append(key)
+        if narrow:
+            docks = [self.docks[k] for k in narrow]
+            self.resizeDocks(docks, [side] * len(docks), QtCore.Qt.Orientation.Horizontal)
+        if short:
+            docks = [self.docks[k] for k in short]
+            # A tab group's place holds its tab bar too: ask for that much more.
+            bars = [b.height() for b in self.findChildren(QtWidgets.QTabBar) if b.isVisible()]
+            tabs = [max(bars, default=0) if self.tabifiedDockWidgets(d) else 0 for d in docks]
+            sizes = [low + t for t in tabs]
+            self.resizeDocks(docks, sizes, QtCore.Qt.Orientation.Vertical)
+        return narrow + short
+
+    def _on_screen_changed(self, _screen=None) -> None:
+        self._readable_timer.start()
+
+    def resizeEvent(self, event: QtGui.QResizeEvent) -> None:
+        super().resizeEvent(event)
+        grew = event.size().width() > event.oldSize().width() or (
+            event.size().height() > event.oldSize().height()
+        )
+        if event.oldSize().isValid() and grew:
+            self._readable_timer.start()  # maximized, or carried to a bigger screen
+
+    def showEvent(self, event: QtGui.QShowEvent) -> None:
+        super().showEvent(event)
+        handle = self.windowHandle()
+        if handle is not None and not getattr(self, "_screen_hooked", False):
+            handle.screenChanged.connect(self._on_screen_changed)
+            self._screen_hooked = True
 
     def closeEvent(self, event: QtGui.QCloseEvent) -> None:
         self.cancel_loading()
