@@ -187,3 +187,50 @@ def test_layers_merged_in_one_pass_as_each_alone(layers, view) -> None:
         for got, want in zip((s[mine], e[mine], k[mine], lane[mine] - base), alone, strict=True):
             np.testing.assert_array_equal(got, want)
         base += len(stack.level(0).spans)
+
+
+def _typical(iv: Intervals) -> float:
+    """The typical length as first written: the median of every len // 1000-th length."""
+    step = max(1, len(iv) // 1000)
+    sample = iv.end[::step] - iv.start[::step]
+    return float(np.median(sample)) if len(sample) else 0.0
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 80), st.booleans())
+def test_stack_of_lanes_is_the_stack_of_each_lane(seed, n_lanes, one_long_lane) -> None:
+    """Intervals in any order with the lane of each stack as each lane's ``Intervals``
+    do (10^5 synthesis rows are built so), and a cut of every lane at once (many lanes)
+    finds what a search per lane finds."""
+    from unittest import mock
+
+    from viewer.lanes import lod
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400)) + (2500 if one_long_lane else 0)
+    lane = rng.integers(0, n_lanes, n)
+    if one_long_lane:
+        lane[:2500] = 0
+    start = np.round(rng.uniform(0, 1000, n))  # ties: equal starts keep their order
+    end = start + np.round(rng.exponential(20, n)) - (rng.random(n) < 0.05)  # a few end early
+    start[rng.random(n) < 0.03] = np.nan
+    key, row = rng.integers(0, 5, n), np.arange(n)
+    parts = [Intervals.make(start[lane == i], end[lane == i], key[lane == i], row[lane == i])
+             for i in range(n_lanes)]  # fmt: skip
+    want, got = Stack(parts), Stack.of_lanes(start, end, key, row, lane, n_lanes)
+    a, b = want.level(0), got.level(0)
+    for name in ("start", "end", "key", "reach", "bounds"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    np.testing.assert_array_equal(want.row, got.row)
+    np.testing.assert_array_equal(got.typical, [_typical(p) for p in parts])
+    assert want.typical.tolist() == got.typical.tolist()
+    heads = list(zip(a.bounds[:-1].tolist(), parts, strict=True))
+    for x0, x1 in rng.uniform(-50, 1100, (20, 2)):
+        x0, x1 = min(x0, x1), max(x0, x1)
+        lo = [s + int(np.searchsorted(p.reach, x0)) for s, p in heads]
+        hi = [s + int(np.searchsorted(p.start, x1, "right")) for s, p in heads]
+        for few in (0, 10**9):
+            with mock.patch.object(lod, "FEW_LANES", few):
+                cut_lo, cut_hi = b.cut(x0, x1)
+            assert cut_lo.tolist() == lo
+            assert cut_hi.tolist() == np.maximum(lo, hi).tolist()

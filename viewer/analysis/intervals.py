@@ -86,7 +86,7 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
                 "last": np.zeros(0, dtype=np.int64),
             }
         )
-    reach = _group_cummax(g, e)
+    reach = group_cummax(g, e)
     new = np.ones(len(g), dtype=bool)
     new[1:] = (g[1:] != g[:-1]) | (s[1:] > reach[:-1])
     block = np.cumsum(new) - 1
@@ -107,7 +107,7 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     )
 
 
-def _group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
+def group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Running maximum of ``values`` within each run of equal ``groups`` (sorted by group):
     one ``np.maximum.accumulate`` over integer ranks banded by group, so a group's running
     maximum never reaches into the one before it."""

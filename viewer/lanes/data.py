@@ -9,6 +9,8 @@ recomputed when a group is collapsed.
 
 from __future__ import annotations
 
+import bisect
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,15 +37,34 @@ GAP_DISPATCH, GAP_STARVED, GAP_DISPATCH_CROSS, GAP_STARVED_CROSS = 0, 1, 2, 3
 WORST_KEY_LAYERS = frozenset({"gap", "cross"})
 
 
-@dataclass
+@dataclass(slots=True)
 class Lane:
     name: str
     kind: str  # "worker" | "busy" | "synth" | "counter"
-    layers: dict[str, Intervals]
+    layers: dict[str, Intervals] | StackViews
     gpu: int = -1
     top: float = 0.0
     height: float = 0.0
     counter: str = ""  # the counter a "counter" lane draws (a key of COUNTERS)
+
+
+class StackViews(Mapping[str, Intervals]):
+    """The layers of one lane of a group built as stacks (``Stack.of_lanes``): each a
+    view into its stack made when asked for, so 10^5 synthesis rows hold no arrays."""
+
+    __slots__ = ("lane", "stacks")
+
+    def __init__(self, stacks: dict[str, Stack], lane: int) -> None:
+        self.stacks, self.lane = stacks, lane
+
+    def __getitem__(self, name: str) -> Intervals:
+        return self.stacks[name].lane_view(self.lane)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.stacks)
+
+    def __len__(self) -> int:
+        return len(self.stacks)
 
 
 @dataclass
@@ -119,9 +140,31 @@ class SessionLanes:
         return [lane for g in self.groups if not g.collapsed for lane in g.lanes]
 
     def lane_at(self, y: float) -> Lane | None:
-        for lane in self.lanes():
+        """The lane shown at ``y``: a binary search over the lanes' tops (top down)."""
+        lanes = self.lanes()
+        i = bisect.bisect_right(lanes, y, key=lambda lane: lane.top) - 1
+        for lane in lanes[max(i - 1, 0) : i + 1]:
             if lane.top <= y <= lane.top + lane.height:
                 return lane
+        return None
+
+    def lane_holding(self, row: int, layers: tuple[str, ...]) -> Lane | None:
+        """The first lane (top down) with partition ``row`` in one of its ``layers``: a
+        search of each group's stacks, never a pass per lane (10^5 synthesis rows)."""
+        for group in self.groups:
+            stacks = group.stacks()
+            found = []
+            for name in layers:
+                stack = stacks.get(name)
+                hit = np.flatnonzero(stack.data.row == row) if stack is not None else []
+                if len(hit):
+                    bounds = stack.data.level(0).bounds
+                    found.append(stack.lanes[int(np.searchsorted(bounds, hit[0], "right")) - 1])
+            if len(found) > 1:  # in several lanes: the first in the group's order
+                order = {id(lane): i for i, lane in enumerate(group.lanes)}
+                return min(found, key=lambda lane: order[id(lane)])
+            if found:
+                return found[0]
         return None
 
     def group_at(self, y: float) -> LaneGroup | None:
@@ -209,23 +252,28 @@ def _busy_lane(session: Session, gpu: int, gaps: Frame) -> Lane:
     return Lane(f"{_gpu_name(gpu)} · busy", "busy", layers, gpu=gpu)
 
 
-def _synth_lanes(session: Session) -> list[Lane]:
+def _synth_group(session: Session) -> LaneGroup | None:
+    """The synthesis rows, a lane each, their layers stacked at once: 2 * 10^5 partitions
+    synthesizing together are as many rows (a pass over every partition per row took 64 s)."""
     sr = synthesis_rows(session)
+    if not sr.depth:
+        return None
     job = session.partitions["job"][sr.rows]
 
-    def layer(mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> Intervals:
-        return Intervals.make(start[mask], end[mask], job[mask], sr.rows[mask])
+    def stack(mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> Stack:
+        rows, lane = sr.rows[mask], sr.row_of[mask]
+        return Stack.of_lanes(start[mask], end[mask], job[mask], rows, lane, sr.depth)
 
-    lanes = []
-    for r in range(sr.depth):
-        m = sr.row_of == r
-        layers = {
-            "synth": layer(m & ~sr.open, sr.start, sr.end),
-            "open": layer(m & sr.open, sr.start, sr.end),
-            "queue": layer(m & sr.has_wait, sr.wait_from, sr.wait_to),
-        }
-        lanes.append(Lane("synthesis" if r == 0 else "", "synth", layers))
-    return lanes
+    stacks = {
+        "synth": stack(~sr.open, sr.start, sr.end),
+        "open": stack(sr.open, sr.start, sr.end),
+        "queue": stack(sr.has_wait, sr.wait_from, sr.wait_to),
+    }
+    lanes = [
+        Lane("synthesis" if r == 0 else "", "synth", StackViews(stacks, r)) for r in range(sr.depth)
+    ]
+    layers = {name: LayerStack(lanes, data) for name, data in stacks.items()}
+    return LaneGroup("synthesis", lanes, _stacks=layers)
 
 
 def _counter_top(session: Session, key: str, peak: int) -> str:
@@ -271,9 +319,9 @@ def build_lanes(session: Session) -> SessionLanes:
         for key in COUNTERS
     ]
     groups.append(LaneGroup("counters", counter_lanes))
-    synth = _synth_lanes(session)
-    if synth:
-        groups.append(LaneGroup("synthesis", synth))
+    synth = _synth_group(session)
+    if synth is not None:
+        groups.append(synth)
     times = p[["synth_start", "queued", "pickup", "gpu_start", "gpu_end"]].to_numpy(np.float64)
     finite = times[np.isfinite(times)]
     x_min = float(min(session.start_ms, finite.min())) if finite.size else session.start_ms

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass
 
 import numpy as np
+
+from viewer.analysis.intervals import group_cummax
 
 #: Key of a merged run of intervals with different keys.
 MIXED = -1
@@ -34,7 +35,6 @@ class Intervals:
     key: np.ndarray  # int32 colour key (job index, gap kind ...)
     row: np.ndarray  # int64 row in Session.partitions (-1 none)
     reach: np.ndarray
-    stats: dict[str, float] = field(default_factory=dict, compare=False)
 
     @classmethod
     def make(
@@ -57,14 +57,6 @@ class Intervals:
 
     def __len__(self) -> int:
         return len(self.start)
-
-    def typical_length(self) -> float:
-        """Median length of (a sample of) the intervals."""
-        if "typical" not in self.stats:
-            step = max(1, len(self) // 1000)
-            sample = self.end[::step] - self.start[::step]
-            self.stats["typical"] = float(np.median(sample)) if len(sample) else 0.0
-        return self.stats["typical"]
 
     def visible(self, x0: float, x1: float) -> slice:
         """The positions that may intersect [x0, x1]."""
@@ -169,26 +161,42 @@ class Level:
     def lane_ids(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
 
-    @cached_property
+    @property
     def spans(self) -> list[tuple[int, int]]:
         """[first, end) positions of each lane."""
         return list(itertools.pairwise(self.bounds.tolist()))
-
-    @cached_property
-    def _searchable(self) -> list[tuple[int, np.ndarray, np.ndarray]]:
-        return [(a, self.reach[a:b], self.start[a:b]) for a, b in self.spans]
 
     def cut(
         self, x0: float, x1: float, lanes: np.ndarray | None = None
     ) -> tuple[np.ndarray, np.ndarray]:
         """Per lane (of those where ``lanes`` is true), the first and end positions of
         the pieces that may intersect [x0, x1]."""
-        lo = np.array([a + reach.searchsorted(x0) for a, reach, _ in self._searchable], np.int64)
-        hi = np.array(
-            [a + start.searchsorted(x1, side="right") for a, _, start in self._searchable], np.int64
-        )
-        hi = np.maximum(lo, hi)
+        first, last = self.bounds[:-1], self.bounds[1:]
+        lo = _search(self.reach, first, last, x0, "left")
+        hi = np.maximum(lo, _search(self.start, first, last, x1, "right"))
         return lo, hi if lanes is None else np.where(lanes, hi, lo)
+
+
+#: Up to this many lanes, a cut searches lane by lane (a few binary searches); above it, all
+#: lanes at once (10^5 synthesis rows: a Python call per lane and frame took ~0.2 s).
+FEW_LANES = 32
+
+
+def _search(values: np.ndarray, first: np.ndarray, last: np.ndarray, x: float, side: str):
+    """Per lane, ``first + values[first:last].searchsorted(x, side)`` (each lane sorted):
+    for many lanes a bisection of all of them together, log2 of the longest lane steps."""
+    if len(first) <= FEW_LANES:
+        pairs = zip(first.tolist(), last.tolist(), strict=True)
+        return np.array([a + values[a:b].searchsorted(x, side) for a, b in pairs], np.int64)
+    lo, hi = first.astype(np.int64), last.astype(np.int64)
+    live = np.flatnonzero(lo < hi)
+    while live.size:
+        mid = (lo[live] + hi[live]) // 2
+        right = values[mid] < x if side == "left" else values[mid] <= x
+        lo[live[right]] = mid[right] + 1
+        hi[live[~right]] = mid[~right]
+        live = live[lo[live] < hi[live]]
+    return lo
 
 
 class Stack:
@@ -199,25 +207,56 @@ class Stack:
     """
 
     def __init__(self, parts: list[Intervals], mixed_max: bool = False) -> None:
-        self.mixed_max = mixed_max
         bounds = np.zeros(len(parts) + 1, np.int64)
         bounds[1:] = np.cumsum([len(p) for p in parts])
-        self.row = np.concatenate([p.row for p in parts]) if parts else np.zeros(0, np.int64)
-        self._levels = {
-            0: Level(*(_joined(parts, name) for name in ("start", "end", "key", "reach")), bounds)
-        }
-        self.typical = np.array([p.typical_length() for p in parts])
+        row = np.concatenate([p.row for p in parts]) if parts else np.zeros(0, np.int64)
+        names = ("start", "end", "key", "reach")
+        self._init(Level(*(_joined(parts, name) for name in names), bounds), row, mixed_max)
+
+    @classmethod
+    def of_lanes(
+        cls,
+        start: np.ndarray,
+        end: np.ndarray,
+        key: np.ndarray,
+        row: np.ndarray,
+        lane: np.ndarray,
+        lanes: int,
+        mixed_max: bool = False,
+    ) -> Stack:
+        """The stack of ``lanes`` lanes that ``Stack([Intervals.make(...) of each lane])``
+        builds, from intervals in any order with the ``lane`` of each: a fixed number of
+        numpy calls however many lanes (10^5 synthesis rows)."""
+        start = np.asarray(start, dtype=np.float64)
+        end = np.asarray(end, dtype=np.float64)
+        ok = np.flatnonzero(np.isfinite(start) & np.isfinite(end))
+        ok = ok[np.lexsort((start[ok], lane[ok]))]  # stable: ties keep their order
+        s, e, lane = start[ok], np.maximum(end[ok], start[ok]), np.asarray(lane)[ok]
+        reach = group_cummax(lane, e) if len(e) else e.copy()
+        bounds = np.searchsorted(lane, np.arange(lanes + 1)).astype(np.int64)
+        key, row = np.asarray(key, dtype=np.int32)[ok], np.asarray(row, dtype=np.int64)[ok]
+        stack = cls([], mixed_max)
+        stack._init(Level(s, e, key, reach, bounds), row, mixed_max)
+        return stack
+
+    def _init(self, level: Level, row: np.ndarray, mixed_max: bool) -> None:
+        self.mixed_max = mixed_max
+        self.row = row
+        self._levels = {0: level}
+        self.typical = _typical(level)
 
     def __len__(self) -> int:
         return len(self._levels[0])
 
+    def lane_view(self, lane: int) -> Intervals:
+        """Lane ``lane``'s intervals, as views into the stack."""
+        lvl = self._levels[0]
+        a, b = int(lvl.bounds[lane]), int(lvl.bounds[lane + 1])
+        return Intervals(lvl.start[a:b], lvl.end[a:b], lvl.key[a:b], self.row[a:b], lvl.reach[a:b])
+
     def lane_views(self) -> list[Intervals]:
         """Each lane's intervals, as views into the stack."""
-        lvl = self._levels[0]
-        return [
-            Intervals(lvl.start[a:b], lvl.end[a:b], lvl.key[a:b], self.row[a:b], lvl.reach[a:b])
-            for a, b in lvl.spans
-        ]
+        return [self.lane_view(i) for i in range(len(self._levels[0].bounds) - 1)]
 
     def level(self, k: int) -> Level:
         """The stack merged at LEVEL_STEP ** k ms per pixel (k = 0: itself), built once.
@@ -267,6 +306,13 @@ class Stack:
         return drawable([(self, narrow_px, lanes)], x0, x1, px)
 
 
+def positions(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(lane, position) of every position in [lo[i], hi[i]) of every lane i, in order."""
+    count = hi - lo
+    at = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(int(count.sum()))
+    return np.repeat(np.arange(len(lo)), count), at
+
+
 def drawable(
     stacks: list[tuple[Stack, float, np.ndarray | None]],
     x0: float,
@@ -281,11 +327,9 @@ def drawable(
     for stack, narrow_px, lanes in stacks:
         lvl = stack.level(level)
         lo, hi = lvl.cut(x0, x1, lanes)
-        count = hi - lo
-        total = int(count.sum())
-        if total:
-            idx = np.repeat(lo - (np.cumsum(count) - count), count) + np.arange(total)
-            lane = np.repeat(np.arange(lane_base, lane_base + len(lo)), count)
+        lane, idx = positions(lo, hi)
+        if total := len(idx):
+            lane += lane_base
             extra = (np.full(total, narrow_px), np.full(total, stack.mixed_max))
             parts.append((lvl.start[idx], lvl.end[idx], lvl.key[idx], lvl.reach[idx], lane, *extra))
         lane_base += len(lo)
@@ -312,6 +356,25 @@ def _joinable(level: Level, px: float) -> float:
     mixed = (level.key[i] == MIXED) & (level.key[i + 1] == MIXED)
     close = level.start[i + 1] - level.reach[i] < px
     return float(np.mean(close & (narrow | mixed)))
+
+
+def _typical(level: Level) -> np.ndarray:
+    """Median length of each lane's intervals (of every ``len // 1000``-th of a longer
+    lane), 0 for an empty lane: for all lanes at once."""
+    counts = np.diff(level.bounds)
+    head = np.repeat(level.bounds[:-1], counts)
+    step = np.repeat(np.maximum(1, counts // 1000), counts)
+    taken = np.flatnonzero((np.arange(len(level)) - head) % step == 0)
+    lane = np.repeat(np.arange(len(counts)), counts)[taken]
+    length = (level.end - level.start)[taken]
+    length = length[np.lexsort((length, lane))]
+    n = np.bincount(lane, minlength=len(counts))
+    first = np.cumsum(n) - n
+    out = np.zeros(len(counts))
+    has = n > 0
+    lo, hi = (first + (n - 1) // 2)[has], (first + n // 2)[has]
+    out[has] = (length[lo] + length[hi]) / 2  # the middle one, or the mean of the two
+    return out
 
 
 def _joined(parts: list[Intervals], name: str) -> np.ndarray:

@@ -11,21 +11,11 @@ import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.stages import stages
-from viewer.lanes.data import Lane, SessionLanes
+from viewer.lanes.data import SessionLanes
 from viewer.ui.palette import Theme
 
 ARROW_PX = 8.0  # arrowhead length
 MIN_ARROW_PX = 10.0  # shorter hops (a queue event 1 ms after SYNTH_END) get no arrow
-
-
-def _lane_of(lanes: SessionLanes, row: int, layers: tuple[str, ...]) -> Lane | None:
-    for group in lanes.groups:
-        for lane in group.lanes:
-            for name in layers:
-                iv = lane.layers.get(name)
-                if iv is not None and len(iv) and (iv.row == row).any():
-                    return lane
-    return None
 
 
 class FlowItem(pg.GraphicsObject):
@@ -38,8 +28,8 @@ class FlowItem(pg.GraphicsObject):
         self.setZValue(20)
         p = lanes.session.partitions.row(row)
         st = stages(lanes.session).row(row)
-        self.synth_lane = _lane_of(lanes, row, ("synth", "open"))
-        self.gpu_lane = _lane_of(lanes, row, ("bar", "open"))
+        self.synth_lane = lanes.lane_holding(row, ("synth", "open"))
+        self.gpu_lane = lanes.lane_holding(row, ("bar", "open"))
         s0, s1 = float(p["synth_start"]), float(p["synth_end"])
         g0, g1 = float(p["gpu_start"]), float(p["gpu_end"])
         if not math.isfinite(s1) and math.isfinite(s0):
