@@ -411,3 +411,32 @@ def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log
     for i, a in enumerate(boxes):
         for b in boxes[i + 1 :]:
             assert not a.intersects(b)
+
+
+def test_labels_leave_every_arrowhead_pin_and_ruler_end_in_sight(qtbot, window, log) -> None:
+    """issue 28 item 3: at a wider zoom an arrow's label sat on its own arrowhead and covered
+    a note's pin; the leader line went to the arrow's middle in time at its tail's height."""
+    from viewer.ui.annotate import _marks, _to_segment
+
+    open_log(qtbot, window, log)
+    ctl, view = window.write_ups.controller, window.view
+    # An arrow on the top worker lane slanting down to the next lane (its label, pushed
+    # below the transition labels, met its head), a note at its head, a ruler beside it.
+    ctl.add("arrow", 60000.0, 66000.0, lane=WORKER0, head_lane="GPU 0 · worker 1", text="here")
+    ctl.add("note", 66000.0, lane="GPU 0 · worker 1", text="the head")
+    ctl.add("ruler", 58000.0, 68000.0, lane=WORKER0, text="")
+    ctl.select(None)
+    overlay = ctl.overlay
+    for span in (20_000.0, 120_000.0, 400_000.0):  # from close to wider than the run
+        view.set_x_range(63000.0 - span / 2, 63000.0 + span / 2)
+        overlay.prepare()
+        marks = [m for s in overlay._shapes for m in _marks(s)]
+        labels = [s.label for s in overlay._shapes if s.label is not None]
+        assert labels, span
+        for box in labels:
+            assert not any(box.intersects(m) for m in marks), (span, box)
+    # A moved arrow label's leader starts on the shaft, half-way along it.
+    (arrow,) = [s for s in overlay._shapes if s.ann.kind == "arrow"]
+    if arrow.moved:
+        mid = ((arrow.x0 + arrow.x1) / 2, (arrow.y + arrow.head_y) / 2)
+        assert _to_segment(*mid, arrow.x0, arrow.y, arrow.x1, arrow.head_y) < 1e-6

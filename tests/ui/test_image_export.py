@@ -263,3 +263,20 @@ def test_export_dialogs_open_where_the_last_export_went(loaded, tmp_path, monkey
     for start in asked[1:]:
         assert start.startswith(str(out)), start  # where the last export went
     assert (out / "file1.png").exists() and (out / "file2.csv").exists()
+
+
+def test_svg_transition_markers_are_drawn_in_page_pixels(annotated) -> None:
+    """issue 28 item 3: markers drawn with a cosmetic pen in ms-scaled coordinates were
+    nearly invisible in librsvg (no non-scaling strokes): its 1 px width was scaled by the
+    ms-to-pixel factor. They are drawn in page pixels now."""
+    import re
+
+    svg = render_svg(annotated.view).decode("utf-8")
+    marker = annotated.view.theme.marker.name()
+    groups = [
+        g.group(1) for g in re.finditer(r"<g ([^>]*)>", svg) if f'stroke="{marker}"' in g.group(1)
+    ]
+    assert groups, "no transition marker in the SVG"
+    for attrs in groups:
+        scale = re.search(r'transform="matrix\(([-\d.e]+),', attrs)
+        assert scale is not None and float(scale.group(1)) == 1.0, attrs

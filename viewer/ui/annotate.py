@@ -37,6 +37,10 @@ Qt = QtCore.Qt
 SAVE_DEBOUNCE_MS = 400
 SNAP_PX = 6.0
 HIT_PX = 5.0
+#: Around a note's pin, an arrow's tail and a ruler's ends, no label (px, each side).
+MARK_PX = 6.0
+#: Around an arrow's head (its 10 px point and some air), no label (px, each side).
+HEAD_PX = 12.0
 LABEL_MAX_W = 300.0
 #: Notes within this many pixels of each other make a cluster; of a cluster of CLUSTER_MIN or
 #: more, only the first is labelled, with how many more there are to zoom in to.
@@ -117,6 +121,23 @@ def _span(a: Annotation) -> tuple[float, float]:
     return tuple(sorted((a.t0_ms, a.t0_ms if a.t1_ms is None else a.t1_ms)))
 
 
+def _marks(s: _Shape) -> list[QtCore.QRectF]:
+    """The points of ``s`` that a label must leave in sight (pixels): a note's pin, an
+    arrow's head and tail, a ruler's ends."""
+    kind = s.ann.kind
+
+    def box(x: float, y: float, r: float) -> QtCore.QRectF:
+        return QtCore.QRectF(x - r, y - r, 2 * r, 2 * r)
+
+    if kind == "note" and s.ann.lane is not None:
+        return [box(s.x0, s.y, MARK_PX)]
+    if kind == "arrow":
+        return [box(s.x1, s.head_y, HEAD_PX), box(s.x0, s.y, MARK_PX)]
+    if kind == "ruler":
+        return [box(s.x0, s.y, MARK_PX + 2), box(s.x1, s.y, MARK_PX + 2)]
+    return []
+
+
 def _clusters(shown: list[Annotation], mpp: float) -> dict[str, int]:
     """Notes only (a range, ruler or arrow keeps its own label: it measures something):
     id -> how many more of its cluster it labels (first of a cluster), or -1 (labelled by
@@ -177,7 +198,6 @@ class AnnotationOverlay(pg.GraphicsObject):
             self._bounds = rect
         self._shapes = []
         self.hidden_labels = 0
-        placed: list[QtCore.QRectF] = []
         line = self._metrics.height()
         strip = MARKER_STRIP + 4  # below the two rows of transition labels
         lanes = self.ctl.view.lanes()
@@ -212,17 +232,25 @@ class AnnotationOverlay(pg.GraphicsObject):
                     continue
                 text = f"{text} (+{n} more: zoom in)" if text else f"{n + 1} annotations"
             shape.text = text
-            if (text or a.kind == "range") and len(placed) >= MAX_LABELS:
-                self.hidden_labels += 1  # no room to read more at this zoom
-            elif text or a.kind == "range":
-                shape.label = self._place_label(
-                    shape, text, extent is None, strip, placed, label_room
-                )
-                if shape.label is None:
-                    self.hidden_labels += 1
-                else:
-                    placed.append(shape.label)
             self._shapes.append(shape)
+        # What a label must never cover: every note's pin, every arrow's head and tail and
+        # every ruler's ends (a label on its own arrowhead hid what it points at).
+        placed: list[QtCore.QRectF] = [m for s in self._shapes for m in _marks(s)]
+        labels = 0
+        for shape in self._shapes:
+            a, text = shape.ann, shape.text
+            if not (text or a.kind == "range") or (a.id in more and more[a.id] < 0):
+                continue
+            if labels >= MAX_LABELS:
+                self.hidden_labels += 1  # no room to read more at this zoom
+                continue
+            free = self.ctl.lane_extent(a.lane) is None
+            shape.label = self._place_label(shape, text, free, strip, placed, label_room)
+            if shape.label is None:
+                self.hidden_labels += 1
+            else:
+                placed.append(shape.label)
+                labels += 1
         self.update()
 
     def _place_label(
@@ -317,9 +345,11 @@ class AnnotationOverlay(pg.GraphicsObject):
         ink = Ink.of(self.ctl.view.theme)
         for s in self._shapes:
             getattr(self, f"_paint_{s.ann.kind}")(painter, s, ink)
+            if s.label is not None and s.moved and s.ann.kind != "note":  # a note: its pin
+                self._paint_leader(painter, s, ink)
+        # Labels last, over every line: a pin or leader never runs through a label's text.
+        for s in self._shapes:
             if s.label is not None:
-                if s.moved and s.ann.kind != "note":  # a note has its pin line already
-                    self._paint_leader(painter, s, ink)
                 self._paint_label(painter, s, ink)
         painter.restore()
 
@@ -379,10 +409,12 @@ class AnnotationOverlay(pg.GraphicsObject):
     def _paint_leader(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
         """A thin line from where the label belongs to where it had room."""
         left, right = sorted((s.x0, s.x1))
+        # A range's corner; an arrow's or a ruler's middle, on the line (a slanted arrow's
+        # middle is half-way down its shaft, not at its tail's height).
         anchor = (
             QtCore.QPointF(left, s.top)
             if s.ann.kind == "range"
-            else QtCore.QPointF((left + right) / 2, s.y)
+            else QtCore.QPointF((s.x0 + s.x1) / 2, (s.y + s.head_y) / 2)
         )
         box = s.label
         end = QtCore.QPointF(

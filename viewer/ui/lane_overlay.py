@@ -45,6 +45,18 @@ def first_per_column(times: np.ndarray, x0: float, x1: float, step: float) -> np
     return first[first < edges[1:]]
 
 
+def device_lines(transform: QtGui.QTransform, lines: np.ndarray) -> np.ndarray:
+    """``lines`` (x1, y1, x2, y2 rows, laid out like QLineF) mapped by the affine
+    ``transform`` to device pixels, as a new contiguous array."""
+    out = np.empty_like(lines, dtype=np.float64)
+    m11, m12, m21, m22 = transform.m11(), transform.m12(), transform.m21(), transform.m22()
+    dx, dy = transform.dx(), transform.dy()
+    for x, y in ((0, 1), (2, 3)):
+        out[:, x] = lines[:, x] * m11 + lines[:, y] * m21 + dx
+        out[:, y] = lines[:, x] * m12 + lines[:, y] * m22 + dy
+    return out
+
+
 class OverlayItem(pg.GraphicsObject):
     """Cold-start shading and transition markers of one session, above the lanes."""
 
@@ -191,14 +203,20 @@ class OverlayItem(pg.GraphicsObject):
             1.0,
             QtCore.Qt.PenStyle.SolidLine if dense else QtCore.Qt.PenStyle.DashLine,
         )
-        pen.setCosmetic(True)
-        painter.setPen(pen)
+        transform = painter.transform()
         if len(self._lines):
-            first = shiboken6.wrapInstance(self._lines.ctypes.data, QtCore.QLineF)
-            painter.drawLines(first, len(self._lines))
+            # Drawn in device pixels with a plain 1 px pen, not as a cosmetic pen in
+            # ms-scaled coordinates: an SVG viewer without non-scaling strokes (librsvg)
+            # scaled that pen by the ms-to-pixel factor, to nothing.
+            lines = device_lines(transform, self._lines)
+            painter.save()
+            painter.resetTransform()
+            painter.setPen(pen)
+            first = shiboken6.wrapInstance(lines.ctypes.data, QtCore.QLineF)
+            painter.drawLines(first, len(lines))
+            painter.restore()
         if not self._labels:
             return
-        transform = painter.transform()
         painter.save()
         painter.resetTransform()
         painter.setFont(self._font)
