@@ -113,7 +113,10 @@ class _Builder:
         self.events: list[dict] = []
         self.meta: list[dict] = []
         self.next_pid = 1
-        self.pid_of = [0]  # process of each track id (ids are handed out from 1)
+        # process of each track id (ids are handed out from 1), its first ``tracks`` cells
+        # used; grown by doubling, so that a trace of 10^4 sessions never copies it per call
+        self.pid_of = np.zeros(64, dtype=np.int64)
+        self.tracks = 1
         self.flows = flows
         self.flow_id = 1
 
@@ -130,8 +133,11 @@ class _Builder:
     def thread(self, pid: int, k: int, name: str) -> int:
         """A new track ``name`` in process ``pid``, sorted at ``k``; its id (unique in
         the whole trace)."""
-        tid = len(self.pid_of)
-        self.pid_of.append(pid)
+        tid = self.tracks
+        if tid == len(self.pid_of):
+            self.pid_of = np.concatenate([self.pid_of, np.zeros_like(self.pid_of)])
+        self.pid_of[tid] = pid
+        self.tracks += 1
         self.meta += [
             {"name": "thread_name", "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}},
             {"name": "thread_sort_index", "ph": "M", "pid": pid, "tid": tid,
@@ -140,7 +146,7 @@ class _Builder:
         return tid
 
     def _pids(self, tid: np.ndarray) -> np.ndarray:
-        return np.asarray(self.pid_of, dtype=np.int64)[np.asarray(tid, dtype=np.int64)]
+        return self.pid_of[np.asarray(tid, dtype=np.int64)]
 
     def _slices(self, name, cat: str, t0: np.ndarray, t1: np.ndarray, tid: np.ndarray, args):
         """Complete ("X") events from microsecond bounds on tracks ``tid``."""
