@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from tests.analysis.builders import call, session
 from viewer.analysis import cold_start_regions, summarize, transitions
 from viewer.analysis.transitions import cold_start_ms
@@ -144,3 +146,27 @@ def test_transitions_where_no_call_ended() -> None:
     t = transitions(s)
     assert t["from_id"].tolist() == ["a"] and t["gap_ms"].tolist() == [0]
     assert summarize(s).cold_start_ms == 100
+
+
+def test_a_gap_spent_on_other_sectors_is_not_called_idle() -> None:
+    """issue 28 item 4: on a run whose sectors interleave (transitions 0->1, 1->2 with
+    sector 0 still running in between), "gap 36548 ms" stood over a worker busy the whole
+    time. The worker's own idle is a column, and such a transition is interleaved."""
+    from viewer.analysis.transitions import interleaved
+    from viewer.export.report import transition_rows
+
+    s = session(
+        call("A", 0, 0.0, 10_000.0, 0),
+        call("B", 0, 10_005.0, 20_000.0, 0),
+        call("A", 1, 20_010.0, 30_000.0, 0),  # sector 0 again: the worker stays busy
+        call("C", 0, 30_020.0, 40_000.0, 0),
+        call("C", 1, 40_000.0, 41_000.0, 1),
+    )
+    t = transitions(s)
+    assert t["to_id"].tolist() == ["B", "C"]
+    assert t["gap_ms"].tolist() == pytest.approx([5.0, 10_020.0])  # the domain's figure
+    assert t["worker_idle_ms"].tolist() == pytest.approx([5.0, 20.0])
+    assert interleaved(t).tolist() == [False, True]
+    rows = transition_rows(summarize(s))
+    assert rows[1][1] == "10020 ms (interleaved: worker idle 20 ms)"
+    assert rows[0][1] == "5 ms"

@@ -475,3 +475,32 @@ def test_a_transition_label_at_the_right_edge_is_written_inside_the_view(
     for anchor, _text, width, _cold in overlay._labels:
         assert anchor.x() + width * px <= x1 + 1e-6
         assert anchor.x() >= x0 - 1e-6
+
+
+def test_an_interleaved_transition_is_not_labelled_a_gap(qtbot) -> None:
+    """issue 28 item 4: "gap 36548 ms" over a worker busy the whole time (the prediction
+    beside of a run whose sectors interleave)."""
+    from tests.analysis.builders import call, session
+    from tests.ui.conftest import timeline_of
+
+    s = session(
+        call("A", 0, 0.0, 10_000.0, 0),
+        call("B", 0, 10_005.0, 20_000.0, 0),
+        call("A", 1, 20_010.0, 30_000.0, 0),
+        call("C", 0, 30_020.0, 40_000.0, 0),
+        call("C", 1, 40_000.0, 41_000.0, 1),
+    )
+    host = QtWidgets.QWidget()
+    qtbot.addWidget(host)
+    host.resize(1200, 500)
+    view = TimelineView(host)
+    view.resize(1200, 500)
+    host.show()
+    qtbot.waitExposed(host)
+    view.set_timeline(timeline_of(s))
+    view.fit()
+    texts = [text.text() for _, text, _, _ in view._overlay._labels]
+    assert "gap 5 ms · overlap 19995 ms" in texts  # sector 0 runs on past it
+    assert "interleaved · idle 20 ms · overlap 0 ms" in texts
+    assert not any(t.startswith("gap 10020") for t in texts)
+    host.close()

@@ -29,6 +29,7 @@ TRANSITION_COLUMNS = [
     "starved",
     "cold_start",
     "worker",
+    "worker_idle_ms",
 ]
 COLD_COLUMNS = ["gpu", "start", "end", "label"]
 
@@ -63,6 +64,10 @@ def _all_transitions(session: Session) -> Frame:
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
     overlap = np.maximum(0.0, by_job.max(end)[from_job] - time)
     starved = c["ready"][nxt] > free[nxt]
+    # What the worker that moves on really waited: the gap above is the domain's figure,
+    # the worker's idle only while sectors follow each other; where they interleave it
+    # ran other sectors' calls in the gap (the label then says so).
+    idle = np.maximum(time - free[nxt], 0.0)
     to_job = job[nxt]
     cold = starved & _synthesized_while_filling(session, to_job)
     ids = session.jobs["job_id"]
@@ -78,6 +83,7 @@ def _all_transitions(session: Session) -> Frame:
             "starved": starved,
             "cold_start": cold,
             "worker": c["worker"][nxt].astype("int32"),
+            "worker_idle_ms": idle,
             "gpu": c["gpu"][nxt].astype("int32"),
         }
     )
@@ -111,6 +117,17 @@ def _synthesized_while_filling(session: Session, jobs: np.ndarray) -> np.ndarray
     first_synth = np.full(len(session.jobs), np.inf)
     np.fmin.at(first_synth, p["job"], p["synth_start"])
     return first_synth[jobs] < first_end
+
+
+#: A gap this much longer than the worker's own idle is not idle: other sectors' calls ran.
+INTERLEAVED_MS = 1.0
+
+
+def interleaved(t: Frame) -> np.ndarray:
+    """Transitions whose gap the worker spent on other sectors' calls (sectors interleave,
+    as a replay with more workers than a sector's partitions gives): their gap is not idle."""
+    gap = t["gap_ms"].astype(np.float64, copy=False)
+    return gap > t["worker_idle_ms"].astype(np.float64, copy=False) + INTERLEAVED_MS
 
 
 def transitions(session: Session, rng: Range = None) -> Frame:

@@ -25,7 +25,7 @@ from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors, no_floors
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range
 from viewer.analysis.kernels import parts_note
-from viewer.analysis.transitions import cold_start_parts
+from viewer.analysis.transitions import cold_start_parts, interleaved
 from viewer.analysis.units import counted
 from viewer.export.format import (
     FRACTION_DIGITS,
@@ -427,6 +427,12 @@ def transition_rows(sm: SessionSummary) -> list[Row]:
     # "(cold start)" as the published table writes it: the metric "cold start" names this
     # gap as one of its parts (``cold_start_text``).
     note = np.where(t["cold_start"], " (cold start)", np.where(t["starved"], " (starved)", ""))
+    # A gap the worker spent on other sectors' calls is no idle time: say what it waited.
+    mixed = interleaved(t)
+    if mixed.any():
+        idle = [f" (interleaved: worker idle {ms(v)})" for v in t["worker_idle_ms"][mixed]]
+        note = note.astype(object)
+        note[mixed] = idle
     return [
         (f"sector {a}->{b}", f"{ms(gap)}{n}", ms(ov))
         for a, b, gap, n, ov in zip(

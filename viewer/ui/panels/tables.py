@@ -109,6 +109,7 @@ class TransitionsPanel(TablePanel):
         ("starved", "starved"),
         ("cold_start", "in cold start"),
         ("worker", "worker"),
+        ("worker_idle_ms", "worker idle (ms)"),
     )
     TIMES = ("time",)
     FORMATTERS = {
@@ -117,6 +118,7 @@ class TransitionsPanel(TablePanel):
         "to_id": _short,
         "gap_ms": _ms,
         "overlap_ms": _ms,
+        "worker_idle_ms": _ms,
         "starved": _yes,
         "cold_start": _yes,
     }
