@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from tests.hostile.files import SAMPLE
+from tests.hostile.shapes import deep_synthesis, many_restarts
 
 #: Commands run on every input; ``{IN}`` is the input, ``{OUT}`` the output folder.
 COMMANDS: dict[str, list[str]] = {
@@ -297,6 +298,21 @@ INPUTS: tuple[Case, ...] = (
         limit_s=20,  # issue 13 item 13: the report in ~4.5 s on 2 cores (aim: 5 s)
         window=False,
         commands=("info --json", "report --json"),
+    ),
+    Case(
+        "3000 restarts, every output",
+        lambda f: many_restarts(f / "run.log", 3000),
+        events=36_000,
+        skipped={},
+        limit_s=120,  # issue 27 item 10: the trace took 6 s, quadratic (30 000: 388 s)
+        slow=True,
+    ),
+    Case(
+        "20 000 syntheses at once",
+        lambda f: deep_synthesis(f / "run.log", 20_000),
+        events=40_040,
+        skipped={},
+        limit_s=60,  # issue 27 item 11: a pass over every partition per row (200 000: 64 s)
     ),
 )
 
