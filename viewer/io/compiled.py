@@ -24,7 +24,7 @@ from viewer.io.batch import skipped_batch as _skipped_batch
 from viewer.io.exact import trust
 from viewer.io.grammar import DETAIL_KEYS, SYNTH_START
 from viewer.io.parse import parse_records
-from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, line_end
+from viewer.io.records import SEQ_SHIFT, Ordinals, RawBatch, job_codes, line_end
 from viewer.io.source import Chunk, Skip
 
 NAME = "compiled"
@@ -45,7 +45,7 @@ I64, I32 = np.dtype("<i8"), np.dtype("<i4")
 
 
 def iter_chunks(
-    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[str, int]
 ) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
     lines the chunks' cutter skipped, each as soon as it is scanned."""
@@ -61,7 +61,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: dict[bytes, int],
+    jobs: dict[str, int],
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:
@@ -154,11 +154,11 @@ class _Pieces:
         return a, self.hi
 
 
-def _to_batch(res: dict, ords: Ordinals, jobs: dict[bytes, int]) -> EventBatch:
+def _to_batch(res: dict, ords: Ordinals, jobs: dict[str, int]) -> EventBatch:
     """An ``EventBatch`` from one result of the compiled scanner (ordinals from ``ords``)."""
     base = ords.base
     ords.base += res["matches"]
-    lut = np.array([jobs.setdefault(j, len(jobs)) for j in res["jobs"]] + [-1], dtype=np.int32)
+    lut = np.array([*job_codes(res["jobs"], jobs), -1], dtype=np.int32)
     seq = (np.frombuffer(res["tl_ord"], I64) + base) << SEQ_SHIFT
     event = np.frombuffer(res["tl_event"], np.int8)
     num = {name: np.frombuffer(res[col], I64) for name, col in NUMBER_COLUMNS.items()}

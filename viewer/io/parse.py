@@ -10,15 +10,13 @@ from viewer.io import strict
 from viewer.io.batch import CuzkLines, EventBatch, merge_cuzk, merge_exact
 from viewer.io.exact import parse_cuzk, parse_exact, trust
 from viewer.io.grammar import CUZK_KEYS, CZ_TEXT, SYNTH_START, TL
-from viewer.io.records import SEQ_SHIFT, RawBatch
+from viewer.io.records import SEQ_SHIFT, RawBatch, job_codes
 
 TL_SKIP = len(TL)
 CZ_SKIP = len(CZ_TEXT)
 
 
-def parse_records(
-    raw: RawBatch, jobs: dict[bytes, int], seq: np.ndarray | None = None
-) -> EventBatch:
+def parse_records(raw: RawBatch, jobs: dict[str, int], seq: np.ndarray | None = None) -> EventBatch:
     """Columns of the TIMELINE events and CUZK_TIMING lines of ``raw``, in file order.
 
     ``seq``: the lines' record positions when they are not consecutive from ``raw.base``
@@ -41,13 +39,13 @@ def _events(
     seq: np.ndarray,
     tl: np.ndarray,
     f: strict.Flat,
-    jobs: dict[bytes, int],
+    jobs: dict[str, int],
 ) -> EventBatch:
     fe = strict.parse_events(f, tl, TL_SKIP)
     acc = np.flatnonzero(fe.ok)
     rest = tl[~fe.ok].tolist()
     exact = parse_exact([items[i][TL_SKIP:] for i in rest], seq[rest].tolist(), jobs)
-    lut = np.array([jobs.setdefault(j, len(jobs)) for j in fe.job_ids] + [-1], dtype=np.int32)
+    lut = np.array([*job_codes(fe.job_ids, jobs), -1], dtype=np.int32)
     event = fe.event[acc]
     worker, partition = fe.worker[acc], fe.partition[acc]
     synth_ms = fe.synth_ms[acc]

@@ -22,7 +22,7 @@ BATCH_RECORDS = 100_000  # records parsed at once
 
 
 def iter_chunks(
-    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[str, int]
 ) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
     lines the chunks' cutter skipped, each batch once its chunk is parsed."""
@@ -46,7 +46,7 @@ def iter_chunks(
 
 
 def _parse_all(
-    raw: RawBatch, jobs: dict[bytes, int], out: list[EventBatch], *, whole: bool = True
+    raw: RawBatch, jobs: dict[str, int], out: list[EventBatch], *, whole: bool = True
 ) -> RawBatch:
     """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
     records holds any number of them), freeing the records as they are parsed; the empty
@@ -74,7 +74,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: dict[bytes, int],
+    jobs: dict[str, int],
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:

@@ -48,7 +48,7 @@ def compiled() -> bool:
 
 
 def iter_chunks(
-    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[bytes, int]
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: dict[str, int]
 ) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
     stream), in order, and the lines the chunks' cutter skipped, each batch as soon as it
@@ -61,7 +61,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: dict[bytes, int],
+    jobs: dict[str, int],
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:

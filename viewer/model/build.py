@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from viewer.model.frame import Frame
+from viewer.model.frame import Frame, constant, is_constant
 from viewer.model.keys import factorize
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
@@ -41,7 +41,7 @@ class Tables:
 def session_tables(
     calls: Mapping[str, np.ndarray],
     job_ids: Sequence[str],
-    kinds: Mapping[str, str | None],
+    kinds: Mapping[str, str | None] | np.ndarray,
     workers: Sequence[Mapping[int, int]],
     session: np.ndarray | None = None,
     *,
@@ -52,7 +52,8 @@ def session_tables(
     ``calls``: any of ``PARTITION_COLUMNS`` (``job`` a code into ``job_ids``), one row per
     GPU call; ``session``: the session of each row, non-decreasing (None: all session 0).
     In each session jobs are numbered in order of first appearance among its rows, and
-    rows are sorted by ``SORT_KEYS``.  ``workers``: worker -> GPU, per session.
+    rows are sorted by ``SORT_KEYS``.  ``kinds``: job id -> kind, or the kind of every
+    job code (an object array).  ``workers``: worker -> GPU, per session.
     ``consume``: ``calls`` (a dict) gives its columns up, each let go once sorted into the
     table (the reader's calls are not held twice).
     """
@@ -73,7 +74,8 @@ def session_tables(
     order = np.lexsort([cols[k] for k in reversed(SORT_KEYS)] + [session])
     if not (order[1:] > order[:-1]).all():  # else the rows are in order already
         for name in cols:  # one column at a time: the unsorted one goes as it is replaced
-            cols[name] = cols[name][order]
+            if not is_constant(cols[name]):
+                cols[name] = cols[name][order]
     parts = frame_of(cols, PARTITION_COLUMNS)
     row_bounds = np.searchsorted(session[order], np.arange(sessions + 1))
 
@@ -81,7 +83,11 @@ def session_tables(
     jobs = frame_of(
         {
             "job_id": ids,
-            "kind": np.array([kinds.get(j) for j in ids], dtype=object),
+            "kind": (
+                kinds[uniques % max(len(job_ids), 1)]
+                if isinstance(kinds, np.ndarray)
+                else np.array([kinds.get(j) for j in ids], dtype=object)
+            ),
             "partitions": np.bincount(codes, minlength=len(uniques)).astype(np.int32),
             "monolithic": mono,
         },
@@ -122,10 +128,8 @@ def _conform_arrays(cols: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray
     for name, dtype in PARTITION_COLUMNS.items():
         if name in cols:
             out[name] = cols[name].astype(dtype, copy=False)
-        elif dtype == "float64":
-            out[name] = np.full(n, np.nan)
-        else:
-            out[name] = np.full(n, -1, dtype=dtype)
+        else:  # a column no call has: one value, held once
+            out[name] = constant(np.nan if dtype == "float64" else -1, n, dtype)
     return out
 
 
