@@ -421,9 +421,13 @@ def cold_start_text(sm: SessionSummary) -> str:
     )
 
 
-def transition_rows(sm: SessionSummary) -> list[Row]:
-    """transition | gap | overlap, labelled "sector N->N+1" by job order in the session."""
+def transition_rows(sm: SessionSummary, most: int | None = None) -> list[Row]:
+    """transition | gap | overlap, labelled "sector N->N+1" by job order in the session
+    (the first ``most`` of them: a terminal's report of 1.5 M jobs formatted every row
+    to print 40)."""
     t = sm.transitions
+    if most is not None and len(t) > most:
+        t = t[:most]
     # "(cold start)" as the published table writes it: the metric "cold start" names this
     # gap as one of its parts (``cold_start_text``).
     note = np.where(t["cold_start"], " (cold start)", np.where(t["starved"], " (starved)", ""))
@@ -579,11 +583,12 @@ def _text_section(sm: SessionSummary, source: object = "") -> list[str]:
     out = ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
     no_call = no_floors(sm.session, display_path(source))
     out += ["", no_call or text_table(FLOOR_HEAD, floor_rows(sm.floors))]
-    rows = transition_rows(sm)
+    rows = transition_rows(sm, TEXT_TRANSITION_ROWS)
     if rows:
-        out += ["", text_table(TRANSITION_HEAD, rows[:TEXT_TRANSITION_ROWS])]
-        if len(rows) > TEXT_TRANSITION_ROWS:
-            out.append(f"... {len(rows) - TEXT_TRANSITION_ROWS} more (see --markdown or --json)")
+        out += ["", text_table(TRANSITION_HEAD, rows)]
+        if len(sm.transitions) > TEXT_TRANSITION_ROWS:
+            more = len(sm.transitions) - TEXT_TRANSITION_ROWS
+            out.append(f"... {more} more (see --markdown or --json)")
     out += ["", text_table(GPU_HEAD, gpu_rows(sm))]
     out += ["", f"Verdict ({sm.verdict.kind}): {sm.verdict.sentence}"]
     if sm.verdict.warning:

@@ -1,0 +1,70 @@
+"""Dense logs of many short jobs (issue 27, item 9): a daemon serving mostly PoSt proofs,
+every job one monolithic GPU call.  At a size that runs in seconds, every command reads
+the figures the generator built (``tests/hostile/dense.py``); time and peak memory at the
+issue's size are benchmark rows (tests/benchmarks/test_dense_bench.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.hostile.dense import GPU_MS, KINDS, PERIOD_MS, SYNTH_MS, WORKERS, dense_jobs, job_id
+from tests.hostile.files import run_cli
+
+JOBS = 50_000
+
+
+@pytest.fixture(scope="module")
+def log(tmp_path_factory):
+    return dense_jobs(tmp_path_factory.mktemp("dense") / "post.log.gz", JOBS)
+
+
+def _json(argv: list) -> dict:
+    done = run_cli(argv, timeout=180)
+    assert done.returncode == 0, done.stderr.decode()
+    return json.loads(done.stdout)
+
+
+def test_info_counts_every_job_and_event(log) -> None:
+    (s,) = _json(["info", "--json", log])["sessions"]
+    assert (s["jobs"], s["partitions"], s["events"]) == (JOBS, JOBS, 6 * JOBS)
+    assert s["skipped"] == {} and s["open_intervals"] == 0
+    assert s["gpus"] == {"0": list(range(WORKERS))}
+
+
+def test_report_gives_the_figures_the_log_was_built_with(log) -> None:
+    (s,) = _json(["report", "--json", log])["sessions"]
+    tp, floors = s["throughput"], s["floors"]
+    assert tp["jobs_completed"] == JOBS
+    assert tp["measured_s_per_proof"] == pytest.approx(PERIOD_MS / 1000)
+    assert tp["theoretical_s_per_proof"] == pytest.approx(GPU_MS / 1000)
+    assert s["gpu_ms_total"] == GPU_MS * JOBS and s["synth_ms_total"] == SYNTH_MS * JOBS
+    (gpu,) = s["gpus"]
+    assert gpu["busy_ms"] == GPU_MS * JOBS
+    assert gpu["efficiency"] == pytest.approx(GPU_MS / PERIOD_MS, abs=1e-4)
+    # Jobs arrive every PERIOD_MS and nothing waits for them: the arrival floor binds.
+    assert (floors["bound"], floors["inferred_arrivals"]) == ("arrival", 0)
+    assert floors["arrival_s"] == pytest.approx(PERIOD_MS / 1000)
+    assert floors["kernel_s"] == pytest.approx(GPU_MS / 1000)
+    first = s["transitions"][0]
+    assert (first["from"], first["to"]) == (job_id(0), job_id(1))
+    assert {j["kind"] for j in s["jobs"]} == set(KINDS)
+
+
+def test_report_text_shows_the_first_transitions_only(log) -> None:
+    done = run_cli(["report", log], timeout=180)
+    assert done.returncode == 0, done.stderr.decode()
+    text = done.stdout.decode()
+    assert "jobs completed" in text and f"{JOBS}" in text
+    assert f"... {JOBS - 1 - 40} more (see --markdown or --json)" in text
+    assert sum(line.startswith("sector ") for line in text.splitlines()) == 40
+
+
+def test_whatif_replays_the_run_it_reads(log) -> None:
+    w = _json(["whatif", "--json", log, "--gw", "3"])
+    for run in ("measured", "baseline", "scenario"):
+        assert w[run]["s_per_proof"] == pytest.approx(PERIOD_MS / 1000, rel=1e-3), run
+        assert w[run]["gpu_efficiency"] == pytest.approx(GPU_MS / PERIOD_MS, abs=1e-3), run
+    assert (w["measured"]["gpu_workers"], w["scenario"]["gpu_workers"]) == (WORKERS, 3)
+    assert w["late_arrivals"] is None  # no arrival hidden: nothing to replay at its latest
