@@ -132,7 +132,7 @@ class TimelineView(QtWidgets.QWidget):
         self._vb.sigYRangeChanged.connect(self._prepare_overlay)
         self._vb.sigResized.connect(self._on_resized)
         for signal in (self._vb.sigXRangeChanged, self._vb.sigYRangeChanged, self._vb.sigResized):
-            signal.connect(self._tip_timer.start)
+            signal.connect(self._schedule_tip)
         self._region.sigRegionChanged.connect(self._on_region_changed)
         self.plot.scene().sigMouseMoved.connect(self._on_mouse_moved)
         self.plot.installEventFilter(self)
@@ -200,7 +200,7 @@ class TimelineView(QtWidgets.QWidget):
             if old is not None:
                 self._vb.removeItem(old)
         self._items, self._overlay, self._lanes, self._job = [], None, lanes, None
-        self._tip_timer.start()
+        self._schedule_tip()
         self._counters = self._matches = self._flow = None
         self._set_selection_visible(False)
         self._header.set_lanes(lanes, self.theme)
@@ -567,7 +567,7 @@ class TimelineView(QtWidgets.QWidget):
         self._header.update()
         self._apply_y_range()
         self._prepare()
-        self._tip_timer.start()
+        self._schedule_tip()
 
     # ---------------------------------------------------- theme, events
     def changeEvent(self, event: QtCore.QEvent) -> None:
@@ -657,6 +657,15 @@ class TimelineView(QtWidgets.QWidget):
 
     def tooltip_label(self) -> QtWidgets.QLabel:
         return self._tip
+
+    def _schedule_tip(self, *_args) -> None:
+        """Refresh the hover label once the view has settled (only while it shows: the
+        ViewBox's signals also fire while the view is torn down, when there is none)."""
+        try:
+            if self._tip.isVisible():
+                self._tip_timer.start()
+        except RuntimeError:  # the view's C++ side is gone
+            pass
 
     def _refresh_tip(self) -> None:
         """The view moved, scrolled, changed session or size under a still pointer (a key,
