@@ -49,21 +49,30 @@ def calls(session: Session) -> Frame:
     gpu_start = parts["gpu_start"]
     started = np.flatnonzero(~np.isnan(gpu_start))
     row = started[np.argsort(gpu_start[started], kind="stable")]  # by start, ties in row order
-    gpu = parts["gpu"][row].copy()
+    k = len(row)
+    # The tables keep their rows in GPU_START order, the unstarted last: the started calls
+    # are their first rows, as they are (views, not a copy of every column read).
+    prefix = k == 0 or (row[0] == 0 and row[-1] == k - 1 and bool((row[1:] > row[:-1]).all()))
+    rows = slice(0, k) if prefix else row
+    gpu = parts["gpu"][rows]
     unknown = gpu < 0
     if unknown.any() and len(session.workers):
         w = session.workers
         table = dict(zip(w["worker"].tolist(), w["gpu"].tolist(), strict=True))
-        gpu[unknown] = [table.get(int(w), -1) for w in parts["worker"][row][unknown]]
-    start, end = gpu_start[row], parts["gpu_end"][row]
+        gpu = gpu.copy()
+        gpu[unknown] = [table.get(int(w), -1) for w in parts["worker"][rows][unknown]]
+    start, end = gpu_start[rows], parts["gpu_end"][rows]
     closed = np.isfinite(end)
-    return session.partitions.take(row, lazy=True).assign(
+    if not closed.all():
+        end = np.where(closed, end, np.maximum(session.end_ms, start))
+    table = parts[rows] if isinstance(rows, slice) else parts.take(row, lazy=True)
+    return table.assign(
         row=row,
-        ready=st["ready"][row],
-        free=st["worker_free"][row],
-        gpu=gpu.astype("int32"),
+        ready=st["ready"][rows],
+        free=st["worker_free"][rows],
+        gpu=gpu.astype("int32", copy=False),
         start=start,
-        end=np.where(closed, end, np.maximum(session.end_ms, start)),
+        end=end,
         closed=closed,
     )
 
@@ -96,13 +105,14 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     is_closer = e == block_end[block]
     closer = np.full(len(heads), -1, dtype=np.int64)
     np.maximum.at(closer, block[is_closer], np.flatnonzero(is_closer))
+    index = np.int32 if len(g) < 2**31 else np.int64  # (12 MB less for 1.5 M calls)
     return Frame(
         {
             "group": g[heads],
             "start": s[heads],
             "end": block_end,
-            "first": order[heads],
-            "last": order[closer],
+            "first": order[heads].astype(index),
+            "last": order[closer].astype(index),
         }
     )
 
@@ -111,7 +121,10 @@ def group_cummax(groups: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Running maximum of ``values`` within each run of equal ``groups`` (sorted by group):
     one ``np.maximum.accumulate`` over integer ranks banded by group, so a group's running
     maximum never reaches into the one before it."""
-    gid = np.cumsum(np.concatenate([[0], groups[1:] != groups[:-1]]))
+    same = groups[1:] == groups[:-1]
+    if not (same & ~(values[1:] >= values[:-1])).any():  # never falls (nor meets a NaN)
+        return values.copy()  # (calls ending in the order they start: no sort, no ranks)
+    gid = np.cumsum(np.concatenate([[0], ~same]))
     uniq, rank = unique(values, return_inverse=True)
     band = gid * (len(uniq) + 1)
     return uniq[np.maximum.accumulate(band + rank.reshape(-1)) - band]
