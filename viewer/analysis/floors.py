@@ -111,6 +111,10 @@ def no_floors(session: Session, name: str = "") -> str | None:
     return f"no GPU call in session {session.number}{of}: no floors"
 
 
+#: The events of other jobs that can free the synthesis slot a job waits for.
+ARRIVAL_EVENTS = ("synth_end", "queued", "pickup", "gpu_start", "gpu_end")
+
+
 @per_session
 def arrivals(session: Session) -> Frame:
     """Per job (rows = jobs): ``first_synth`` (its first SYNTH_START), ``arrival`` and
@@ -132,31 +136,37 @@ def arrivals(session: Session) -> Frame:
     first = np.full(n, np.inf)
     np.fmin.at(first, job, p["synth_start"].astype(np.float64, copy=False))
     first[np.isinf(first)] = np.nan
-    cols = ("synth_end", "queued", "pickup", "gpu_start", "gpu_end")
-    times = p[list(cols)].to_numpy(np.float64)
+    cols = [p[c].astype(np.float64, copy=False) for c in ARRIVAL_EVENTS]
     if session.facts.budget_gated:
-        kernel_end = p["kernel_start"].astype(np.float64) + p["kernel_ms"]
-        times = np.column_stack([times, kernel_end])
-    owner = np.repeat(job, times.shape[1])
-    times = times.ravel()
-    keep = np.isfinite(times)
-    times, owner = times[keep], owner[keep]
-    # A job's own events in its window free no slot for it (one pass, no sort).
-    mine = first[owner]
-    in_window = (times >= mine - ARRIVAL_SLACK_MS) & (times <= mine)
-    own_all = np.bincount(owner[in_window], minlength=n)
-    times = np.sort(times, kind="stable")  # timsort: the columns are nearly sorted
+        cols.append(p["kernel_start"].astype(np.float64) + p["kernel_ms"])
+    # The events in each job's window, and its own there (which free no slot for it): a
+    # pass a column (a table of every event with its job, sorted, was ~200 bytes a call at
+    # the peak of a report).
     seen = np.flatnonzero(np.isfinite(first))
-    seen = seen[np.argsort(first[seen], kind="stable")]
-    lo = np.searchsorted(times, first[seen] - ARRIVAL_SLACK_MS, side="left")
-    hi = np.searchsorted(times, first[seen], side="right")
-    own = own_all[seen]
-    waited = (hi - lo) > own
+    at = first[seen] if len(seen) < n else first  # (all seen: no copy)
+    if not (at[1:] >= at[:-1]).all():  # (jobs are numbered as they appear: mostly sorted)
+        seen = seen[np.argsort(at, kind="stable")]
+        at = first[seen]
+    one_call = len(job) == n and (job == np.arange(n)).all()  # a call a job, in order
+    mine = first if one_call else first[job]
+    own_all = np.zeros(n, np.int64)
+    events = np.zeros(len(seen), np.int64)
+    for col in cols:
+        own_all += np.bincount(job[(col >= mine - ARRIVAL_SLACK_MS) & (col <= mine)], minlength=n)
+        times = col[np.isfinite(col)]
+        times.sort(kind="stable")  # timsort: the columns are nearly sorted
+        events += np.searchsorted(times, at, side="right")
+        events -= np.searchsorted(times, at - ARRIVAL_SLACK_MS, side="left")
+    del mine
+    waited = events > own_all[seen]
     waited[:1] = False  # the first job waited for nothing earlier
     # Each job takes the arrival of the last job at or before it that did not wait.
     anchor = np.maximum.accumulate(np.where(waited, 0, np.arange(len(seen))))
-    arrival = np.full(n, np.nan)
-    arrival[seen] = first[seen][anchor]
+    if waited.any():
+        arrival = np.full(n, np.nan)
+        arrival[seen] = first[seen][anchor]
+    else:  # every job arrived at its first SYNTH_START (NaN where it has none)
+        arrival = first
     inferred = np.zeros(n, dtype=bool)
     inferred[seen] = waited
     return Frame({"first_synth": first, "arrival": arrival, "inferred": inferred})
@@ -167,21 +177,27 @@ def slots_seen(session: Session, rng: Range = None) -> int:
     until the queue event when a full queue held the finished partition in its slot."""
     start = session.partitions["synth_start"].astype(np.float64, copy=False)
     end = stages(session)["slot_end"]
-    end = np.where(np.isfinite(end), end, session.end_ms)  # still synthesizing
+    ended = np.isfinite(end)
+    if not ended.all():
+        end = np.where(ended, end, session.end_ms)  # still synthesizing
     ok = np.isfinite(start)
-    a, b = clip(start[ok], end[ok], check_range(rng))
+    if not ok.all():
+        start, end = start[ok], end[ok]
+    a, b = clip(start, end, check_range(rng))
     keep = b > a
-    return max_overlap(a[keep], b[keep])
+    return max_overlap(a, b) if keep.all() else max_overlap(a[keep], b[keep])
 
 
 def max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
-    """The most half-open intervals [start, end) covering one instant."""
+    """The most half-open intervals [start, end) covering one instant: at the k-th start
+    in time order, k starts less the ends at or before it (an end at one instant comes
+    before a start there).  Two sorted copies, not a table of both with its order and
+    running sum (~100 bytes an interval at the peak of a report)."""
     if not len(starts):
         return 0
-    t = np.concatenate([starts, ends])
-    step = np.concatenate([np.ones(len(starts), np.int64), -np.ones(len(ends), np.int64)])
-    order = np.lexsort((step, t))  # at one instant, ends (-1) before starts
-    return int(np.cumsum(step[order]).max())
+    starts, ends = np.sort(starts), np.sort(ends)
+    ended = np.searchsorted(ends, starts, side="right")
+    return int((np.arange(1, len(starts) + 1) - ended).max())
 
 
 def floors(
@@ -203,15 +219,17 @@ def floors(
 
     start, end = p["gpu_start"], p["gpu_end"]
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = len(unique(p["worker"][calls & (p["worker"] >= 0)]))
+    workers = _distinct(_rows(p["worker"], calls & (p["worker"] >= 0)))
     timing = not kernel.upper_bound
     per_call = s["prep_ms"] + s["kernel_ms"] + s["post_ms"] if timing else s["call_ms"]
-    per_call = per_call[calls & np.isfinite(per_call)]
+    per_call = _rows(per_call, calls & np.isfinite(per_call))
     worker_s = _per_proof(per_call, per_proof, workers)
 
     s0, s1 = p["synth_start"], p["synth_end"]
     synth = s["synth_ms"]
-    synth = synth[np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)]
+    synth = _rows(
+        synth, np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)
+    )
     pw = slots_seen(session, rng) if pw is None else pw
     synthesis_s = _per_proof(synth, per_proof, pw)
 
@@ -221,17 +239,17 @@ def floors(
     if rng is not None:
         first = arr["first_synth"]
         inside &= (first >= rng[0]) & (first <= rng[1])
-    known = np.sort(a[inside])
-    arrival_s = (
-        float((known[-1] - known[0]) / (len(known) - 1) / 1000.0) if len(known) > 1 else math.nan
-    )
+    known = int(inside.sum())  # the first and last arrival, no sorted copy of them all
+    first_a = np.min(a, where=inside, initial=np.inf)
+    last_a = np.max(a, where=inside, initial=-np.inf)
+    arrival_s = float((last_a - first_a) / (known - 1) / 1000.0) if known > 1 else math.nan
     kernel_s = tp.theoretical_s_per_proof
     means = {
         "synth": _mean(synth),
-        "prep": _mean(s["prep_ms"][calls]) if timing else math.nan,
+        "prep": _mean(_rows(s["prep_ms"], calls)) if timing else math.nan,
         "kernel": float(kernel.mean_ms),
-        "post": _mean(s["post_ms"][calls]) if timing else math.nan,
-        "call": _mean(s["call_ms"][calls]),
+        "post": _mean(_rows(s["post_ms"], calls)) if timing else math.nan,
+        "call": _mean(_rows(s["call_ms"], calls)),
     }
     return Floors(
         kernel_s=float(kernel_s),
@@ -242,7 +260,7 @@ def floors(
         gpus=int(gpus),
         workers=workers,
         pw=pw,
-        jobs=int(len(known)),
+        jobs=known,
         inferred_arrivals=int(arr["inferred"][inside].sum()),
         means_ms=means,
         upper_bound=not timing,
@@ -256,8 +274,23 @@ def _touching(start: np.ndarray, end: np.ndarray, rng: Range) -> np.ndarray:
 
 
 def _mean(values: np.ndarray) -> float:
-    v = values[np.isfinite(values)]
+    v = _rows(values, np.isfinite(values))
     return float(v.mean()) if len(v) else math.nan
+
+
+def _rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``values[mask]``; ``values`` itself where every row is chosen (a whole run's calls:
+    no copy of a 12 MB column for one mean)."""
+    return values if mask.all() else values[mask]
+
+
+def _distinct(values: np.ndarray) -> int:
+    """How many distinct ``values`` (integers): by a count where they are small ids."""
+    if not len(values):
+        return 0
+    if values.min() >= 0 and values.max() < 1 << 16:
+        return int(np.count_nonzero(np.bincount(values)))
+    return len(unique(values))
 
 
 def _per_proof(per_partition_ms: np.ndarray, per_proof: float, parallel: int) -> float:

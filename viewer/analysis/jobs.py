@@ -14,6 +14,7 @@ from viewer.analysis.stages import stages
 from viewer.analysis.units import counted
 from viewer.model import Session
 from viewer.model.frame import Frame
+from viewer.model.keys import factorize
 from viewer.model.timeline import EVENT_TIMES
 
 JOB_TABLE_COLUMNS = [
@@ -49,31 +50,43 @@ def _all_jobs(session: Session) -> Frame:
     jobs = session.jobs
     end = p["gpu_end"]
     # A job is completed when every one of its calls has a GPU_END: completion = the last one.
-    times = p[list(EVENT_TIMES)].to_numpy(np.float64)
-    open_end = np.where(p["gpu_open"] | p["synth_open"], session.end_ms, -np.inf)
     g = Groups(p["job"], size=len(jobs))
-    active_start = g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
-    active_end = g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
+    end_ms = session.end_ms  # (not the session: the memo must not keep it alive)
+
+    def active(last: bool) -> np.ndarray:  # only for a range: a table of 6 times a call
+        times = p[list(EVENT_TIMES)].to_numpy(np.float64)
+        if not last:
+            return g.min(np.fmin.reduce(times, axis=1, initial=np.inf))
+        open_end = np.where(p["gpu_open"] | p["synth_open"], end_ms, -np.inf)
+        return g.max(np.fmax(np.fmax.reduce(times, axis=1, initial=-np.inf), open_end))
+
     synth_start, synth_end = g.min(p["synth_start"]), g.max(p["synth_end"])
-    completed = np.where(g.any(~np.isfinite(end)), np.nan, g.max(end))
-    kind = jobs["kind"].copy()
-    mono = jobs["monolithic"]
-    kind[np.equal(kind, None) & ~mono] = "partitioned"
-    return Frame(
+    unfinished = g.any(~np.isfinite(end))
+    completed = np.where(unfinished, np.nan, g.max(end)) if unfinished.any() else g.max(end)
+    kind = jobs["kind"]
+    partitioned = np.equal(kind, None) & ~jobs["monolithic"]
+    if partitioned.any():  # (a copy only then: 8 bytes a job)
+        kind = kind.copy()
+        kind[partitioned] = "partitioned"
+    made = {
+        "job": np.arange(len(jobs), dtype="int32"),
+        "job_id": jobs["job_id"],
+        "kind": kind,
+        "partitions": jobs["partitions"],
+        "first_gpu_start": g.min(p["gpu_start"]),
+        "completed": completed,
+        "synth_start": synth_start,
+        "synth_end": synth_end,
+        "synth_span_ms": synth_end - synth_start,
+        "queue_wait_ms": g.mean(stages(session)["queue_wait_ms"]),
+    }
+    return Frame.lazy(
         {
-            "job": np.arange(len(jobs), dtype="int32"),
-            "job_id": jobs["job_id"],
-            "kind": kind,
-            "partitions": jobs["partitions"],
-            "first_gpu_start": g.min(p["gpu_start"]),
-            "completed": completed,
-            "synth_start": synth_start,
-            "synth_end": synth_end,
-            "synth_span_ms": synth_end - synth_start,
-            "queue_wait_ms": g.mean(stages(session)["queue_wait_ms"]),
-            "active_start": active_start,
-            "active_end": active_end,
-        }
+            **{name: (lambda col=col: col) for name, col in made.items()},
+            "active_start": lambda: active(False),
+            "active_end": lambda: active(True),
+        },
+        len(jobs),
     )
 
 
@@ -127,20 +140,19 @@ def proof_size(sizes: np.ndarray, kinds: np.ndarray) -> int | float:
     proof takes on average (domain.md: the floor if the GPU never idles)."""
     if not len(sizes):
         return 0
-    by_kind: dict[object, list[int]] = {}
-    for kind, size in zip(kinds.tolist(), sizes.tolist(), strict=True):
-        by_kind.setdefault(kind, []).append(size)
-    total = sum(len(s) * _mode(np.asarray(s)) for s in by_kind.values())
+    # Vectorized: a list per kind of every job's size held 1.5 M Python ints (~60 MB).
+    codes, _ = factorize(kinds)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    low = int(sizes.min())
+    width = int(sizes.max()) - low + 1
+    pairs, counts = np.unique(codes * width + (sizes - low), return_counts=True)
+    kind, size = pairs // width, pairs % width + low
+    # Each kind's most common size, the larger on a tie: its last after sorting by count.
+    order = np.lexsort((size, counts, kind))
+    last = np.flatnonzero(np.r_[kind[order][1:] != kind[order][:-1], True])
+    total = int((np.bincount(codes) * size[order][last]).sum())
     mean = round(total / len(sizes), 2)
     return int(mean) if mean == int(mean) else mean
-
-
-def _mode(values: np.ndarray) -> int:
-    """Most common value (the larger on a tie), 0 for none."""
-    if len(values) == 0:
-        return 0
-    uniq, counts = np.unique(values, return_counts=True)
-    return int(uniq[len(counts) - 1 - np.argmax(counts[::-1])])
 
 
 def throughput(

@@ -108,7 +108,7 @@ def kernel_intervals(session: Session) -> Frame:
         # gpu_ms as the daemon timed the call, unless it does not fit the call (a damaged
         # figure: 999999999 ms in a 1000 ms call would make the whole report's figure).
         fits = (reported >= 0) & (reported <= span + np.maximum(GPU_MS_SLACK, 0.01 * span))
-        ms = np.where(fits, reported, span)
+        ms = reported if fits.all() else np.where(fits, reported, span)
     return c.assign(kstart=start, kend=start + ms, kms=ms)
 
 
@@ -129,8 +129,8 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     for name, col in BREAKDOWN.items():
         part, u_part = k[col], u[col]
         known = timing and bool(np.isfinite(part).any() or np.isfinite(u_part).any())
-        both = np.nansum(part * frac) + np.nansum(u_part * u_frac)
-        breakdown[name] = float(both) if known else float("nan")
+        both = np.nansum(part * frac) + np.nansum(u_part * u_frac) if known else np.nan
+        breakdown[name] = float(both)
     by_worker, by_gpu = Groups(k["worker"]), Groups(k["gpu"])
 
     c = calls(session)

@@ -8,12 +8,13 @@ from dataclasses import dataclass, replace
 from viewer.analysis.floors import Floors, floors
 from viewer.analysis.gaps import idle_gaps
 from viewer.analysis.gpus import GpuStats, gpu_stats
+from viewer.analysis.headroom import Headroom, headroom
 from viewer.analysis.intervals import Range, calls, check_range
 from viewer.analysis.jobs import Throughput, job_table, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
 from viewer.analysis.transitions import cold_start_ms, cold_start_regions, transitions
-from viewer.analysis.verdict import Verdict, decide, skipped_warning
+from viewer.analysis.verdict import Verdict, decide, mentions_synthesis, skipped_warning
 from viewer.model import Session
 from viewer.model.frame import Frame
 
@@ -34,6 +35,9 @@ class SessionSummary:
     jobs: Frame
     floors: Floors
     verdict: Verdict
+    #: What more synthesis concurrency gains by the log's own load, where the verdict says
+    #: (``viewer.analysis.headroom``); None where it does not.
+    headroom: Headroom | None = None
 
     @property
     def index(self) -> int:
@@ -52,16 +56,21 @@ class SessionSummary:
         return self.session.open_intervals
 
 
-#: Partitions from which a session's figures are computed on two threads.
+#: Partitions from which a session's figures are computed on two threads, and from which
+#: on one again: past it the two threads' temporaries side by side weigh more than the
+#: time they save (1.5 M one-call jobs: a report's peak 765-791 MB on two, 748 on one,
+#: 9.3-9.7 s against 9.7-10.1 s).
 TWO_THREADS_ROWS = 50_000
+ONE_THREAD_ROWS = 500_000
 
 
 def summarize(session: Session, rng: Range = None) -> SessionSummary:
     """Compute every figure of ``session`` in ``rng`` once.  A big session's kernel,
     throughput and floor figures are computed on a second thread beside the GPU, gap and
-    transition ones (numpy work that lets the GIL go; the tables both read are made first)."""
+    transition ones (numpy work that lets the GIL go; the tables both read are made
+    first); a huge one's on one thread, in the memory of one."""
     rng = check_range(rng)
-    if len(session.partitions) >= TWO_THREADS_ROWS:
+    if TWO_THREADS_ROWS <= len(session.partitions) < ONE_THREAD_ROWS:
         stages(session)
         calls(session)
         with ThreadPoolExecutor(1, thread_name_prefix="cuzk-summary") as pool:
@@ -72,6 +81,8 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         gpus, gaps, trans, cold = _gpu_figures(session, rng)
         kernel, tp, fl = _kernel_figures(session, rng)
     cold_ms = cold_start_ms(session, rng)
+    whole = rng is None
+    room = headroom(session, fl) if mentions_synthesis(fl, trans, whole) else None
     return SessionSummary(
         session=session,
         rng=rng,
@@ -85,9 +96,10 @@ def summarize(session: Session, rng: Range = None) -> SessionSummary:
         jobs=job_table(session, rng),
         floors=fl,
         verdict=replace(
-            decide(gpus, gaps, trans, cold, cold_ms, kernel, tp, fl, whole_run=rng is None),
+            decide(gpus, gaps, trans, cold, cold_ms, kernel, tp, fl, whole, room),
             warning=skipped_warning(session),
         ),
+        headroom=room,
     )
 
 
