@@ -137,3 +137,20 @@ def test_the_predicted_memory_range_holds_every_published_peak(low_memory_runs) 
         assert lo <= peak <= hi, (pw, gw, jobs, peak, round(lo), round(hi))
         # The range says something: narrower than the figure it brackets.
         assert hi - lo < peak, (pw, gw, jobs, round(lo), round(hi))
+
+
+def test_the_phase12_verdict_promises_no_more_than_the_pw_sweep_gave() -> None:
+    """cuzk-project.md, Phase 12 "Partition Workers Sweep (20 proofs, j=20)": pw 10 -> 12,
+    14, 16 gained 2.1, 1.8 and 0.3 %.  The verdict on the stand-in of the pw 10 run, read
+    alone, once said more synthesis concurrency 'gains at most' the floors' margin (37.5 %
+    here); its own load shows the machine time-sharing, so it now gives the gain with
+    synthesis slowed at the higher setting: under 6 %, the published gains below it."""
+    from viewer.analysis import summarize
+
+    sm = summarize(_read(replace(LOWMEM, sectors=20, concurrency=20, pw=10, gw=2)))
+    h = sm.headroom
+    assert sm.verdict.kind == "synthesis-bound"
+    assert sm.floors.margin > 0.3
+    assert h is not None and h.state == "slows"
+    assert 0.021 <= h.gain < 0.06
+    assert f"More synthesis concurrency gains at most {100 * h.gain:.1f} %" in sm.verdict.sentence

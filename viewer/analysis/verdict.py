@@ -7,6 +7,11 @@ names it.  Below that the run loses time beyond every floor, and the idle time
 outside the cold start says why: mostly starved gaps (or most transitions
 starved) -> synthesis-bound; mostly dispatch gaps -> dispatch; hardly any idle
 although kernels fill little of the GPU calls -> CPU pre/post-processing.
+
+Where it says what synthesis concurrency would do, it says what the log's own load shows
+(``viewer.analysis.headroom``): where synthesis slows beside more syntheses, the gain
+is the floors' at the higher concurrency with synthesis so slowed; where the log cannot
+show how synthesis slows, it says so and names the run that would settle it.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import numpy as np
 
 from viewer.analysis.floors import LABEL, REMEDY, Floors
 from viewer.analysis.gpus import GpuStats, overall_efficiency
+from viewer.analysis.headroom import Headroom, words
 from viewer.analysis.jobs import Throughput, no_spacing_reason
 from viewer.analysis.kernels import KernelStats
 from viewer.analysis.units import counted, duration, fixed, percent
@@ -164,10 +170,14 @@ def decide(
     tp: Throughput,
     floors: Floors,
     whole_run: bool = True,
+    headroom: Headroom | None = None,
 ) -> Verdict:
     """The verdict from figures already computed for one range (``cold``: the cold-start
     regions per GPU; ``cold_ms``: the session's cold start in the range; ``whole_run``:
-    the range is the whole session, see ``_never_warm``)."""
+    the range is the whole session, see ``_never_warm``; ``headroom``: what more synthesis
+    concurrency gains by the log's own load, where ``mentions_synthesis``)."""
+    if headroom is not None and headroom.state == "keeps":
+        headroom = None  # the log shows synthesis keeping its speed: the floors stand
     # Sectors that waited because their jobs came no faster (the arrival floor binds) are not
     # a pipeline that never warmed up: nothing in it would help.
     never_warm = _never_warm(transitions, whole_run) and floors.bound != "arrival"
@@ -195,7 +205,7 @@ def decide(
             f"GPU-bound as far as this log tells: GPU calls cover {percent(eff)} of the time "
             f"at {measured:.1f} s/proof, but without CUZK_TIMING lines the CPU work inside the "
             "calls cannot be told from kernel time, so CPU pre/post-processing is not ruled out."
-            + _runner_up(floors),
+            + _runner_up(floors, headroom),
             evidence,
         )
     bound = floors.bound
@@ -204,8 +214,9 @@ def decide(
     if bound and share >= EXPLAINED and not (never_warm and bound != "synthesis"):
         return Verdict(
             BOUND_KIND[bound],
-            _bound_sentence(bound, floors, measured, ratio, floor_txt, kernel, gpus)
-            + _runner_up(floors),
+            _bound_sentence(bound, floors, measured, ratio, floor_txt, kernel, gpus, headroom)
+            + _runner_up(floors, headroom)
+            + (_concurrency(floors, headroom, True) if bound == "synthesis" else ""),
             evidence,
         )
 
@@ -224,10 +235,15 @@ def decide(
             if never_warm
             else f"the GPU sat idle {_s(starved_ms)} waiting for synthesized partitions"
         )
+        helps = (
+            "more synthesis concurrency or faster synthesis"
+            if headroom is None
+            else ("faster synthesis")
+        )
         return Verdict(
             "synthesis-bound",
-            f"Synthesis-bound: {head}; {why}, so more synthesis concurrency or faster "
-            "synthesis helps, faster kernels do not.",
+            f"Synthesis-bound: {head}; {why}, so {helps} helps, faster kernels do not."
+            + _concurrency(floors, headroom, floors.bound == "synthesis"),
             evidence,
         )
     if idle:
@@ -262,6 +278,7 @@ def _bound_sentence(
     floor_txt: str,
     kernel: KernelStats,
     gpus: list[GpuStats],
+    headroom: Headroom | None = None,
 ) -> str:
     """What binds, as the share of the measured s/proof it explains, and what helps."""
     value = f.values()[bound]
@@ -290,7 +307,8 @@ def _bound_sentence(
         return (
             f"Synthesis-bound: the synthesis floor, {value:.1f} s/proof (mean synthesis "
             f"{_s(m['synth'])} x {f.partitions_per_proof} partitions / {f.pw} running at once), "
-            f"is {share} of the measured {measured:.1f} s/proof; {REMEDY['synthesis']} helps, "
+            f"is {share} of the measured {measured:.1f} s/proof; "
+            f"{REMEDY['synthesis'] if headroom is None else 'faster synthesis'} helps, "
             "faster kernels do not."
         )
     return (
@@ -300,17 +318,40 @@ def _bound_sentence(
     )
 
 
-def _runner_up(f: Floors) -> str:
-    """The runner-up floor and its margin: the most relieving the binding floor can gain."""
+def _runner_up(f: Floors, headroom: Headroom | None = None) -> str:
+    """The runner-up floor and its margin: the most relieving the binding floor can gain
+    (``headroom``: where the synthesis floor comes next, more synthesis concurrency is
+    left to ``_concurrency``)."""
     if f.runner_up is None or f.bound is None or not np.isfinite(f.margin):
         return ""
     second = f.values()[f.runner_up]
+    then = REMEDY[f.runner_up]
+    if f.runner_up == "synthesis" and headroom is not None:
+        then = "faster synthesis"
     return (
         f" Next is the {LABEL[f.runner_up]} floor, {second:.1f} s/proof "
         f"({percent(f.margin)} behind), so relieving the {LABEL[f.bound]} floor alone "
-        f"gains at most {percent(f.margin)}; beyond that, it takes {REMEDY[f.runner_up]} "
-        "as well."
+        f"gains at most {percent(f.margin)}; beyond that, it takes {then} as well."
+        + (_concurrency(f, headroom, False) if f.runner_up == "synthesis" else "")
     )
+
+
+def _concurrency(f: Floors, headroom: Headroom | None, bound: bool) -> str:
+    """What more synthesis concurrency gains by the log's load (a sentence; empty where
+    the log shows nothing against the floors): the binding floor's gain where the
+    synthesis floor binds (``bound``), else the synthesis floor's own."""
+    if headroom is None:
+        return ""
+    return " " + words(headroom, "bound" if bound else "next")
+
+
+def mentions_synthesis(f: Floors, transitions: Frame, whole_run: bool = True) -> bool:
+    """Whether the verdict on these figures says what synthesis concurrency would do (the
+    synthesis floor binds or comes next, or the pipeline never warmed up): only then is
+    the log's load fitted for it."""
+    if not np.isfinite(f.synthesis_s):
+        return False
+    return "synthesis" in (f.bound, f.runner_up) or _never_warm(transitions, whole_run)
 
 
 def _never_warm(transitions: Frame, whole_run: bool) -> bool:

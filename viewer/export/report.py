@@ -23,6 +23,7 @@ from viewer.analysis.budget import Budget, budget
 from viewer.analysis.cache import forget, holds
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors, no_floors
 from viewer.analysis.groups import Groups
+from viewer.analysis.headroom import Headroom, remedy
 from viewer.analysis.intervals import Range
 from viewer.analysis.kernels import parts_note
 from viewer.analysis.transitions import cold_start_parts, interleaved
@@ -234,6 +235,9 @@ def summary_dict(sm: SessionSummary, source: object = None) -> dict:
             "gpus": int(tp.gpus),
         },
         "floors": floors_dict(sm.floors),
+        # What more synthesis concurrency gains by the log's own load, where the verdict
+        # says (null elsewhere): viewer.analysis.headroom.
+        "synthesis_concurrency": None if sm.headroom is None else sm.headroom.to_dict(),
         # A budget-gated daemon's memory budget and the concurrency it implies (null for a
         # daemon with a fixed pw, or a session whose head was not read).
         "budget": budget_dict(budget(s)),
@@ -445,8 +449,9 @@ def transition_rows(sm: SessionSummary, most: int | None = None) -> list[Row]:
     ]
 
 
-def floor_rows(f: Floors) -> list[Row]:
-    """floor | s/proof | what it is made of | what relieving it takes; the binding one marked."""
+def floor_rows(f: Floors, room: Headroom | None = None) -> list[Row]:
+    """floor | s/proof | what it is made of | what relieving it takes; the binding one marked
+    (``room``: what more synthesis concurrency gains by the log's load, where known)."""
     m = f.means_ms
     made = {
         "kernel": f"mean kernel {ms(m['kernel'])} x {f.partitions_per_proof} / {f.gpus} GPU",
@@ -463,7 +468,8 @@ def floor_rows(f: Floors) -> list[Row]:
     for name in FLOORS:
         value = f.values()[name]
         mark = " (binding)" if name == f.bound else ""
-        out.append((f"{LABEL[name]}{mark}", sec(value, "s/proof"), made[name], REMEDY[name]))
+        helps = remedy(room, REMEDY[name]) if name == "synthesis" else REMEDY[name]
+        out.append((f"{LABEL[name]}{mark}", sec(value, "s/proof"), made[name], helps))
     return out
 
 
@@ -546,7 +552,7 @@ def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
     out.append(
         f"**{markdown_text(no_call)}**"
         if no_call
-        else markdown_table(FLOOR_HEAD, floor_rows(sm.floors))
+        else markdown_table(FLOOR_HEAD, floor_rows(sm.floors, sm.headroom))
     )
     if len(sm.transitions):
         out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
@@ -582,7 +588,7 @@ def _text_section(sm: SessionSummary, source: object = "") -> list[str]:
     has no GPU call and so no floors)."""
     out = ["", _title(sm), "", text_table(METRIC_HEAD, metric_rows(sm))]
     no_call = no_floors(sm.session, display_path(source))
-    out += ["", no_call or text_table(FLOOR_HEAD, floor_rows(sm.floors))]
+    out += ["", no_call or text_table(FLOOR_HEAD, floor_rows(sm.floors, sm.headroom))]
     rows = transition_rows(sm, TEXT_TRANSITION_ROWS)
     if rows:
         out += ["", text_table(TRANSITION_HEAD, rows)]

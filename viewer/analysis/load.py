@@ -1,0 +1,549 @@
+"""How a machine's stages slow down under load, learned from its logs (domain.md "Load").
+
+A log shows every stage's interval and so, at each moment, how many CPU threads were
+busy: syntheses running plus GPU workers in CPU prep or post-processing (the *load*).
+``viewer.sim.contention`` models a stage as work done at the rate ``1 / f(load)``; here
+``f`` is fitted so that each kind of stage does the same work whatever ran beside it:
+for every partition, its work is ``integral of dt / f(load(t))`` over its interval, and
+the fit picks the slopes (and the point past which the machine time-shares) that make
+the works of one stage and proof kind most alike (least absolute deviations of their
+logarithms; a slope is kept where it pays for itself twice over, BIC).  The first wave
+of each stage runs cold and is left out.  Logs of one machine at several settings show how
+durations grow with load; one log shows what its own waves show (the first syntheses
+with the GPU idle against later ones, GPU calls in the drain against loaded ones), and
+the fit says when a slope is not shown at all.
+
+Beyond the loads the logs cover a prediction is a band (``LoadFit.alternatives``): the
+bandwidth term flat past the most seen (durations grow no further), the machine
+saturated there (nothing past it adds throughput), below them already time-shared, a
+slope the logs do not show taken as ``UNSHOWN_SLOPE``, and each log left out of the fit.
+The kernel's work may differ between logs on purpose (faster kernels are a knob): each
+log keeps its own kernel level; a calibration log no load explains keeps its own level
+of the stage it differs in, and is named.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from viewer.analysis.stages import stages
+from viewer.model import KERNEL_SOURCE_TIMING, Session
+from viewer.sim.contention import CLASSES, NONE, Contention
+
+#: Stage classes in words.
+CLASS_WORDS = {"synth": "synthesis", "cpu": "GPU-worker CPU prep and post", "kernel": "kernel"}
+#: Stages whose durations the model explains, with their class in ``Contention``.
+STAGE_CLASS = {"synth": "synth", "prep": "cpu", "post": "cpu", "kernel": "kernel"}
+#: Stages shorter than this say little (whole-ms offsets): left out of the fit.
+MIN_MS = 20.0
+#: At most this many stages of one kind of one log enter the fit (evenly spaced).
+MAX_FIT = 2000
+#: A log whose stage level lies this far (fraction) from the others' at the same load is
+#: another machine, or a stage changed on purpose: it keeps its own level, with a warning.
+#: The CPU work of GPU workers is short and shares their process: it varies more.
+OTHER_MACHINE = {"synth": 0.25, "cpu": 0.40}
+#: A class's slope is shown only over loads that span at least this many threads and
+#: this ratio (highest / lowest of its stages' mean loads).
+MIN_SPAN, MIN_RATIO = 2.0, 1.25
+#: ... and only where it narrows the scatter of stage work by this fraction at least.
+KEEP_GAIN = 0.03
+#: A slope the logs do not show is taken, at the other end, as this (per busy thread): the
+#: real H200 runs show 5-6 %, upstream's sweep about 2.5 % (domain.md "Load").
+UNSHOWN_SLOPE = 0.05
+#: Slopes tried: a coarse grid, then a fine one around the best of it.
+COARSE = np.r_[np.linspace(0.0, 0.1, 11), np.linspace(0.12, 0.5, 20), np.linspace(0.6, 2, 8)]
+FINE_STEP = 0.002
+
+
+@dataclass(frozen=True, eq=False)
+class Profile:
+    """A session's load: ``busy[k]`` threads from ``t[k]`` to ``t[k + 1]`` (ms)."""
+
+    t: np.ndarray
+    busy: np.ndarray
+
+    def integral(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count)."""
+        if len(self.t) < 2:
+            return np.asarray(end, float) - np.asarray(start, float)
+        level = weight[np.minimum(self.busy[:-1], len(weight) - 1)]
+        cum = np.r_[0.0, np.cumsum(np.diff(self.t) * level)]
+        lo = np.interp(start, self.t, cum)
+        hi = np.interp(end, self.t, cum)
+        return hi - lo
+
+    def mean_busy(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
+        """Per interval (each longer than 0), the mean number of busy threads over it."""
+        levels = np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
+        return self.integral(start, end, levels) / (end - start)
+
+
+@dataclass(frozen=True, eq=False)
+class Sample:
+    """One session's stages as the fit reads them."""
+
+    name: str
+    cpus: int | None  # the machine's CPU threads, where the log states them
+    #: Per stage: (T, duration, group): T[i, b] = ms stage i spent with b threads busy.
+    stages: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
+    most: int  # the most threads busy at once
+    damage: tuple[str, ...] = ()  # what the reader says was lost of the log (cut, damaged)
+
+    def mean_load(self, stage: str) -> np.ndarray:
+        t, d, _ = self.stages[stage]
+        return t @ np.arange(t.shape[1]) / np.maximum(d, 1e-9)
+
+
+def intervals(
+    session: Session, rows: np.ndarray | None = None
+) -> dict[str, tuple[np.ndarray, np.ndarray]]:
+    """(start, end) of every partition's synthesis, prep, kernel and post (ms, NaN where
+    the log does not show it; without CUZK_TIMING only synthesis is known); ``rows``: of
+    these partitions only (indices), in that order."""
+    p = session.partitions
+    st = stages(session)
+
+    def col(values: np.ndarray) -> np.ndarray:
+        values = np.asarray(values, dtype=np.float64)
+        return values if rows is None else values[rows]
+
+    ss = col(p["synth_start"])
+    out = {"synth": (ss, ss + col(st["synth_ms"]))}
+    if session.kernel_source == KERNEL_SOURCE_TIMING:
+        gs = col(p["gpu_start"])
+        ks = col(p["kernel_start"])
+        ke = col(st["kernel_end"])
+        out["prep"] = (gs, gs + col(st["prep_ms"]))
+        out["kernel"] = (ks, ke)
+        out["post"] = (ke, col(p["gpu_end"]))
+    return out
+
+
+def profile(spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> Profile:
+    """The busy CPU threads over time: syntheses running, and GPU workers in a call but not
+    waiting for the mutex (CPU prep, the kernel region, whose host thread waits for the
+    GPU by spinning as CUDA does by default, and post-processing)."""
+    starts, ends = [], []
+    for a, b in spans.values():
+        ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+        starts.append(a[ok])
+        ends.append(b[ok])
+    a = np.concatenate(starts) if starts else np.zeros(0)
+    b = np.concatenate(ends) if ends else np.zeros(0)
+    t = np.concatenate([a, b])
+    step = np.r_[np.ones(len(a), np.int64), -np.ones(len(b), np.int64)]
+    order = np.lexsort((step, t))  # at one instant, ends before starts
+    t, busy = t[order], np.maximum(np.cumsum(step[order]), 0)
+    if not len(t):
+        return Profile(np.zeros(2), np.zeros(2, np.int64))
+    keep = np.r_[t[1:] != t[:-1], True]  # the count after the last change at an instant
+    return Profile(t[keep], busy[keep])
+
+
+def sample(
+    session: Session, name: str, cpus: int | None = None, rows: np.ndarray | None = None
+) -> Sample:
+    """What ``fit`` needs of one session (``rows``: of these partitions only, indices: a
+    stretch of a long session; its load is counted from them alone)."""
+    spans = intervals(session, rows)
+    prof = profile(spans)
+    most = int(prof.busy.max()) if len(prof.busy) else 0
+    kinds = session.jobs["kind"].astype(object, copy=False)
+    job = session.partitions["job"]
+    kind = np.array([str(k) for k in kinds], dtype=object)[job if rows is None else job[rows]]
+    levels = np.arange(most + 2)
+    out = {}
+    for stage, (a, b) in spans.items():
+        d = b - a
+        # The first wave of a stage runs cold (first allocations, caches, page faults): it
+        # says how the run started, not how the stage slows with load.
+        warm = a >= np.nanmin(b) if np.isfinite(b).any() else np.zeros(len(a), bool)
+        ok = np.flatnonzero(np.isfinite(d) & (d >= MIN_MS) & warm)
+        if len(ok) > MAX_FIT:
+            ok = ok[np.linspace(0, len(ok) - 1, MAX_FIT).astype(np.int64)]
+        table = np.stack(
+            [prof.integral(a[ok], b[ok], (levels == v).astype(float)) for v in levels], axis=1
+        )
+        out[stage] = (table, d[ok], kind[ok])
+    lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
+    return Sample(name, cpus, out, most, lost)
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """A model at one end of what the logs allow, and why."""
+
+    label: str
+    contention: Contention
+    #: Where it can differ from the point model: "above" / "below" (only past the loads the
+    #: logs cover, on that side), "load" (wherever the scenario's load differs from theirs).
+    when: str = "load"
+
+
+@dataclass(frozen=True, eq=False)
+class LoadFit:
+    """A machine's load model and how far it can be trusted."""
+
+    contention: Contention  # the point model
+    logs: tuple[str, ...]
+    #: Per class: the lowest and highest mean load of its stages in the logs (threads).
+    seen: dict[str, tuple[float, float]]
+    shown: dict[str, bool]  # per class: whether the logs show its slope
+    cores_shown: bool  # whether the logs show (or state) where the machine time-shares
+    most: int  # the most threads busy at once in any log
+    #: Per class: the fit's scatter (mean absolute deviation of log work: about a fraction)
+    #: with fixed durations and with this model.
+    scatter: dict[str, tuple[float, float]]
+    #: Per log: the level of each stage against the others' (fraction), where it differs.
+    offsets: dict[str, dict[str, float]] = field(default_factory=dict)
+    alternatives: tuple[Alternative, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return self.contention.active
+
+    def describe(self) -> str:
+        """The fitted curve in words, with what it rests on."""
+        logs = f"{len(self.logs)} log" + ("s" if len(self.logs) != 1 else "")
+        return f"{self.contention.describe()} (from {logs}, 1-{self.most} busy threads seen)"
+
+    def beyond(self, cls: str, loads: np.ndarray) -> str:
+        """'above' / 'below' where ``loads`` (mean loads of a played run's stages of class
+        ``cls``) leave the range the logs cover, else ''."""
+        if cls not in self.seen or not len(loads):
+            return ""
+        lo, hi = self.seen[cls]
+        top, bottom = np.percentile(loads, 90), np.percentile(loads, 10)
+        if top > hi * 1.1 + 0.5:
+            return "above"
+        if bottom < lo * 0.9 - 0.5 and not self.shown[cls]:
+            return "below"
+        return ""
+
+
+def fit(samples: list[Sample]) -> LoadFit:
+    """The load model that makes each stage's work most alike over ``samples``."""
+    if not samples:
+        raise ValueError("no log to learn the load from")
+    most = max(s.most for s in samples)
+    classes = [c for c in CLASSES if any(_has(s, c) for s in samples)]
+    own = {s.name: {"kernel"} for s in samples}  # (stage) levels a log keeps to itself
+    # Each log against a model of the others alone: what their load cannot explain of it
+    # (another machine, daemon version or setting) keeps its own level in the fit.
+    offsets = _offsets(samples)
+    for name, stages_off in offsets.items():
+        own[name] |= {st for st, _ in stages_off}
+    best = _search(samples, classes, own, most)
+    loo = {}
+    if len(samples) >= 3:  # the band's ends: each log left out in turn
+        loo = {s.name: fit_point([x for x in samples if x is not s]) for s in samples}
+    contention, shown, cores_shown, scatter = best
+    seen = {}
+    for c in classes:
+        loads = np.concatenate([s.mean_load(st) for s in samples for st in _stages_of(s, c)])
+        seen[c] = (float(np.percentile(loads, 2)), float(np.percentile(loads, 98)))
+    names = tuple(s.name for s in samples)
+    fitted = LoadFit(
+        contention=contention,
+        logs=names,
+        seen=seen,
+        shown=shown,
+        cores_shown=cores_shown,
+        most=most,
+        scatter=scatter,
+        offsets={
+            k: {_stage_name(st, kind): v for (st, kind), v in o.items()}
+            for k, o in offsets.items()
+            if o
+        },
+    )
+    alternatives = _alternatives(fitted, samples, loo)
+    damaged = tuple(f"{s.name}: {n}" for s in samples[1:] for n in s.damage)
+    return replace(fitted, alternatives=alternatives, notes=damaged + _notes(fitted))
+
+
+def _stage_name(stage: str, kind: str) -> str:
+    """``synth``, or ``synth (window-post)`` for a stage of another proof kind than PoRep."""
+    return stage if kind in ("None", "porep-c2") else f"{stage} ({kind})"
+
+
+def _has(s: Sample, cls: str) -> bool:
+    return any(len(s.stages[st][1]) for st in _stages_of(s, cls))
+
+
+def _stages_of(s: Sample, cls: str) -> list[str]:
+    return [st for st in s.stages if STAGE_CLASS[st] == cls]
+
+
+def _levels(contention: Contention, cls: str, most: int) -> np.ndarray:
+    return 1.0 / np.asarray(contention.factor(cls, np.arange(most + 2)), dtype=np.float64)
+
+
+@dataclass(frozen=True, eq=False)
+class _Design:
+    """Every stage of one class over all samples: time at each load, and its group (stage,
+    kind, and the log where the log keeps its own level)."""
+
+    table: np.ndarray  # (stages, loads)
+    group: np.ndarray  # int codes
+
+    @property
+    def n(self) -> int:
+        return len(self.group)
+
+    def sse(self, weights: np.ndarray) -> np.ndarray:
+        """Within-group sum of absolute deviations of log work from the group's median,
+        per column of ``weights`` (loads x k): robust to the long tail of slow stages."""
+        if not self.n:
+            return np.zeros(weights.shape[1])
+        w = np.log(np.maximum(self.table @ weights, 1e-9))
+        out = np.zeros(w.shape[1])
+        for g in range(int(self.group.max()) + 1):
+            rows = w[self.group == g]
+            if len(rows):
+                out += np.abs(rows - np.median(rows, axis=0)).sum(axis=0)
+        return out
+
+
+def _design(samples: list[Sample], cls: str, own: dict[str, set[str]], width: int) -> _Design:
+    tables, tags = [], []
+    for s in samples:
+        for st in _stages_of(s, cls):
+            t, d, kind = s.stages[st]
+            if not len(d):
+                continue
+            pad = np.zeros((len(d), width))
+            pad[:, : t.shape[1]] = t
+            tables.append(pad)
+            tag = s.name if st in own[s.name] else ""
+            tags.append(np.array([f"{st}|{k}|{tag}" for k in kind], dtype=object))
+    if not tables:
+        return _Design(np.zeros((0, width)), np.zeros(0, np.int64))
+    _, group = np.unique(np.concatenate(tags), return_inverse=True)
+    return _Design(np.concatenate(tables), group.astype(np.int64))
+
+
+def _best_slope(
+    d: _Design, model: Contention, cls: str, loads: np.ndarray
+) -> tuple[float, float, float]:
+    """(slope, its sse, sse at slope 0) for class ``cls`` of ``model``: the best of a coarse
+    grid, then of a fine one around it."""
+
+    def sse(slopes: np.ndarray) -> np.ndarray:
+        weights = np.stack(
+            [
+                1.0 / np.asarray(replace(model, **{cls: float(a)}).factor(cls, loads))
+                for a in slopes
+            ],
+            axis=1,
+        )
+        return d.sse(weights)
+
+    coarse = sse(COARSE)
+    k = int(np.argmin(coarse))
+    lo = COARSE[max(k - 1, 0)]
+    hi = COARSE[min(k + 1, len(COARSE) - 1)]
+    fine = np.arange(lo, hi + FINE_STEP / 2, FINE_STEP)
+    got = sse(fine)
+    j = int(np.argmin(got))
+    if got[j] <= coarse[k]:
+        return float(round(fine[j], 4)), float(got[j]), float(coarse[0])
+    return float(COARSE[k]), float(coarse[k]), float(coarse[0])
+
+
+def _search(
+    samples: list[Sample], classes: list[str], own: dict[str, set[str]], most: int
+) -> tuple[Contention, dict[str, bool], bool, dict[str, tuple[float, float]]]:
+    """The slopes and the time-sharing point with the best BIC."""
+    width = most + 2
+    designs = {c: _design(samples, c, own, width) for c in classes}
+    total = sum(d.n for d in designs.values())
+    candidates: list[float | None] = [None]
+    if most >= 3:
+        candidates += [float(c) for c in range(2, most + 1)]
+    stated = {s.cpus for s in samples if s.cpus is not None}
+    if len(stated) == 1:  # the machine's CPU threads, as the logs state them
+        candidates = [float(stated.pop())]
+    loads = np.arange(width)
+    spread = {c: _spread(samples, c) for c in classes}  # the same whatever the cores
+    best = None
+    for cores in candidates:
+        score, slopes, shown, scatter = 0.0, {}, {}, {}
+        for c in classes:
+            d = designs[c]
+            n = max(d.n, 1)
+            model = Contention(cores=cores if c != "kernel" else None)
+            a, sse, sse0 = _best_slope(d, model, c, loads)
+            var, var0 = max(sse / n, 1e-12), max(sse0 / n, 1e-12)
+            # A slope is kept where the logs' loads spread and it pays for itself twice over
+            # (BIC, doubled: stages of one log are not independent draws), and narrows the
+            # scatter by KEEP_GAIN at least.
+            gain = np.log(var0 / var)
+            keep = spread[c] and n * gain > 2 * np.log(max(n, 2)) and gain > np.log1p(KEEP_GAIN)
+            slopes[c] = a if keep else 0.0
+            shown[c] = spread[c]
+            v = var if keep else var0
+            scatter[c] = (float(var0), float(v))
+            score += n * np.log(v) + (np.log(max(n, 2)) if keep else 0.0)
+        if cores is not None:
+            score += np.log(max(total, 2))
+        if best is None or score < best[0] - 1e-9:
+            best = (score, Contention(**slopes, cores=cores), dict(shown), cores, dict(scatter))
+    _, contention, shown, cores, scatter = best
+    return contention, shown, cores is not None, scatter
+
+
+def _spread(samples: list[Sample], cls: str) -> bool:
+    """Whether the loads of ``cls``'s stages spread enough to show its slope."""
+    loads = np.concatenate(
+        [s.mean_load(st) for s in samples for st in _stages_of(s, cls)] or [np.zeros(0)]
+    )
+    if len(loads) < 8:
+        return False
+    lo, hi = np.percentile(loads, 5), np.percentile(loads, 95)
+    return bool(hi - lo >= MIN_SPAN and hi >= MIN_RATIO * max(lo, 1.0))
+
+
+def _offsets(samples: list[Sample]) -> dict[str, dict[tuple[str, str], float]]:
+    """Per log, the (stage, proof kind) whose level lies over OTHER_MACHINE from the other
+    logs' under the model fitted on those others.  The first log (the one predicted from)
+    defines the machine; the calibration log furthest off is set apart first, and the rest
+    are measured again without it, so that one odd log does not make the others look odd."""
+    out: dict[str, dict[tuple[str, str], float]] = {s.name: {} for s in samples}
+    kept = list(samples)
+    while len(kept) >= 2:
+        worst, worst_off = None, {}
+        for s in kept[1:]:
+            rest = [x for x in kept if x is not s]
+            model = fit_point(rest)
+            off = {}
+            for cls in ("synth", "cpu"):
+                for st in _stages_of(s, cls):
+                    mine = _levels_by_kind([s], st, cls, model)
+                    theirs = _levels_by_kind(rest, st, cls, model)
+                    for kind, v in mine.items():
+                        if kind in theirs and abs(v / theirs[kind] - 1) > OTHER_MACHINE[cls]:
+                            off[(st, kind)] = v / theirs[kind] - 1
+            size = max((abs(v) for v in off.values()), default=0.0)
+            if off and (worst is None or size > max(abs(v) for v in worst_off.values())):
+                worst, worst_off = s, off
+        if worst is None:
+            break
+        out[worst.name] = worst_off
+        kept.remove(worst)
+    return out
+
+
+def _levels_by_kind(
+    samples: list[Sample], stage: str, cls: str, model: Contention
+) -> dict[str, float]:
+    """The median work of ``stage`` per proof kind over ``samples`` under ``model``."""
+    works, kinds = [], []
+    for s in samples:
+        if stage not in s.stages or not len(s.stages[stage][1]):
+            continue
+        t, _, kind = s.stages[stage]
+        works.append(t @ _levels(model, cls, t.shape[1] - 2))
+        kinds.append(kind)
+    if not works:
+        return {}
+    w, k = np.concatenate(works), np.concatenate(kinds)
+    return {str(x): float(np.median(w[k == x])) for x in np.unique(k)}
+
+
+def _alternatives(
+    f: LoadFit, samples: list[Sample], loo: dict[str, Contention]
+) -> tuple[Alternative, ...]:
+    """The models at the ends of what the logs allow (see the module docstring), each with
+    where it can differ from the point model."""
+    c = f.contention
+    out = [
+        Alternative(
+            "durations grow no further past the loads seen", replace(c, cap=f.most), "above"
+        )
+    ]
+    if c.cores is None or c.cores > f.most:
+        saturated = replace(c, cores=f.most)
+        out.append(Alternative("nothing past the loads seen adds throughput", saturated, "above"))
+    lowest = min((lo for lo, _ in f.seen.values()), default=1.0)
+    if (c.cores is None or c.cores > lowest) and lowest > 1.5:
+        # The log may have run past the machine's cores already: fewer at once, faster.
+        shared = replace(c, cores=max(1.0, float(np.floor(lowest))))
+        out.append(Alternative("the loads seen were already time-shared", shared, "below"))
+    unshown = [k for k, v in f.shown.items() if not v and k != "kernel"]
+    if unshown:
+        steep = replace(c, **{k: UNSHOWN_SLOPE for k in unshown})
+        words = ", ".join(CLASS_WORDS[k] for k in unshown)
+        out.append(
+            Alternative(f"{words} slowing {UNSHOWN_SLOPE:.0%} per busy thread", steep, "load")
+        )
+    for name, rest in loo.items():
+        out.append(Alternative(f"fitted without {name}", rest, "load"))
+    return tuple(out)
+
+
+def fit_point(samples: list[Sample]) -> Contention:
+    """The point model alone (leave-one-out refits)."""
+    own = {s.name: {"kernel"} for s in samples}
+    classes = [c for c in CLASSES if any(_has(s, c) for s in samples)]
+    return _search(samples, classes, own, max(s.most for s in samples))[0]
+
+
+#: A fit that leaves stage work this scattered (mean absolute deviation of its logarithm,
+#: about a fraction) explains the logs poorly: said, with the scatter before and after.  The
+#: GPU workers' CPU work is short (tens of ms) and jittery: 16 % on the real H200 runs.
+POOR_FIT = {"synth": 0.15, "cpu": 0.25}
+
+
+def _notes(f: LoadFit) -> tuple[str, ...]:
+    out = []
+    for cls in ("synth", "cpu", "kernel"):
+        if getattr(f.contention, cls) >= COARSE[-1] * 0.99:
+            out.append(
+                f"the fit wants {CLASS_WORDS[cls]} to slow more than {COARSE[-1]:.0%} per added "
+                "busy thread, more than any machine does: the logs differ by more than their "
+                "load (other machines, daemon versions or settings); trust the band, not the figure"
+            )
+    for cls, (before, after) in f.scatter.items():
+        if cls != "kernel" and after > POOR_FIT[cls] and len(f.logs) > 1:
+            out.append(
+                f"the load model leaves {100 * after:.0f} % scatter in {CLASS_WORDS[cls]} work "
+                f"({100 * before:.0f} % with fixed durations): the logs differ by more than "
+                "their load explains (other machines or settings, or noise); trust the band, "
+                "not the figure"
+            )
+    for name, off in f.offsets.items():
+        said = ", ".join(f"{st} {100 * v:+.0f} %" for st, v in off.items())
+        out.append(
+            f"{name}: {said} against the other logs at the same load: another machine or "
+            "daemon version, or a stage changed on purpose; it keeps its own level"
+        )
+    return tuple(out)
+
+
+def fixed() -> LoadFit:
+    """No load model: every stage takes its measured time whatever runs beside it (the
+    replay of domain.md, exact against simulators without contention)."""
+    return LoadFit(
+        contention=NONE,
+        logs=(),
+        seen={},
+        shown={},
+        cores_shown=False,
+        most=0,
+        scatter={},
+        notes=("fixed durations: no stage slows down or speeds up with the load",),
+    )
+
+
+def synthesis_peak(c: Contention, gpu_threads: int) -> int | None:
+    """The most synthesis slots that still add synthesis throughput under ``c``: past the
+    point where the machine time-shares (``cores``), less the GPU workers' threads, every
+    added slot takes CPU from the others, the GPU workers' prep and post among them.  None
+    where ``c`` does not time-share (each slot adds, if less and less)."""
+    if c.cores is None:
+        return None
+    return max(1, int(c.cores) - gpu_threads)
