@@ -150,9 +150,11 @@ def sample(
     spans = intervals(session, rows)
     prof = profile(spans)
     most = int(prof.busy.max()) if len(prof.busy) else 0
-    kinds = session.jobs["kind"].astype(object, copy=False)
-    job = session.partitions["job"]
-    kind = np.array([str(k) for k in kinds], dtype=object)[job if rows is None else job[rows]]
+    job = np.asarray(session.partitions["job"])
+    job = job if rows is None else job[rows]
+    # The kinds of these calls' jobs only (a dense log has a job a call: not a string per
+    # job of the whole session).
+    kind = np.asarray(session.jobs["kind"], dtype=object)[job].astype(str).astype(object)
     levels = np.arange(most + 2)
     out = {}
     for stage, (a, b) in spans.items():

@@ -351,7 +351,8 @@ def mentions_synthesis(f: Floors, transitions: Frame, whole_run: bool = True) ->
     the log's load fitted for it."""
     if not np.isfinite(f.synthesis_s):
         return False
-    return "synthesis" in (f.bound, f.runner_up) or _never_warm(transitions, whole_run)
+    starved = _never_warm(transitions, whole_run) and f.bound != "arrival"  # as ``decide``
+    return "synthesis" in (f.bound, f.runner_up) or starved
 
 
 def _never_warm(transitions: Frame, whole_run: bool) -> bool:
