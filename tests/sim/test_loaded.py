@@ -106,8 +106,9 @@ def test_a_closed_loop_keeps_at_most_j_jobs_in_flight() -> None:
 
 def test_contention_specs_are_checked() -> None:
     assert parse("synth=0.05, cpu=0.02,cores=16") == Contention(synth=0.05, cpu=0.02, cores=16)
+    assert parse("cpu=0.02,cores=16,waker=1") == Contention(cpu=0.02, cores=16, waker=1.0)
     for bad in ("synth=nan", "synth=-1", "cores=0", "cores=inf", "foo=1", "synth", "cpu=x",
-                "synth=0.1,synth=0.2"):  # fmt: skip
+                "synth=0.1,synth=0.2", "waker=2", "waker=-0.5"):  # fmt: skip
         with pytest.raises(ValueError, match="contention"):
             parse(bad)
     with pytest.raises(ValueError, match="concurrency"):
@@ -137,3 +138,18 @@ def test_stretched_stages_keep_whole_nonnegative_parts() -> None:
         ):
             assert (getattr(s, name) >= 0).all(), (name, k)
         assert np.array_equal(s.kernel, np.rint(d.kernel * k).astype(np.int64))
+
+
+def test_past_the_cores_a_woken_gpu_worker_shares_one_cpu() -> None:
+    """``waker``: past the cores a GPU worker's CPU work (class cpu) gets the share of one
+    CPU among the threads on it, 1 / (1 + (L - 1) / cores), not cores / L; below the cores,
+    and for synthesis and the kernel, nothing changes."""
+    even = Contention(cpu=0.0, cores=16.0)
+    woken = replace(even, waker=1.0)
+    half = replace(even, waker=0.5)
+    assert woken.factor("cpu", 34) == pytest.approx(1 + 33 / 16)  # 3.06, evenly 2.125
+    assert even.factor("cpu", 34) == pytest.approx(34 / 16)
+    assert half.factor("cpu", 34) == pytest.approx((34 / 16 + 1 + 33 / 16) / 2)
+    assert woken.factor("cpu", 16) == even.factor("cpu", 16) == 1.0
+    assert woken.factor("synth", 34) == even.factor("synth", 34)
+    assert "sharing a CPU" in woken.describe() and "(50 % of calls)" in half.describe()

@@ -482,6 +482,17 @@ def _alternatives(
         out.append(
             Alternative(f"{words} slowing {UNSHOWN_SLOPE:.0%} per busy thread", steep, "load")
         )
+    if c.cores is not None and "cpu" in f.seen and c.waker < 1:
+        # Past the cores, a GPU worker that wakes shares one CPU with the threads on it
+        # (``Contention.waker``); how often, the logs rarely show: the other end.
+        woken = replace(c, waker=1.0)
+        out.append(
+            Alternative(
+                "past the cores, the GPU workers' CPU work sharing a CPU with the syntheses on it",
+                woken,
+                "load",
+            )
+        )
     for name, rest in loo.items():
         out.append(Alternative(f"fitted without {name}", rest, "load"))
     return tuple(out)

@@ -154,7 +154,9 @@ def add_parser(sub: argparse._SubParsersAction, name: str) -> None:
         metavar="SPEC",
         help="stages slow down beside one another: synth=A,cpu=B,kernel=C,cores=N, each "
         "stage's rate 1 / ((1 + a (min(L, N) - 1)) max(1, L / N)) with L busy threads "
-        "(syntheses and GPU workers in a call); durations above are then each stage alone "
+        "(syntheses and GPU workers in a call); waker=W (0-1): past N, a GPU worker's CPU "
+        "work shares one CPU with the threads on it, max(1, L / N) becoming "
+        "(1 - W) L / N + W (1 + (L - 1) / N); durations above are then each stage alone "
         "(default: none)",
     )
     g["pipeline"].add_argument(

@@ -18,6 +18,16 @@ runs on the GPU: it never time-shares the CPU, only its bandwidth term applies.
 ``cap`` bounds the load the bandwidth term sees (``f`` is flat beyond what the logs
 showed, for the optimistic end of a band); ``cores`` at the most seen is the pessimistic
 end (nothing beyond it adds throughput).
+
+``waker`` is how a GPU worker's CPU work (class ``cpu``) shares the machine past the cores.
+Processor sharing gives every busy thread ``cores / L`` of a CPU.  But the GPU workers'
+threads sleep (the mutex, the GPU) and wake, and a thread that wakes when every CPU already
+runs a synthesis shares one CPU with the threads on it: ``1 / (1 + (L - 1) / cores)`` of a
+CPU, not ``cores / L`` (the real H200 runs of ``shared/real_h200`` show it: past the cores
+their GPU workers' post-processing took 1, 2, 3 or 4 times its unloaded time, as many
+syntheses as shared its CPU, where processor sharing gives every call 2.1 times).  The
+time-sharing term of class ``cpu`` is ``(1 - waker) * L / cores + waker * (1 + (L - 1) /
+cores)`` past the cores; 0 is processor sharing, 1 every call sharing a CPU.
 """
 
 from __future__ import annotations
@@ -41,12 +51,15 @@ class Contention:
     kernel: float = 0.0
     cores: float | None = None  # None: never time-shared
     cap: float | None = None  # the bandwidth term stops growing past this load
+    waker: float = 0.0  # class cpu past the cores: 0 processor sharing, 1 a CPU shared
 
     def __post_init__(self) -> None:
         for name in CLASSES:
             v = getattr(self, name)
             if not (isinstance(v, int | float) and math.isfinite(v) and 0.0 <= v <= 10.0):
                 raise ValueError(f"contention {name} must be a number from 0 to 10, not {v!r}")
+        if not (isinstance(self.waker, int | float) and 0.0 <= self.waker <= 1.0):
+            raise ValueError(f"contention waker must be from 0 to 1, not {self.waker!r}")
         for name in ("cores", "cap"):
             v = getattr(self, name)
             if v is not None and not (math.isfinite(v) and 1.0 <= v <= 1e6):
@@ -66,7 +79,11 @@ class Contention:
             seen = np.minimum(seen, self.cap)
         out = 1.0 + a * (seen - 1.0)
         if cls != "kernel" and self.cores is not None:
-            out = out * np.maximum(1.0, x / self.cores)
+            shared = np.maximum(1.0, x / self.cores)
+            if cls == "cpu" and self.waker > 0:
+                woken = np.where(x > self.cores, 1.0 + (x - 1.0) / self.cores, 1.0)
+                shared = (1.0 - self.waker) * shared + self.waker * woken
+            out = out * shared
         return float(out) if np.ndim(out) == 0 else out
 
     def describe(self) -> str:
@@ -79,22 +96,29 @@ class Contention:
         text = (", ".join(parts) + " per added busy thread") if parts else "no slowdown with load"
         if self.cores is not None:
             text += f", time-shared past {self.cores:g} busy threads"
+            if self.waker > 0:
+                text += ", the GPU workers' CPU work sharing a CPU with the threads on it" + (
+                    f" ({100 * self.waker:.0f} % of calls)" if self.waker < 1 else ""
+                )
         return text
 
 
 NONE = Contention()
 
 
+#: The keys ``parse`` takes.
+KEYS = (*CLASSES, "cores", "waker")
+
+
 def parse(text: str) -> Contention:
-    """``synth=0.05,cpu=0.03,kernel=0,cores=16`` (the simulator's ``--contention``)."""
+    """``synth=0.05,cpu=0.03,kernel=0,cores=16,waker=1`` (the simulator's ``--contention``)."""
     values: dict[str, float] = {}
     for item in filter(None, (s.strip() for s in text.split(","))):
         key, sep, value = item.partition("=")
         key = key.strip()
-        if not sep or key not in (*CLASSES, "cores"):
+        if not sep or key not in KEYS:
             raise ValueError(
-                f"contention: {item!r} is not NAME=VALUE with NAME one of "
-                f"{', '.join((*CLASSES, 'cores'))}"
+                f"contention: {item!r} is not NAME=VALUE with NAME one of {', '.join(KEYS)}"
             )
         if key in values:
             raise ValueError(f"contention: {key} is given twice")
