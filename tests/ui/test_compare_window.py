@@ -291,7 +291,7 @@ def test_the_range_section_only_when_it_differs_from_the_whole_runs(qtbot, cw) -
 
 def test_section_titles_read_in_the_dark_palette(cw) -> None:
     """A dark palette that keeps Qt's light AlternateBase made 'Whole runs' light on light."""
-    from viewer.ui.image_export import dark_palette
+    from viewer.ui.palette import dark_palette
 
     palette = dark_palette()
     palette.setColor(QtGui.QPalette.ColorRole.AlternateBase, QtGui.QColor("#f7f7f7"))

@@ -10,7 +10,7 @@ import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.ui import MainWindow
-from viewer.ui.image_export import dark_palette
+from viewer.ui.palette import dark_palette
 from viewer.ui.sweep_chart import SweepChart, chart_bytes, measured_points
 from viewer.ui.sweep_window import SweepWindow
 

@@ -99,7 +99,7 @@ def test_transition_steps_are_said_in_the_status_bar(qtbot, window) -> None:  # 
 @pytest.mark.parametrize("dark", [False, True], ids=["light", "dark"])
 def test_at_1366x768_verdict_follow_and_kernel_figures_are_in_sight(qtbot, tmp_path, dark) -> None:
     from viewer.ui import MainWindow
-    from viewer.ui.image_export import dark_palette
+    from viewer.ui.palette import dark_palette
 
     settings = QtCore.QSettings(str(tmp_path / "s.ini"), QtCore.QSettings.Format.IniFormat)
     win = MainWindow(settings=settings)

@@ -124,3 +124,64 @@ class Theme:
         """ntt_msm_h, batch_add, tail_msm (``lanes.data.KERNEL_PARTS`` order) inside the CUDA
         region: light blue, lavender and light green, whatever the sector's colour."""
         return QtGui.QColor(KERNEL_PART_COLORS[part])
+
+
+# ---- whole palettes: the View > Theme choices and the exports' -------------------------
+
+
+def palette_of(colours: dict[str, str]) -> QtGui.QPalette:
+    """A QPalette with ``colours`` (ColorRole name -> colour) over Qt's defaults."""
+    palette = QtGui.QPalette()
+    for role, colour in colours.items():
+        palette.setColor(getattr(QtGui.QPalette.ColorRole, role), QtGui.QColor(colour))
+    return palette
+
+
+def dark_palette() -> QtGui.QPalette:
+    """A plain dark palette for exports meant for dark slides."""
+    return palette_of(
+        {
+            "Window": "#202124",
+            "WindowText": "#e8eaed",
+            "Base": "#17181a",
+            "AlternateBase": "#232427",  # Qt's default is light: striped tables unreadable
+            "Text": "#e8eaed",
+            "Button": "#2b2c30",
+            "ButtonText": "#e8eaed",
+            "ToolTipBase": "#2b2c30",
+            "ToolTipText": "#e8eaed",
+            "PlaceholderText": "#9aa0a6",
+            "Highlight": "#4c8ee8",
+            "HighlightedText": "#ffffff",
+        }
+    )
+
+
+def light_palette() -> QtGui.QPalette:
+    """A plain light palette, for a light window or export on a dark desktop."""
+    return palette_of(
+        {
+            "Window": "#f4f4f4",
+            "WindowText": "#1a1a1a",
+            "Base": "#ffffff",
+            "AlternateBase": "#f2f2f2",
+            "Text": "#1a1a1a",
+            "Button": "#ececec",
+            "ButtonText": "#1a1a1a",
+            "ToolTipBase": "#ffffdc",
+            "ToolTipText": "#1a1a1a",
+            "PlaceholderText": "#6b6b6b",
+            "Highlight": "#3074d0",
+            "HighlightedText": "#ffffff",
+        }
+    )
+
+
+#: The palettes an export can be drawn in, whatever the window's: "window" keeps it.
+EXPORT_PALETTES = ("window", "light", "dark")
+
+
+def export_palette(name: str) -> QtGui.QPalette | None:
+    """The palette an export named ``name`` ("window", "light", "dark") is drawn in; None:
+    the window's own."""
+    return {"light": light_palette, "dark": dark_palette}.get(name, lambda: None)()

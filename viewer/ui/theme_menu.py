@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.ui.image_export import EXPORT_PALETTES, dark_palette, light_palette
+from viewer.ui.palette import EXPORT_PALETTES, dark_palette, light_palette
 
 THEME_SETTING = "view/theme"
 EXPORT_SETTING = "export/palette"

@@ -18,7 +18,8 @@ from viewer.export.tables import table_csv, table_markdown
 from viewer.ui.actions import make_action
 from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
 from viewer.ui.dialogs import ask_save_path
-from viewer.ui.image_export import copy_image, export_palette, image_bytes
+from viewer.ui.image_export import copy_image, image_bytes
+from viewer.ui.palette import export_palette
 
 #: Side-panel tables that export, by window attribute.
 TABLE_PANELS = {
