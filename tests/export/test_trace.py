@@ -247,3 +247,21 @@ def test_a_source_name_that_is_not_utf8(timeline: Timeline, tmp_path: Path) -> N
     assert trace_events(bad)["metadata"]["source"] == "bad\\xff.log"
     out = write_trace(bad, tmp_path / os.fsdecode(b"out\xff.json"))
     assert json.loads(out.read_bytes())["metadata"]["source"] == "bad\\xff.log"
+
+
+@pytest.mark.parametrize("rows", [1, 7, 1 << 14])
+def test_write_trace_streams_the_same_bytes_a_chunk_at_a_time(
+    rows: int, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """write_trace writes the events a chunk at a time as they are made (issue 27 item 9:
+    1.5 M jobs held 11 GB of event dicts): the bytes of trace_events, whatever the chunk,
+    with and without a range, one session or several."""
+    from viewer.export import trace as trace_mod
+    from viewer.export.format import json_bytes
+
+    monkeypatch.setattr(trace_mod, "CHUNK_ROWS", rows)
+    two = Timeline(Path("run.log"), [pipeline([35_000.0, 36_000.0]), pipeline([35_000.0] * 3)])
+    for tl in (two, Timeline(two.source, two.sessions[:1])):
+        for rng in (None, (36_000.0, 80_000.0)):
+            want = json_bytes(trace_events(tl, rng=rng), newline=False)
+            assert write_trace(tl, tmp_path / "t.json", rng=rng).read_bytes() == want

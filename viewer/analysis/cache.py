@@ -45,6 +45,24 @@ def holds(session: Session) -> bool:
         return bool(_memo.get(session))
 
 
+def made(session: Session) -> set[Callable]:
+    """The ``per_session`` functions whose tables of ``session`` are memoized now."""
+    with _lock:
+        return set(_memo.get(session, ()))
+
+
+def drop(session: Session, *fns: Callable, unless: set[Callable] = frozenset()) -> None:
+    """Let go of the memoized tables of ``fns`` (``per_session`` functions) of ``session``,
+    but those in ``unless`` (``made`` before: the window's own): one job that reads a log
+    table by table (the trace) holds each only while it needs it."""
+    with _lock:
+        memo = _memo.get(session)
+        for fn in fns:
+            fn = getattr(fn, "__wrapped__", fn)
+            if memo is not None and fn not in unless:
+                memo.pop(fn, None)
+
+
 def forget(session: Session) -> None:
     """Let go of ``session``'s memoized tables and of the column views its own tables made
     (both are made again when asked for)."""

@@ -10,6 +10,7 @@ report, exports and the replay all read these columns; none derives them again.
 
 from __future__ import annotations
 
+import weakref
 from dataclasses import dataclass
 
 import numpy as np
@@ -54,6 +55,13 @@ def stages(session: Session) -> Frame:
     p = session.partitions
     col = {c: p[c].astype(np.float64, copy=False) for c in _NEEDED}
     end_ms = session.end_ms
+    # The makers read the frame's other columns through a weak reference: a strong one would
+    # make a cycle, and a dropped frame (a what-if's played run: ~20 MB at 10^6 events) would
+    # wait for the collector.
+    frame: list[weakref.ref[Frame]] = []
+
+    def own(name: str) -> np.ndarray:
+        return frame[0]()[name]
 
     def synth() -> np.ndarray:
         ms = col["synth_end"] - col["synth_start"]
@@ -61,17 +69,17 @@ def stages(session: Session) -> Frame:
 
     def wait_end() -> np.ndarray:
         end = _where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
-        waiting = ~np.isfinite(end) & np.isfinite(f["ready"])
-        return np.where(waiting, np.maximum(end_ms, f["ready"]), end) if waiting.any() else end
+        waiting = ~np.isfinite(end) & np.isfinite(own("ready"))
+        return np.where(waiting, np.maximum(end_ms, own("ready")), end) if waiting.any() else end
 
     def queue_wait() -> np.ndarray:
         waiting = ~np.isfinite(_where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"]))
-        waiting &= np.isfinite(f["ready"])
-        return np.where(waiting, np.nan, f["wait_end"] - f["ready"])
+        waiting &= np.isfinite(own("ready"))
+        return np.where(waiting, np.nan, own("wait_end") - own("ready"))
 
     def taken() -> np.ndarray:
-        free = f["worker_free"]
-        return np.where(np.isfinite(free), np.fmax(f["ready"], free), np.nan)
+        free = own("worker_free")
+        return np.where(np.isfinite(free), np.fmax(own("ready"), free), np.nan)
 
     free_first: list[tuple[np.ndarray, np.ndarray]] = []
 
@@ -93,17 +101,18 @@ def stages(session: Session) -> Frame:
             "worker_free": lambda: worker(0),
             "worker_first": lambda: worker(1),
             "taken": taken,
-            "dispatch_ms": lambda: col["gpu_start"] - f["taken"],
-            "pickup_ms": lambda: col["pickup"] - f["taken"],
+            "dispatch_ms": lambda: col["gpu_start"] - own("taken"),
+            "pickup_ms": lambda: col["pickup"] - own("taken"),
             "prep_ms": lambda: col["pre_lock_cpu_ms"],
             "mutex_wait_ms": lambda: col["mutex_wait_ms"],
             "kernel_ms": lambda: col["kernel_ms"],
             "kernel_end": lambda: _nan_or(np.add, col["kernel_start"], col["kernel_ms"]),
-            "post_ms": lambda: _nan_or(np.subtract, col["gpu_end"], f["kernel_end"]),
+            "post_ms": lambda: _nan_or(np.subtract, col["gpu_end"], own("kernel_end")),
             "call_ms": lambda: col["gpu_end"] - col["gpu_start"],
         },
         len(p),
     )
+    frame.append(weakref.ref(f))
     return f
 
 
@@ -189,17 +198,24 @@ class SynthesisRows:
 def synthesis_rows(session: Session) -> SynthesisRows:
     """The ``SynthesisRows`` of ``session`` (computed once, read-only)."""
     p, st = session.partitions, stages(session)
-    rows = np.flatnonzero(np.isfinite(p["synth_start"]))
-    start, end = p["synth_start"][rows], p["synth_end"][rows]
+    synthesized = np.isfinite(p["synth_start"])
+    rows = np.flatnonzero(synthesized)
+    # Every row synthesized (a log read whole): the columns as they are, not copies of them
+    # (1.5 M one-call jobs: 105 MB of them, held while the log is open).
+    at = slice(None) if len(rows) == len(synthesized) else rows
+    start, end = p["synth_start"][at], p["synth_end"][at]
     is_open = ~np.isfinite(end)
-    end = np.where(is_open, np.maximum(session.end_ms, start), np.maximum(end, start))
-    wait_from = np.fmax(st["ready"][rows], end)  # never before the synthesis ended
-    wait_to = st["wait_end"][rows]  # stages runs a wait still open to the session's end
+    if is_open.any() or not (end >= start).all():
+        end = np.where(is_open, np.maximum(session.end_ms, start), np.maximum(end, start))
+    ready = st["ready"][at]
+    wait_from = ready if (ready >= end).all() else np.fmax(ready, end)  # never before it ended
+    wait_to = st["wait_end"][at]  # stages runs a wait still open to the session's end
     has_wait = ~is_open & (wait_to > wait_from)
-    taken = np.isfinite(p["pickup"][rows]) | np.isfinite(p["gpu_start"][rows])
+    taken = np.isfinite(p["pickup"][at]) | np.isfinite(p["gpu_start"][at])
     wait_open = has_wait & ~taken
     row_of = pack_rows(start, np.where(has_wait, wait_to, end))
     arrays = (rows, start, end, is_open, wait_from, wait_to, has_wait, wait_open, row_of)
     for a in arrays:
-        a.flags.writeable = False
+        if a.flags.writeable:
+            a.flags.writeable = False
     return SynthesisRows(*arrays)

@@ -141,6 +141,10 @@ def interleaved(t: Frame) -> np.ndarray:
     return gap > t["worker_idle_ms"].astype(np.float64, copy=False) + INTERLEAVED_MS
 
 
+#: The whole session's table ``transitions`` cuts (memoized per session: ``cache.drop``).
+TABLE = _all_transitions
+
+
 def transitions(session: Session, rng: Range = None) -> Frame:
     """Job N -> N+1 transitions whose next job's first GPU_START lies in ``rng``.
 
