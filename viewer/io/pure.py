@@ -18,7 +18,7 @@ from viewer.io.source import Chunk, Skip, whole_lines
 
 NAME = "python"
 READ_BYTES = 1 << 20  # bytes of a plain file read at once (see source.CHUNK_BYTES)
-BATCH_RECORDS = 100_000  # records parsed at once
+BATCH_RECORDS = 1 << 15  # records parsed at once
 
 
 def iter_chunks(
