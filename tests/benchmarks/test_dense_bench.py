@@ -1,0 +1,124 @@
+"""Dense logs of many short jobs (issue 27, item 9): a daemon serving mostly PoSt proofs,
+every job one monolithic call, TIMELINE lines only (``tests/hostile/dense.py``), written
+once into ``bench_data/``: 1.5 M jobs gzip-compressed (the issue's shape) and 105 000 as a
+49 MB plain file.
+
+Each command, and ``open_log`` alone with either scanner, runs in a fresh process.  Its
+peak memory above the interpreter (``python -c "import viewer.cli"``, measured in the same
+run) goes against item 9's bound: the log's text size plus 64 MB.  Its time goes against
+10 x the same command on the shape a tenth the size (linear work: a ratio near 1).
+Figures only, never timed assertions."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from biglog import DATA, ROOT
+from table import add_row
+
+sys.path.insert(0, str(ROOT))
+from tests.hostile.dense import dense_jobs  # noqa: E402
+
+pytestmark = pytest.mark.bench
+SLACK = 64e6  # item 9: peak memory above the interpreter within the log's text + 64 MB
+SHAPES = {
+    "1.5 M one-call jobs (.gz)": (1_500_000, ".log.gz"),
+    "105 000 one-call jobs (49 MB)": (105_000, ".log"),
+}
+COMMANDS = {
+    "info": ["-m", "viewer", "info", "{LOG}"],
+    "report": ["-m", "viewer", "report", "{LOG}"],
+    "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
+    "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],
+    "open_log": [
+        "-c",
+        "from viewer import heap; heap.one_arena(); heap.reuse_big_blocks(); "
+        "from viewer.io.reader import open_log; open_log({LOG!r})",
+    ],
+}
+#: Runs ARGV in a child and prints [seconds, the child's peak RSS in bytes, exit status]:
+#: a small parent, so that the child's peak is its own (ru_maxrss survives exec).
+WRAPPER = (
+    "import json, resource, subprocess, sys, time; t = time.perf_counter(); "
+    "p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL); "
+    "print(json.dumps([time.perf_counter() - t, "
+    "resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, p.returncode]))"
+)
+
+
+def _log(jobs: int, suffix: str) -> Path:
+    path = DATA / f"dense-jobs-{jobs}{suffix}"
+    if not path.exists():
+        DATA.mkdir(exist_ok=True)
+        part = path.with_name(f"{path.name}.part{suffix}")  # (.gz: written compressed)
+        dense_jobs(part, jobs).rename(path)
+    return path
+
+
+def _text_bytes(path: Path) -> int:
+    """The log's text size (a .gz file's decompressed)."""
+    if path.suffix != ".gz":
+        return path.stat().st_size
+    total = 0
+    with gzip.open(path, "rb") as fh:
+        while block := fh.read(16 << 20):
+            total += len(block)
+    return total
+
+
+def _run(argv: list[str], log: Path, pure: bool = False) -> tuple[float, int]:
+    """(seconds, peak RSS) of ``python ARGV`` on ``log`` in a fresh process."""
+    out = DATA / "dense.trace.json"
+    args = [a.format(LOG=str(log), OUT=str(out)) for a in argv]
+    env = {k: v for k, v in os.environ.items() if k != "CUZK_PURE_PYTHON"}
+    if pure:
+        env["CUZK_PURE_PYTHON"] = "1"
+    done = subprocess.run(
+        [sys.executable, "-c", WRAPPER, sys.executable, *args],
+        cwd=ROOT, capture_output=True, text=True, env=env, check=True,
+    )  # fmt: skip
+    seconds, peak, code = json.loads(done.stdout)
+    assert code == 0, (args, code)
+    return seconds, peak
+
+
+@pytest.fixture(scope="module")
+def interpreter() -> int:
+    """Peak RSS of the interpreter with the command line imported."""
+    return _run(["-c", "import viewer.cli"], ROOT)[1]
+
+
+@pytest.mark.parametrize("pure", [False, True], ids=["compiled", "python"])
+@pytest.mark.parametrize("command", list(COMMANDS))
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_dense_jobs(shape: str, command: str, pure: bool, interpreter: int) -> None:
+    if pure and command != "open_log":
+        pytest.skip("the pure-Python scanner: open_log alone (the commands share it)")
+    jobs, suffix = SHAPES[shape]
+    big, tenth = _log(jobs, suffix), _log(jobs // 10, suffix)
+    argv = COMMANDS[command]
+    small_s, _ = _run(argv, tenth, pure)
+    seconds, peak = _run(argv, big, pure)
+    scanner = " (pure-Python scanner)" if pure else ""
+    what = f"dense: {shape}, {command}{scanner}"
+    add_row(
+        f"{what}: time",
+        f"{seconds:.1f} s",
+        f"10 x the tenth-size shape: {10 * small_s:.1f} s",
+        seconds / (10 * small_s),
+        1.5,
+    )
+    held, text = peak - interpreter, _text_bytes(big)
+    add_row(
+        f"{what}: peak memory",
+        f"{held / 1e6:.0f} MB above {interpreter / 1e6:.0f} MB (the interpreter)",
+        f"log text {text / 1e6:.0f} MB + 64 MB",
+        held / (text + SLACK),
+        1,
+    )
