@@ -122,3 +122,36 @@ def test_dense_jobs(shape: str, command: str, pure: bool, interpreter: int) -> N
         held / (text + SLACK),
         1,
     )
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_dense_jobs_window(shape: str) -> None:
+    """The window opening the shape (offscreen), as ``shape_probe.py`` measures it: time to
+    the first frame with the log drawn, and peak memory above the shown empty window."""
+    jobs, suffix = SHAPES[shape]
+    probe = Path(__file__).with_name("shape_probe.py")
+
+    def run(log: Path) -> dict:
+        done = subprocess.run(
+            [sys.executable, str(probe), "window", str(log)],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        return json.loads(done.stdout.splitlines()[-1])
+
+    big, tenth = _log(jobs, suffix), _log(jobs // 10, suffix)
+    small, b = run(tenth), run(big)
+    add_row(
+        f"dense: {shape}, window: time to first frame",
+        f"{b['seconds']:.1f} s",
+        f"10 x the tenth-size shape: {10 * small['seconds']:.1f} s",
+        b["seconds"] / (10 * small["seconds"]),
+        1.5,
+    )
+    held, text = b["peak"] - b["base"], _text_bytes(big)
+    add_row(
+        f"dense: {shape}, window: peak memory",
+        f"{held / 1e6:.0f} MB above {b['base'] / 1e6:.0f} MB (the empty window)",
+        f"log text {text / 1e6:.0f} MB + 64 MB",
+        held / (text + SLACK),
+        1,
+    )
