@@ -45,8 +45,8 @@ def outcome_dict(o: Outcome) -> dict:
         "wall_s_per_proof": num(o.wall_s_per_proof, S_DIGITS),
         # A budget-gated daemon's memory budget (GiB) and the synthesis workers it sized
         # from it (viewer.sim.budget); null where none was played or stated.
-        "budget_gib": o.session.facts.total_budget_gib,
-        "synth_workers": o.session.facts.synth_worker_count,
+        "budget_gib": o.facts.total_budget_gib,
+        "synth_workers": o.facts.synth_worker_count,
     }
 
 
@@ -142,14 +142,14 @@ def rows(w: WhatIf) -> list[Row]:
     out.append(("memory held at most (GiB)", *(gib_range(w.memory_gib(o)) for o in runs)))
     shape = (f"{o.floors.pw} / {o.floors.workers}" for o in runs)
     out.append(("synthesis slots / GPU workers", *shape))
-    if any(o.session.facts.budget_gated for o in runs):
+    if any(o.facts.budget_gated for o in runs):
         out.append(("memory budget (GiB) / synthesis workers", *(_budget(o) for o in runs)))
     return [tuple(c.strip() for c in r) for r in out]
 
 
 def _budget(o: Outcome) -> str:
     """ "200 / 14": a budget-gated run's budget and the workers it sized; "-" for none."""
-    f = o.session.facts
+    f = o.facts
     if not f.budget_gated:
         return "-"
     return f"{f.total_budget_gib or '?'} / {f.synth_worker_count or '?'}"

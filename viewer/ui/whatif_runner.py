@@ -18,7 +18,7 @@ from viewer.io.paths import file_identity
 from viewer.lanes.data import build_lanes
 from viewer.model import Session
 from viewer.ui.background import LatestTask
-from viewer.whatif import Knobs, WhatIf, plan, what_if
+from viewer.whatif import Knobs, Outcome, WhatIf, plan, what_if
 from viewer.whatif.load import LoadFit, fit, sample
 from viewer.whatif.predict import own_load
 from viewer.whatif.replay import stage_means
@@ -41,7 +41,7 @@ class WhatIfRunner(QtCore.QObject):
     One replay runs at a time on a background thread; requests made meanwhile collapse
     into the newest, so a burst of edits costs at most one stale replay.  The plan of
     the last session is kept (on the worker thread) for the next knobs.
-    ``request_lanes(sessions)`` -> ``lanes_ready(tuple)`` builds lanes off the GUI thread.
+    ``request_lanes(runs)`` -> ``lanes_ready(tuple)`` builds lanes off the GUI thread.
     """
 
     answer_ready = QtCore.Signal(object)
@@ -80,8 +80,10 @@ class WhatIfRunner(QtCore.QObject):
         self._replays.cancel()
         self._lanes.cancel()
 
-    def request_lanes(self, sessions: tuple[Session, ...]) -> None:
-        self._lanes.request(None, lambda: tuple(build_lanes(s) for s in sessions))
+    def request_lanes(self, runs: tuple[Outcome, ...]) -> None:
+        """The lanes of each run's Session (a played one is made there, off the GUI thread;
+        the lanes hold it)."""
+        self._lanes.request(None, lambda: tuple(build_lanes(o.session) for o in runs))
 
     def _compute(
         self, session: Session, knobs: Knobs, load: LoadFit | None = None, source: str = ""

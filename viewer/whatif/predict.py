@@ -4,7 +4,8 @@ scenario), each with its s/proof, GPU efficiency and floors."""
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, replace
+import weakref
+from dataclasses import dataclass, field, replace
 from weakref import WeakKeyDictionary
 
 import numpy as np
@@ -17,6 +18,8 @@ from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
 from viewer.analysis.memory import MemoryModel, memory
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
+from viewer.model.facts import Facts
+from viewer.sim.contention import Contention
 from viewer.sim.model import Schedule
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import (
@@ -31,7 +34,10 @@ from viewer.whatif.load import (
 )
 from viewer.whatif.replay import (
     Plan,
+    load_factors,
     plan,
+    played_facts,
+    played_session,
     predicted_session,
     queue_depth,
     replay,
@@ -39,6 +45,7 @@ from viewer.whatif.replay import (
     waited_for_slots,
     with_load,
     with_other_order,
+    with_work,
 )
 
 FORMAT = "cuzk-timeline-whatif/1"
@@ -46,14 +53,57 @@ FORMAT = "cuzk-timeline-whatif/1"
 
 @dataclass(frozen=True, eq=False)
 class Outcome:
-    """The figures of one run, measured or played."""
+    """The figures of one run, measured or played.
+
+    A played run's Session (``session``) is made from its schedule when asked and kept only
+    while something else holds it (the compare window): at 10^6 events one is ~30 MB and
+    its analysis tables ~70 MB more, and a what-if has several runs (issue 28 item 5)."""
 
     s_per_proof: float | None  # over the jobs the log completed
     gpu_efficiency: float
     floors: Floors
-    session: Session
+    #: The measured Session, or the (session index, schedule) a played one is made from.
+    run: Session | tuple[int, Schedule] = field(repr=False)
     #: Wall time / proofs, as cuzk-bench prints it: (last completion - first arrival) /
     #: jobs, the cold start included (domain.md "Two throughput figures").
+    wall_s_per_proof: float | None = None
+
+    @property
+    def session(self) -> Session:
+        """The run as a Session (a played one: the same object while it is held)."""
+        if isinstance(self.run, Session):
+            return self.run
+        with _lock:
+            made = self.__dict__.get("_made")
+            got = None if made is None else made()
+            if got is None:
+                got = played_session(*self.run)
+                self.__dict__["_made"] = weakref.ref(got)
+        return got
+
+    @property
+    def facts(self) -> Facts:
+        """What the run's log head states (a played one's without making its Session)."""
+        return self.run.facts if isinstance(self.run, Session) else played_facts(self.run[1].config)
+
+    def memory_gib(self, model: MemoryModel = DEFAULT_MEMORY) -> tuple[float, float]:
+        """(lower, upper) end of the most memory the run holds at once under ``model``, GiB
+        (computed once per model)."""
+        with _lock:
+            got = self.__dict__.setdefault("_memory", {}).get(model)
+        if got is None:
+            got = memory(self.session, model).peak
+            with _lock:
+                self.__dict__["_memory"][model] = got
+        return got
+
+
+@dataclass(frozen=True)
+class Throughput:
+    """The throughput figures of a played end of what the log cannot show (``WhatIf.late``,
+    ``.bounded``, ``.swapped``): its s/proof and wall time / proofs, no more."""
+
+    s_per_proof: float | None
     wall_s_per_proof: float | None = None
 
 
@@ -70,15 +120,15 @@ class WhatIf:
     was: dict[str, float | int | None]  # what each knob replaces: the replayed shape and means
     #: The scenario with every inferred arrival at its latest (``replay(latest=True)``):
     #: the other end of what the log allows; None when no arrival is inferred or no knob set.
-    late: Outcome | None = None
+    late: Throughput | None = None
     hidden_arrivals: int = 0  # jobs whose arrival the log hides (waited for a synthesis slot)
     #: The scenario with its queue bounded at the most the log shows queued at once, where it
     #: queued more and no bound was seen (the daemon's is unknown): None otherwise.
-    bounded: Outcome | None = None
+    bounded: Throughput | None = None
     bounded_at: int = 0  # that bound: the most partitions the log shows queued at once
     #: The scenario with the tied jobs whose order the log does not show the other way round
     #: (``replay.with_other_order``); None without such ties or a knob set.
-    swapped: Outcome | None = None
+    swapped: Throughput | None = None
     tied_jobs: int = 0  # jobs in those ties
     load: LoadFit | None = None  # how stages slow down under load (None: fixed durations)
     #: The scenario under each other load model the logs allow: (why, s/proof).
@@ -91,11 +141,7 @@ class WhatIf:
     def memory_gib(self, o: Outcome) -> tuple[float, float]:
         """(lower, upper) end of the most memory ``o``'s run holds at once, GiB (computed
         once per run: a window asks from the GUI thread what its worker thread made)."""
-        cache = self.__dict__.setdefault("_memory", {})
-        key = id(o.session)
-        if key not in cache:
-            cache[key] = memory(o.session, self.memory_model).peak
-        return cache[key]
+        return o.memory_gib(self.memory_model)
 
     def describe(self) -> str:
         """The knobs with what they replace: "gw 2 -> 1, kernel 3746 -> 1824 ms"."""
@@ -148,7 +194,7 @@ def measure(session: Session) -> Outcome:
         s_per_proof=tp.measured_s_per_proof,
         gpu_efficiency=overall_efficiency(gpu_stats(session)),
         floors=floors(session, None, kernel, tp),
-        session=session,
+        run=session,
         wall_s_per_proof=wall_per_proof(done, arrivals(session)["arrival"]),
     )
 
@@ -164,23 +210,40 @@ def wall_per_proof(done: np.ndarray, arrived: np.ndarray) -> float | None:
     return span / int(ok.sum()) / 1000.0 if span > 0 else None
 
 
-def outcome(pl: Plan, s: Schedule) -> Outcome:
+def outcome(
+    pl: Plan, s: Schedule, memory_model: MemoryModel | None = None, played: Session | None = None
+) -> Outcome:
     """A played run's figures: s/proof over the jobs the log completed, and its floors as a
-    report on the played run's log gives them."""
-    played = predicted_session(pl, s)
+    report on the played run's log gives them (and the memory it holds under
+    ``memory_model``, while its Session is at hand).  ``played``: that Session when made."""
+    played = predicted_session(pl, s) if played is None else played
+    through = throughput_of(pl, s)
+    out = Outcome(
+        s_per_proof=through.s_per_proof,
+        gpu_efficiency=overall_efficiency(gpu_stats(played)),
+        # The slots as `report` on its --out log counts them (issue 27 item 6): the knob
+        # divided the synthesis floor where the run held fewer at once.
+        floors=floors(played),
+        run=(pl.session.index, s),  # not the plan: a cache keyed on it holds this
+        wall_s_per_proof=through.wall_s_per_proof,
+    )
+    out.__dict__["_made"] = weakref.ref(played)
+    if memory_model is not None:
+        out.__dict__["_memory"] = {memory_model: memory(played, memory_model).peak}
+    return out
+
+
+def throughput_of(pl: Plan, s: Schedule) -> Throughput:
+    """A played run's s/proof and wall time / proofs over the jobs the log completed, from
+    its schedule alone (no Session made)."""
     jobs = len(s.draws.arrival)
     done = np.full(jobs, -np.inf)
     np.maximum.at(done, s.draws.job, np.where(s.end >= 0, s.end, np.nan).astype(np.float64))
     counted = pl.counted if len(pl.counted) == jobs else np.ones(jobs, bool)
     done = np.where(np.isfinite(done), done, np.nan)
     arrived = s.draws.arrival.astype(np.float64)
-    return Outcome(
+    return Throughput(
         s_per_proof=seconds_per_proof(done[counted]),
-        gpu_efficiency=overall_efficiency(gpu_stats(played)),
-        # The slots as `report` on its --out log counts them (issue 27 item 6): the knob
-        # divided the synthesis floor where the run held fewer at once.
-        floors=floors(played),
-        session=played,
         wall_s_per_proof=wall_per_proof(done[counted], arrived[counted]),
     )
 
@@ -191,19 +254,25 @@ _unchanged: WeakKeyDictionary[Plan, tuple[Outcome, Outcome, Schedule]] = WeakKey
 _lock = threading.Lock()
 
 
-def _measured_and_baseline(pl: Plan) -> tuple[Outcome, Outcome, Schedule]:
+def _measured_and_baseline(
+    pl: Plan, memory_model: MemoryModel = DEFAULT_MEMORY
+) -> tuple[Outcome, Outcome, Schedule]:
     with _lock:
         done = _unchanged.get(pl)
     if done is None:
         base = replay(pl)
-        done = (measure(pl.session), outcome(pl, base), base)
+        done = (measure(pl.session), outcome(pl, base, memory_model), base)
         with _lock:
             _unchanged[pl] = done
     return done
 
 
-#: Per plan, its replays under load models: every what-if of one plan and model shares them.
-_loaded: WeakKeyDictionary[Plan, dict[object, Plan]] = WeakKeyDictionary()
+#: Per plan, its replay under the load model in use: every what-if of one plan and model
+#: shares it (and its unchanged replay, ``_unchanged``).
+_loaded: WeakKeyDictionary[Plan, dict[Contention, Plan]] = WeakKeyDictionary()
+#: Per plan, how each other load model the logs allow scales its stages (``load_factors``):
+#: a what-if plays its knobs under each, and the factors are ~40 % of a plan's draws.
+_factors: WeakKeyDictionary[Plan, dict[Contention, dict | None]] = WeakKeyDictionary()
 #: Per session, the load model its own log shows (by the CPU threads its log states).
 _own: WeakKeyDictionary[Session, dict[int | None, LoadFit]] = WeakKeyDictionary()
 
@@ -219,15 +288,31 @@ def own_load(session: Session, cpus: int | None = None) -> LoadFit:
     return got
 
 
-def loaded(pl: Plan, contention: object) -> Plan:
-    """``with_load(pl, contention)``, made once per plan and model."""
+def loaded(pl: Plan, contention: Contention) -> Plan:
+    """``with_load(pl, contention)``, made once per plan and model (only the latest model's
+    kept: a window toggling models would keep a played copy of the plan per model)."""
     with _lock:
         got = _loaded.get(pl, {}).get(contention)
     if got is None:
         got = with_load(pl, contention)
-        with _lock:
-            _loaded.setdefault(pl, {})[contention] = got
+        if got is not pl:  # (the plan itself as a value would keep its key for ever)
+            with _lock:
+                _loaded[pl] = {contention: got}
     return got
+
+
+def loaded_anew(pl: Plan, contention: Contention) -> Plan:
+    """``with_load(pl, contention)`` from factors computed once per plan and model, its
+    draws made anew on each call (another model than the one in use: an end of the band)."""
+    with _lock:
+        cached = _factors.get(pl, {})
+        known = contention in cached
+        k = cached.get(contention)
+    if not known:
+        k = load_factors(pl, contention)
+        with _lock:
+            _factors.setdefault(pl, {})[contention] = k
+    return with_work(pl, contention, k)
 
 
 def what_if(
@@ -245,33 +330,39 @@ def what_if(
     load = own_load(session) if load is None else load
     base_plan = pl
     pl = loaded(base_plan, load.contention)
-    measured, b, base = _measured_and_baseline(pl)
+    measured, b, base = _measured_and_baseline(pl, memory_model)
     scen = base if not knobs.changed() else replay(pl, knobs)
-    scenario = b if scen is base else outcome(pl, scen)
     late = bounded = swapped = None
     ends: list[tuple[str, float | None]] = []
     beyond: tuple[str, ...] = ()
     notes = list(pl.notes)
     closed = knobs.concurrency is not None or knobs.jobs is not None
-    if scen is not base:
+    if scen is base:
+        scenario = b
+    else:
+        # Only the scenario is made a Session, and only for its figures: the other ends
+        # are their throughput alone.
+        played = predicted_session(pl, scen)
+        scenario = outcome(pl, scen, memory_model, played)
+        beyond, sides = _beyond(load, played)
+        del played
         if pl.latest is not None and not closed:
-            late = outcome(pl, replay(pl, knobs, latest=True))
+            late = throughput_of(pl, replay(pl, knobs, latest=True))
         unbounded = pl.cfg.queue_cap is None and knobs.queue_cap is None
         if unbounded and queue_depth(scen) > pl.queue_seen:
             capped = replace(knobs, queue_cap=pl.queue_seen)
-            bounded = outcome(pl, replay(pl, capped))
+            bounded = throughput_of(pl, replay(pl, capped))
         if pl.other_order is not None and not closed:
             other = with_other_order(pl)
-            swapped = outcome(other, replay(other, knobs))
-        beyond, sides = _beyond(load, scenario.session)
+            swapped = throughput_of(other, replay(other, knobs))
         shaped = any(getattr(knobs, k) is not None for k in SHAPE_KNOBS)
         for alt in load.alternatives:
             if alt.when in ("above", "below") and alt.when not in sides:
                 continue  # it plays this scenario as the point model does
             if alt.when == "load" and not (sides or shaped):
                 continue
-            other = loaded(base_plan, alt.contention)
-            ends.append((alt.label, outcome(other, replay(other, knobs)).s_per_proof))
+            other = loaded_anew(base_plan, alt.contention)
+            ends.append((alt.label, throughput_of(other, replay(other, knobs)).s_per_proof))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
@@ -353,9 +444,9 @@ def _unseen_notes(
     base: Schedule,
     scen: Schedule,
     scenario: Outcome,
-    late: Outcome | None,
-    bounded: Outcome | None,
-    swapped: Outcome | None,
+    late: Throughput | None,
+    bounded: Throughput | None,
+    swapped: Throughput | None,
 ) -> list[str]:
     """What the prediction takes that the log cannot show, where it changes the answer."""
     out = [_hidden_arrivals_note(pl, scenario, late), _queue_note(pl, scen, scenario, bounded)]
@@ -387,7 +478,7 @@ def _range(s: float | None, others: list[float | None]) -> tuple[float, float] |
     return (lo, hi) if hi - lo > ENDS_MATTER * s else None
 
 
-def _other_end(scenario: Outcome, other: Outcome | None) -> float | None:
+def _other_end(scenario: Outcome, other: Throughput | None) -> float | None:
     """The s/proof of ``other`` where it differs from the scenario's, else None."""
     s = scenario.s_per_proof
     t = None if other is None else other.s_per_proof
@@ -399,7 +490,7 @@ def span_text(span: tuple[float, float]) -> str:
     return f"{figure(span[0])}-{figure(span[1])} by what the log cannot show"
 
 
-def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | None) -> str:
+def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Throughput | None) -> str:
     """What the prediction would be with the queue bounded at the most the log shows queued
     ("" when it queued no more, or the bound changes nothing)."""
     t = _other_end(scenario, bounded)
@@ -412,7 +503,7 @@ def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Outcome | 
     )
 
 
-def _ties_note(pl: Plan, scenario: Outcome, swapped: Outcome | None) -> str:
+def _ties_note(pl: Plan, scenario: Outcome, swapped: Throughput | None) -> str:
     """What the prediction would be with the tied jobs the log does not order the other way
     round ("" when there are none or it changes nothing)."""
     t = _other_end(scenario, swapped)
@@ -432,7 +523,7 @@ def _tied_jobs(pl: Plan) -> int:
     return 0 if perm is None else int((perm != np.arange(len(perm))).sum())
 
 
-def _hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Outcome | None) -> str:
+def _hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Throughput | None) -> str:
     """What the prediction would be had the jobs whose arrival the log hides arrived only
     as they started ("" when no arrival is hidden or it changes nothing)."""
     t = _other_end(scenario, late)

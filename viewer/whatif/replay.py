@@ -20,7 +20,7 @@ from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
-from viewer.model.facts import Facts
+from viewer.model.facts import NOTHING, Facts
 from viewer.model.frame import Frame
 from viewer.model.timeline import EVENT_TIMES
 from viewer.sim.budget import (
@@ -356,8 +356,14 @@ def with_load(pl: Plan, contention: Contention) -> Plan:
     """``pl`` with every stage's measured duration turned into the work it did under the
     log's load (``viewer.whatif.load``), played under ``contention``: replayed unchanged,
     each stage runs under the same load again and takes its measured time."""
+    return with_work(pl, contention, load_factors(pl, contention))
+
+
+def load_factors(pl: Plan, contention: Contention) -> dict[str, np.ndarray] | None:
+    """Per stage, each task's work under ``contention`` against its measured duration
+    (``with_load``); None where ``contention`` changes nothing."""
     if not contention.active:
-        return pl
+        return None
     spans = intervals(pl.session)
     prof = profile(spans)
     most = int(prof.busy.max()) + 2 if len(prof.busy) else 2
@@ -371,8 +377,15 @@ def with_load(pl: Plan, contention: Contention) -> Plan:
         k[stage] = np.where(ok, work / np.where(ok, b - a, 1.0), 1.0)
     if "prep" not in k:  # no CUZK_TIMING: the call is all kernel, its CPU work unknown
         k.update(prep=1.0, post=1.0, kernel=1.0)
-    draws = scaled(pl.draws, **k)
-    return replace(pl, cfg=replace(pl.cfg, contention=contention), draws=draws)
+    return k
+
+
+def with_work(pl: Plan, contention: Contention, k: dict[str, np.ndarray] | None) -> Plan:
+    """``pl`` with its stages scaled by ``k`` (``load_factors``), played under
+    ``contention``; ``pl`` itself for None."""
+    if k is None:
+        return pl
+    return replace(pl, cfg=replace(pl.cfg, contention=contention), draws=scaled(pl.draws, **k))
 
 
 def cycled(d: Draws, jobs: int) -> Draws:
@@ -427,6 +440,12 @@ def waited_for_slots(s: Schedule) -> bool:
 
 def predicted_session(pl: Plan, s: Schedule) -> Session:
     """A played schedule as a Session, in the replayed session's epoch."""
+    return played_session(pl.session.index, s)
+
+
+def played_session(index: int, s: Schedule) -> Session:
+    """A played schedule as the Session of position ``index`` in its log (all it takes
+    from the plan: a played run kept for later holds no plan)."""
     d = s.draws
     n = len(d.job)
     kernel = s.kernel.astype(np.float64)
@@ -466,24 +485,30 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
     }
     cfg = s.config
     workers = {w: w // cfg.gw for w in range(cfg.gw * cfg.gpus)}
-    session = pl.session
     # The kernels it played are known, even where the log's were not (``upper_bound``):
     # its floors are those a report on its --out log gives (issue 27 item 6).
     played = build_session(
         calls,
-        index=session.index,
+        index=index,
         kinds=kinds,
         workers=workers,
         kernel_source=KERNEL_SOURCE_TIMING,
     )
-    if cfg.budget_gib is not None:  # the budget-gated daemon's head, as it would log it
-        played.facts = Facts(
-            total_budget_gib=int(cfg.budget_gib * GIB) // GIB or None,
-            max_partitions_in_budget=partitions_in_budget(cfg.budget_gib),
-            synth_worker_count=cfg.pw,
-            budget_gated=True,
-        )
+    played.facts = played_facts(cfg)
     return played
+
+
+def played_facts(cfg: SimConfig) -> Facts:
+    """What a played run's log head states: a budget-gated daemon's budget and workers as
+    it would log them; nothing otherwise."""
+    if cfg.budget_gib is None:
+        return NOTHING
+    return Facts(
+        total_budget_gib=int(cfg.budget_gib * GIB) // GIB or None,
+        max_partitions_in_budget=partitions_in_budget(cfg.budget_gib),
+        synth_worker_count=cfg.pw,
+        budget_gated=True,
+    )
 
 
 def _first_event(p: Frame, jobs: int) -> np.ndarray:

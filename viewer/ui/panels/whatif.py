@@ -17,6 +17,7 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import counted, percent
 from viewer.export.whatif import gib_range
+from viewer.heap import release_free_memory
 from viewer.lanes.data import SessionLanes
 from viewer.model import Session
 from viewer.ui.actions import make_action
@@ -490,7 +491,8 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             self.error.setText(answer.error)
             return
         self.error.setText("")
-        self._answer = answer
+        self._answer = answer  # the one answer kept: the one before is freed here
+        release_free_memory()
         self._show(answer)
         self.prediction_ready.emit(answer)
 
@@ -664,8 +666,10 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.status.setText("preparing the lanes…")
         measured = self.measured_lanes(a.session)
         self._compare_measured_lanes = measured
-        predicted = a.result.scenario.session
-        self.runner.request_lanes((predicted,) if measured is not None else (a.session, predicted))
+        w = a.result
+        self.runner.request_lanes(
+            (w.scenario,) if measured is not None else (w.measured, w.scenario)
+        )
 
     def _on_lanes(self, lanes: tuple[SessionLanes, ...]) -> None:
         a, self._compare_answer = self._compare_answer, None
@@ -680,7 +684,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         cw = open_runs(
             self.window(),
             a.session,
-            a.result.scenario.session,
+            lanes[-1].session,  # the predicted run, made with its lanes
             label_a,
             "predicted",
             source_a=self._source,
