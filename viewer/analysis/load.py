@@ -90,6 +90,7 @@ class Sample:
     stages: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]
     most: int  # the most threads busy at once
     damage: tuple[str, ...] = ()  # what the reader says was lost of the log (cut, damaged)
+    gw: int | None = None  # GPU workers per GPU seen in the log (None: no GPU call)
 
     def mean_load(self, stage: str) -> np.ndarray:
         t, d, _ = self.stages[stage]
@@ -170,7 +171,18 @@ def sample(
         )
         out[stage] = (table, d[ok], kind[ok])
     lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
-    return Sample(name, cpus, out, most, lost)
+    return Sample(name, cpus, out, most, lost, _workers_per_gpu(session))
+
+
+def _workers_per_gpu(session: Session) -> int | None:
+    """The most GPU workers seen on one GPU of ``session`` (None: no GPU call)."""
+    p = session.partitions
+    gpu, worker = np.asarray(p["gpu"]), np.asarray(p["worker"])
+    seen = (gpu >= 0) & (worker >= 0)
+    if not seen.any():
+        return None
+    pairs = np.unique(np.stack([gpu[seen], worker[seen]], axis=1), axis=0)
+    return int(np.unique(pairs[:, 0], return_counts=True)[1].max())
 
 
 @dataclass(frozen=True)
@@ -202,6 +214,8 @@ class LoadFit:
     offsets: dict[str, dict[str, float]] = field(default_factory=dict)
     alternatives: tuple[Alternative, ...] = ()
     notes: tuple[str, ...] = ()
+    #: The GPU workers per GPU the logs ran (how another count shares the CPU: unseen).
+    gws: tuple[int, ...] = ()
 
     @property
     def active(self) -> bool:
@@ -251,6 +265,7 @@ def fit(samples: list[Sample]) -> LoadFit:
     fitted = LoadFit(
         contention=contention,
         logs=names,
+        gws=tuple(sorted({s.gw for s in samples if s.gw is not None})),
         seen=seen,
         shown=shown,
         cores_shown=cores_shown,

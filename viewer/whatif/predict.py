@@ -364,6 +364,7 @@ def what_if(
             other = loaded_anew(base_plan, alt.contention)
             ends.append((alt.label, throughput_of(other, replay(other, knobs)).s_per_proof))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
+        unseen.append(_workers_note(pl, knobs, load))
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:
@@ -460,6 +461,21 @@ def _unseen_notes(
         )
     out.append(_ties_note(pl, scenario, swapped))
     return out
+
+
+def _workers_note(pl: Plan, knobs: Knobs, load: LoadFit) -> str:
+    """Where the GPU workers per GPU change to a count no log of the load ran: how that many
+    share the host's CPU (their prep and post-processing) is not in the logs."""
+    if knobs.gw is None or knobs.gw == pl.cfg.gw or not load.gws or knobs.gw in load.gws:
+        return ""
+    ran = " or ".join(str(g) for g in load.gws)
+    return (
+        f"gw {pl.cfg.gw} -> {knobs.gw}: the logs the load is learned from all ran {ran} GPU "
+        f"worker{'s' if load.gws != (1,) else ''} per GPU, and what {knobs.gw} workers' CPU "
+        "work (prep, post-processing) costs beside each other does not show in them (on real "
+        "H200 runs, prep took 110 ms at gw 1 against 160 ms at gw 2); a run at that setting, "
+        "given with --calibrate, would settle it"
+    )
 
 
 #: Two ends of what the log cannot show this far apart (relative to the prediction) differ.
