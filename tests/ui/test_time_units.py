@@ -13,12 +13,12 @@ from PySide6 import QtCore, QtWidgets
 from tests.ui.conftest import load_and_wait, phase8_calls, timeline_of
 from tests.ui.test_axis_layout import pyqtgraph_specs
 from tests.ui.test_main_window import PHASE8, window  # noqa: F401
+from tests.ui.test_timeline_view import hosted_view
 from viewer.analysis.units import DAY, wall_date, wall_time
 from viewer.analysis.wallclock import session_wall_starts
 from viewer.model import build_session
 from viewer.ui.axis import TimeAxisItem
 from viewer.ui.main_window import MainWindow
-from viewer.ui.timeline_view import TimelineView
 
 T0 = 1771462800000.0  # 2026-02-19 01:00:00 UTC
 
@@ -172,13 +172,7 @@ def long_session(days: float = 7.0):
 def test_a_week_long_run_on_the_wall_clock_says_its_dates(qtbot) -> None:
     """issue 28 item 1: a 7-day run's axis showed times of day with one date, the day
     before the run (the fit's margin)."""
-    host = QtWidgets.QWidget()
-    qtbot.addWidget(host)
-    host.resize(1300, 500)
-    view = TimelineView(host)
-    view.resize(1300, 500)
-    host.show()
-    qtbot.waitExposed(host)
+    view = hosted_view(qtbot, 1300, 500)
     session = long_session()
     view.set_timeline(timeline_of(session))
     start = T0 - 3_600_000.0 + 30 * 60_000.0  # the daemon started 00:30 UTC on 02-19
@@ -200,4 +194,3 @@ def test_a_week_long_run_on_the_wall_clock_says_its_dates(qtbot) -> None:
     assert "02-22 00:00" in shown, shown
     assert any(re.match(r"^2[0-3]:00:00$", t) for t in shown), shown
     assert axis.labelText == "wall clock (UTC), 2026-02-21 → 2026-02-22"
-    host.close()

@@ -14,20 +14,27 @@ from viewer.ui.timeline_view import DEBOUNCE_MS, TimelineView
 Qt = QtCore.Qt
 
 
-@pytest.fixture
-def view(qtbot, phase8_timeline) -> Iterator[TimelineView]:
-    # A top-level window with a layout makes the offscreen platform warn (propagateSizeHints):
-    # host the view in a plain window instead.
+def hosted_view(qtbot, width: int = 1200, height: int = 600) -> TimelineView:
+    """A shown TimelineView of ``width`` x ``height``. A top-level window with a layout
+    makes the offscreen platform warn (propagateSizeHints): the view is hosted in a plain
+    window instead (closed by qtbot)."""
     host = QtWidgets.QWidget()
     qtbot.addWidget(host)
-    host.resize(1200, 600)
+    host.resize(width, height)
     w = TimelineView(host)
-    w.resize(1200, 600)
+    w.resize(width, height)
     host.show()
     qtbot.waitExposed(host)
+    w.test_host = host  # the host's wrapper owns the window: kept as long as the view
+    return w
+
+
+@pytest.fixture
+def view(qtbot, phase8_timeline) -> Iterator[TimelineView]:
+    w = hosted_view(qtbot)
     w.set_timeline(phase8_timeline)
     yield w
-    host.close()
+    w.parentWidget().close()
 
 
 def scene_point(view: TimelineView, x_ms: float, y: float) -> QtCore.QPoint:
@@ -490,17 +497,10 @@ def test_an_interleaved_transition_is_not_labelled_a_gap(qtbot) -> None:
         call("C", 0, 30_020.0, 40_000.0, 0),
         call("C", 1, 40_000.0, 41_000.0, 1),
     )
-    host = QtWidgets.QWidget()
-    qtbot.addWidget(host)
-    host.resize(1200, 500)
-    view = TimelineView(host)
-    view.resize(1200, 500)
-    host.show()
-    qtbot.waitExposed(host)
+    view = hosted_view(qtbot, 1200, 500)
     view.set_timeline(timeline_of(s))
     view.fit()
     texts = [text.text() for _, text, _, _ in view._overlay._labels]
     assert "gap 5 ms · overlap 19995 ms" in texts  # sector 0 runs on past it
     assert "interleaved · idle 20 ms · overlap 0 ms" in texts
     assert not any(t.startswith("gap 10020") for t in texts)
-    host.close()
