@@ -97,6 +97,19 @@ def gw1_timeline() -> Timeline:
     return timeline_of(build_session(phase8_calls(workers_per_gpu=1)))
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _empty_clipboard_before_exit(qapp):
+    """Take the tests' mime data off the clipboard while Python is still running.
+
+    Under the offscreen platform the clipboard's content is held by a Qt global static
+    that the C++ exit handlers delete after Python has finalized: a QMimeData made in
+    Python (``copy_image``) still there then calls into the finalized interpreter, a
+    segfault at exit after every test passed (when an image copy was the last to set it).
+    """
+    yield
+    qapp.clipboard().clear()
+
+
 @pytest.fixture(autouse=True)
 def _collect_widgets_between_tests(qapp):
     """Delete each test's windows before the next test starts.
@@ -109,8 +122,22 @@ def _collect_widgets_between_tests(qapp):
     import gc
 
     yield
+    import shiboken6
+    from PySide6 import QtCore
+
+    # A test's own unparented windows (an offscreen export view) are deleted by Qt,
+    # children before parents, while their Python shells are still alive: the collector
+    # below then frees only shells. Left to the collector, such a tree is torn down in
+    # the collector's order, and a wrapper of a layout item (a QSpacerItem of pyqtgraph's
+    # plot menu) cleared before its window takes ownership and deletes its item while the
+    # layout still lists it. Only widgets Python owns: the other top-level widgets are
+    # Qt's (each QGraphicsGridLayout's style info holds a hidden QWidget and deletes it
+    # itself; deleting it here was a double free).
     for widget in qapp.topLevelWidgets():
         widget.close()
+        if shiboken6.ownedByPython(widget):
+            widget.deleteLater()
+    qapp.sendPostedEvents(None, QtCore.QEvent.Type.DeferredDelete)
     qapp.processEvents()
     gc.unfreeze()  # the main window pins what is alive after a load (gc.freeze)
     gc.collect()

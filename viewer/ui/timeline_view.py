@@ -110,15 +110,22 @@ class TimelineView(QtWidgets.QWidget):
         self.legend = LegendBar()
         self._tip = HoverTip(self)
 
-        row = QtWidgets.QHBoxLayout()
-        row.setContentsMargins(0, 0, 0, 0)
-        row.setSpacing(0)
-        row.addWidget(self.plot, 1)
-        row.addWidget(self._scrollbar)
+        # The row joins the view's layout empty and is filled after. PySide's addLayout
+        # wraps each item already in the added layout (a QWidgetItem, not a QObject) in a
+        # Python object parented to the outer layout; when the collector tears down an
+        # unparented view (an offscreen export), clearing such a wrapper before the view
+        # hands it ownership, it deletes its item while the row still lists it, and the
+        # view's ~QBoxLayout then deletes freed memory (a segfault in the tests'
+        # gc.collect()). Filled in place, the row's items never get a Python wrapper.
         layout = QtWidgets.QVBoxLayout(self)
         layout.setContentsMargins(0, 0, 0, 0)
         layout.setSpacing(2)
+        row = QtWidgets.QHBoxLayout()
+        row.setContentsMargins(0, 0, 0, 0)
+        row.setSpacing(0)
         layout.addLayout(row, 1)
+        row.addWidget(self.plot, 1)
+        row.addWidget(self._scrollbar)
         layout.addWidget(self.legend)
 
         self._selection_timer = self._single_shot(self._emit_selection)
