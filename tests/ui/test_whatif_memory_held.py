@@ -8,8 +8,8 @@ import weakref
 from pathlib import Path
 
 import pytest
-from PySide6 import QtCore
 
+from tests.ui.test_whatif_panel import window  # noqa: F401  (the What if window)
 from viewer.ui import MainWindow
 from viewer.whatif import predict, replay
 
@@ -17,20 +17,6 @@ PHASE8 = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sec
 TIMEOUT = 30000
 #: Knob edits in turn, each kept, as a user tries one thing after another.
 EDITS = (("pw", 12), ("gw", 1), ("kernel", 1824), ("gpus", 2), ("pw", 14), ("gw", 3))
-
-
-@pytest.fixture
-def window(qtbot, tmp_path):
-    settings = QtCore.QSettings(str(tmp_path / "settings.ini"), QtCore.QSettings.Format.IniFormat)
-    win = MainWindow(settings=settings)
-    qtbot.addWidget(win)
-    win.resize(1500, 900)
-    win.show()
-    win.docks["whatif"].raise_()
-    yield win
-    win.cancel_loading()
-    win.runner.wait()
-    win.whatif_panel.runner.wait()
 
 
 class Made(weakref.WeakSet):
@@ -80,7 +66,7 @@ def edit_in_turn(qtbot, win: MainWindow) -> list[weakref.ref]:
     return answers
 
 
-def test_edits_keep_only_the_answer_on_screen(qtbot, window, played) -> None:
+def test_edits_keep_only_the_answer_on_screen(qtbot, window, played) -> None:  # noqa: F811
     answers = edit_in_turn(qtbot, window)
     panel = window.whatif_panel
     assert len(answers) >= len(EDITS) + 1
@@ -94,7 +80,9 @@ def test_edits_keep_only_the_answer_on_screen(qtbot, window, played) -> None:
 
 
 def test_prediction_beside_holds_one_played_run_with_the_docks_figures(
-    qtbot, window, played
+    qtbot,
+    window,  # noqa: F811
+    played,
 ) -> None:
     edit_in_turn(qtbot, window)
     panel = window.whatif_panel
