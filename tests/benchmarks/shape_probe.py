@@ -34,6 +34,7 @@ def cli(argv: list[str]) -> dict[str, float]:
 def window(path: str) -> dict[str, float]:
     import tempfile
 
+    from first_frame import watch_open  # Qt: not in the command line's process
     from PySide6 import QtCore, QtWidgets
 
     from viewer.ui import MainWindow
@@ -45,20 +46,7 @@ def window(path: str) -> dict[str, float]:
     win.show()
     app.processEvents()
     base = _peak_rss()
-    marks: dict[str, float] = {}
-
-    class Drawn(QtCore.QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QtCore.QEvent.Type.Paint:
-                marks.setdefault("drawn", time.perf_counter())
-            return False
-
-    spy = Drawn()
-    win.timeline_loaded.connect(lambda _: win.view.plot.viewport().installEventFilter(spy))
-    loop = QtCore.QEventLoop()
-    win.summary_ready.connect(
-        lambda *_: (marks.setdefault("filled", time.perf_counter()), loop.quit())
-    )
+    marks, loop = watch_open(win)
     win.load_failed.connect(lambda message: (print(message, file=sys.stderr), loop.quit()))
     QtCore.QTimer.singleShot(590_000, loop.quit)
     t = time.perf_counter()

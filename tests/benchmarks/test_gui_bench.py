@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from biglog import ROOT, big_log
+from first_frame import watch_open
 from table import add_row
 
 pytestmark = pytest.mark.bench
@@ -365,22 +366,7 @@ def _open_once(qapp, path: Path, ini: Path) -> tuple[float, float]:
     win.resize(WIDTH, HEIGHT)
     win.show()
     qapp.processEvents()
-    marks: dict[str, float] = {}
-
-    class Drawn(QtCore.QObject):
-        def eventFilter(self, obj, event):
-            if event.type() == QtCore.QEvent.Type.Paint:
-                marks.setdefault("drawn", time.perf_counter())
-            return False
-
-    spy = Drawn()
-    win.timeline_loaded.connect(lambda _: win.view.plot.viewport().installEventFilter(spy))
-    # An event loop that sleeps until an event, as the app's: a processEvents() spin would
-    # take a core and the GIL from the reader.
-    loop = QtCore.QEventLoop()
-    win.summary_ready.connect(
-        lambda *_: (marks.setdefault("filled", time.perf_counter()), loop.quit())
-    )
+    marks, loop = watch_open(win)
     QtCore.QTimer.singleShot(600_000, loop.quit)
     t0 = time.perf_counter()
     win.open_paths([path])
