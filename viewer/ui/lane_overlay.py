@@ -14,7 +14,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.analysis.transitions import INTERLEAVED_MS
+from viewer.analysis.transitions import interleaved
 from viewer.lanes.data import SessionLanes
 from viewer.ui.palette import Theme, with_alpha
 
@@ -28,10 +28,10 @@ LABEL_SPACING_PX = 60.0  # one label candidate per this many pixels
 
 
 def transition_label(gap_ms: float, overlap_ms: float, idle_ms: float | None = None) -> str:
-    """ "gap 4490 ms · overlap 761 ms"; where the worker ran other sectors in the gap
-    (``idle_ms`` shorter than it), "interleaved · idle 12 ms · overlap 761 ms": a "gap"
-    over a busy worker read as idle time."""
-    if idle_ms is not None and gap_ms > idle_ms + INTERLEAVED_MS:
+    """ "gap 4490 ms · overlap 761 ms"; for an interleaved transition (``idle_ms``: the
+    worker's own idle, ``transitions.interleaved``) "interleaved · idle 12 ms · overlap
+    761 ms": a "gap" over a busy worker read as idle time."""
+    if idle_ms is not None:
         return f"interleaved \u00b7 idle {idle_ms:.0f} ms \u00b7 overlap {overlap_ms:.0f} ms"
     return f"gap {gap_ms:.0f} ms \u00b7 overlap {overlap_ms:.0f} ms"
 
@@ -74,7 +74,9 @@ class OverlayItem(pg.GraphicsObject):
         self._times = trans["time"].astype(np.float64)
         self._gap_ms = trans["gap_ms"].astype(np.float64)
         self._overlap_ms = trans["overlap_ms"].astype(np.float64)
-        self._idle_ms = trans["worker_idle_ms"].astype(np.float64)
+        # The worker's own idle where the gap is none (sectors interleave), else NaN.
+        idle = trans["worker_idle_ms"].astype(np.float64)
+        self._idle_ms = np.where(interleaved(trans), idle, np.nan)
         cold = lanes.cold
         self._cold = list(
             zip(
@@ -155,7 +157,10 @@ class OverlayItem(pg.GraphicsObject):
             column = np.floor(xs / (LABEL_SPACING_PX * px))
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
         for i in idx.tolist():
-            text = transition_label(self._gap_ms[i], self._overlap_ms[i], self._idle_ms[i])
+            idle = self._idle_ms[i]
+            text = transition_label(
+                self._gap_ms[i], self._overlap_ms[i], None if np.isnan(idle) else idle
+            )
             width = (self._width(text) + 8) * px
             x = float(self._times[i])
             if x + width > x1:  # cut by the right edge: written to the left of its marker
