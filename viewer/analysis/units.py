@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 #: Thousands separator of every figure (a thin space: "3 746 ms").
@@ -204,6 +205,7 @@ def wall_stamp(epoch_ms: float, decimals: int = 3) -> str:
 # ---------------------------------------------------------------- one clock
 
 
+@dataclass(frozen=True, slots=True)
 class Clock:
     """How one session's times are written wherever the window writes one (axis, cursor,
     range, tables, Details, tooltips, scope lines, image captions): on the session's clock
@@ -212,39 +214,31 @@ class Clock:
     ("01:01:15.742 UTC"; with the date, "02-20 01:01:15.742 UTC", when the session crosses
     midnight)."""
 
-    __slots__ = ("wall", "zero", "long", "dated")
+    #: Epoch ms of offset 0 (wall-clock mode), else None.
+    wall: float | None = None
+    #: The offset written as 0 (aligned time), else None; ignored on the wall clock.
+    zero: float | None = None
+    #: Positions on m:ss for the whole session (it passes 2 min).
+    long: bool = False
+    #: Wall times carry their date (the session crosses a UTC midnight).
+    dated: bool = False
 
-    def __init__(
-        self,
-        start_ms: float = 0.0,
-        end_ms: float = 0.0,
+    @classmethod
+    def of(
+        cls,
+        start_ms: float,
+        end_ms: float,
         wall: float | None = None,
         zero: float | None = None,
-    ) -> None:
-        #: Epoch ms of offset 0 (wall-clock mode), else None.
-        self.wall = wall if wall is not None and math.isfinite(wall) else None
-        #: The offset written as 0 (aligned time), else None; ignored on the wall clock.
-        self.zero = zero if zero is not None and math.isfinite(zero) else None
+    ) -> Clock:
+        """The clock of a session from ``start_ms`` to ``end_ms`` (its offsets)."""
+        wall = wall if wall is not None and math.isfinite(wall) else None
+        zero = zero if zero is not None and math.isfinite(zero) else None
         lo, hi = (float(v) if math.isfinite(v) else 0.0 for v in (start_ms, end_ms))
-        if self.zero is not None:
-            lo, hi = lo - self.zero, hi - self.zero
-        #: Positions on m:ss for the whole session (it passes 2 min).
-        self.long = max(abs(lo), abs(hi)) >= SECONDS_BELOW
-        #: Wall times carry their date (the session crosses a UTC midnight).
-        self.dated = self.wall is not None and _day(self.wall + start_ms) != _day(
-            self.wall + max(end_ms, start_ms)
-        )
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, Clock) and all(
-            getattr(self, k) == getattr(other, k) for k in self.__slots__
-        )
-
-    def __hash__(self) -> int:
-        return hash(tuple(getattr(self, k) for k in self.__slots__))
-
-    def __repr__(self) -> str:
-        return f"Clock(wall={self.wall}, zero={self.zero}, long={self.long}, dated={self.dated})"
+        if zero is not None:
+            lo, hi = lo - zero, hi - zero
+        dated = wall is not None and _day(wall + start_ms) != _day(wall + max(end_ms, start_ms))
+        return cls(wall, zero, max(abs(lo), abs(hi)) >= SECONDS_BELOW, dated)
 
     @property
     def suffix(self) -> str:
@@ -279,5 +273,5 @@ def _day(epoch_ms: float) -> str:
     return wall_date(epoch_ms) if math.isfinite(epoch_ms) else ""
 
 
-#: The session's own clock, for callers that have no session (tests, the report).
+#: The session's own clock in seconds, for callers that have no session.
 SESSION_CLOCK = Clock()

@@ -71,6 +71,7 @@ class TimelineView(QtWidgets.QWidget):
         self.theme = Theme.from_palette(self.palette())
         self._timeline: Timeline | None = None
         self._index = 0
+        self._clock: Clock | None = None  # the one last said (``clock_changed``)
         self._lanes: SessionLanes | None = None
         self._cache: dict[int, SessionLanes] = {}
         self._items: list[LaneGroupItem] = []
@@ -293,14 +294,14 @@ class TimelineView(QtWidgets.QWidget):
         """The clock the axis shows, for every time the window writes (``units.Clock``)."""
         session = self.session()
         ends = (session.start_ms, session.end_ms) if session is not None else (0.0, 0.0)
-        return Clock(*ends, wall=self.wall_start(), zero=self._time_axis.zero())
+        return Clock.of(*ends, wall=self.wall_start(), zero=self._time_axis.zero())
 
     def _clock_may_have_changed(self) -> None:
         session = self.session()
         if session is not None:
             self._time_axis.set_bounds(session.start_ms, session.end_ms)
         clock = self.clock()
-        if clock != getattr(self, "_clock", None):
+        if clock != self._clock:
             self._clock = clock
             self.clock_changed.emit(clock)
 

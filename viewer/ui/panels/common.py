@@ -66,7 +66,7 @@ def scope_text(summary, clock: Clock | None = None) -> str:
     own): "Whole session 1: 0:00.040 → 3:46.000 (3 min 46 s)" or "Range 01:01:04.000 →
     01:01:24.000 UTC (20.0 s) of session 1"."""
     s = summary.session
-    clock = clock if clock is not None else Clock(s.start_ms, s.end_ms)
+    clock = clock if clock is not None else Clock.of(s.start_ms, s.end_ms)
     a, b = (s.start_ms, s.end_ms) if summary.rng is None else summary.rng
     if summary.rng is None:
         return f"Whole session {s.number}: {clock.span(a, b)}"
