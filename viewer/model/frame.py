@@ -45,36 +45,6 @@ def take_rows(col: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return col[rows]
 
 
-class _Taken(Mapping):
-    """The columns of ``source`` at rows ``rows``, each made when first read and kept: a
-    table of every started call in start order (``analysis.calls``) is read for a handful
-    of its ~30 columns, and a copy of all of them cost ~30 MB at 10^6 events."""
-
-    __slots__ = ("_source", "_rows", "_made")
-
-    def __init__(self, source: Mapping[str, np.ndarray], rows: np.ndarray) -> None:
-        self._source, self._rows = source, rows
-        self._made: dict[str, np.ndarray] = {}
-
-    def __getitem__(self, name: str) -> np.ndarray:
-        col = self._made.get(name)
-        if col is None:
-            col = take_rows(self._source[name], self._rows)
-            if col.flags.writeable:
-                col.flags.writeable = False
-            col = self._made.setdefault(name, col)  # two threads: one copy is kept
-        return col
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._source)
-
-    def __len__(self) -> int:
-        return len(self._source)
-
-    def __contains__(self, name: object) -> bool:
-        return name in self._source
-
-
 class _Lazy(Mapping):
     """Columns made by their functions when first read, and kept: a whole-session table
     of ~17 columns of which a report reads 7 (1.5 M calls: 12 MB a column not made)."""
@@ -84,10 +54,13 @@ class _Lazy(Mapping):
     def __init__(self, makers: Mapping[str, Callable[[], np.ndarray]]) -> None:
         self._makers, self._made = makers, {}
 
+    def _make(self, name: str) -> np.ndarray:
+        return np.asarray(self._makers[name]())
+
     def __getitem__(self, name: str) -> np.ndarray:
         col = self._made.get(name)
         if col is None:
-            col = np.asarray(self._makers[name]())
+            col = self._make(name)
             if col.flags.writeable:
                 col = col.view()
                 col.flags.writeable = False
@@ -102,6 +75,21 @@ class _Lazy(Mapping):
 
     def __contains__(self, name: object) -> bool:
         return name in self._makers
+
+
+class _Taken(_Lazy):
+    """The columns of ``source`` at rows ``rows``, each made when first read and kept: a
+    table of every started call in start order (``analysis.calls``) is read for a handful
+    of its ~30 columns, and a copy of all of them cost ~30 MB at 10^6 events."""
+
+    __slots__ = ("_rows",)
+
+    def __init__(self, source: Mapping[str, np.ndarray], rows: np.ndarray) -> None:
+        super().__init__(source)  # its names are the source's
+        self._rows = rows
+
+    def _make(self, name: str) -> np.ndarray:
+        return take_rows(self._makers[name], self._rows)
 
 
 class _Assigned(Mapping):
