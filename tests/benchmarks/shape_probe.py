@@ -18,7 +18,7 @@ from probe import _peak_rss
 
 
 def cli(argv: list[str]) -> dict[str, float]:
-    import viewer.ui.image_export  # noqa: F401 - the image exports import it late
+    import viewer.ui.writeups.image_export  # noqa: F401 - the image exports import it late
     from viewer.cli import main
 
     base = _peak_rss()

@@ -232,7 +232,7 @@ class Hook:
     # Instruments the window class once the app imports it: importing PySide6 here, before
     # the app does, would change what the start-up costs (see viewer/commands/gui.py).
     def find_spec(self, name, path, target=None):
-        if name != "viewer.ui.main_window":
+        if name != "viewer.ui.windows.main_window":
             return None
         sys.meta_path.remove(self)
         from importlib.machinery import PathFinder

@@ -14,7 +14,7 @@ from tests.ui import test_timeline_view as tv
 from tests.ui.test_timeline_view import lane_y, scene_point
 from viewer.annotations import sidecar_path
 from viewer.ui import MainWindow
-from viewer.ui.write_ups import install
+from viewer.ui.writeups.write_ups import install
 
 SAMPLE = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 WORKER0 = "GPU 0 · worker 0"
@@ -124,7 +124,7 @@ def test_ruler_tool_drag_snaps_to_events_and_shows_delta(qtbot, window, log) -> 
     (ruler,) = ctl.annotations
     assert (ruler.kind, ruler.t0_ms, ruler.t1_ms) == ("ruler", *COLD_GAP)
     assert ctl.tool == "" and not ups.actions["tool_ruler"].isChecked()
-    from viewer.ui.annotate import label_of
+    from viewer.ui.writeups.annotate import label_of
 
     assert label_of(ruler) == "Δ 4 490 ms"
     # Drag its right end back by ~1 s: a resize, undone in one step.
@@ -335,8 +335,8 @@ def test_an_arrow_drawn_into_another_lane_points_there(qtbot, window, log) -> No
     mid = QtCore.QPointF((80000 + 76000) / 2, (y_from + y_to) / 2)
     assert overlay.hit(mid) == (arrow.id, "body")
     # the exported image draws the shaft slanted: ink halfway between the two lanes
-    from viewer.ui.annotate import Ink
-    from viewer.ui.image_export import render_image
+    from viewer.ui.writeups.annotate import Ink
+    from viewer.ui.writeups.image_export import render_image
 
     image = render_image(view)
     at = view.plot.mapFromScene(view.view_box().mapViewToScene(mid)) * 2
@@ -393,7 +393,7 @@ def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log
     placed against every other, and each move against all of them).  A view places at most
     MAX_LABELS labels, none overlapping; the rest are counted as hidden."""
     from viewer.annotations import Annotation, AnnotationSet
-    from viewer.ui.annotate import MAX_LABELS
+    from viewer.ui.writeups.annotate import MAX_LABELS
 
     open_log(qtbot, window, log)
     view, ctl = window.view, window.write_ups.controller
@@ -416,7 +416,7 @@ def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log
 def test_labels_leave_every_arrowhead_pin_and_ruler_end_in_sight(qtbot, window, log) -> None:
     """issue 28 item 3: at a wider zoom an arrow's label sat on its own arrowhead and covered
     a note's pin; the leader line went to the arrow's middle in time at its tail's height."""
-    from viewer.ui.annotate import _marks, _to_segment
+    from viewer.ui.writeups.annotate import _marks, _to_segment
 
     open_log(qtbot, window, log)
     ctl, view = window.write_ups.controller, window.view

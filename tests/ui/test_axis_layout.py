@@ -10,7 +10,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtGui, QtWidgets
 
-from viewer.ui.axis import TimeAxisItem
+from viewer.ui.view.axis import TimeAxisItem
 
 SPANS = [(0.0, 220_000.0), (-2203.8, 226_662.8), (1.2e9, 1.2e9 + 1500.0), (5e6, 5e6 + 0.8)]
 

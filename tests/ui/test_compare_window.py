@@ -12,8 +12,8 @@ from tests.ui.conftest import phase8_calls
 from viewer.analysis.compare import Alignment, alignment_offset
 from viewer.model import Session, build_session
 from viewer.ui import MainWindow
-from viewer.ui.compare_panel import judgement_colors
-from viewer.ui.compare_window import CompareWindow, install
+from viewer.ui.panels.compare_panel import judgement_colors
+from viewer.ui.windows.compare_window import CompareWindow, install
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 TIMES = ["synth_start", "synth_end", "queued", "pickup", "gpu_start", "gpu_end", "kernel_start"]

@@ -11,8 +11,8 @@ from tests.ui.test_timeline_view import scene_point, view  # noqa: F401
 from viewer.analysis.counters import COUNTERS, counters
 from viewer.lanes.data import KERNEL_PARTS
 from viewer.model import build_session
-from viewer.ui.lanes import KERNEL_BAND
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.view.lanes import KERNEL_BAND
+from viewer.ui.view.timeline_view import TimelineView
 
 
 def near(got, want, tol: int = 3) -> None:

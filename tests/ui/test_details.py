@@ -80,8 +80,8 @@ def test_clicking_a_bar_shows_its_life_and_flow(qtbot, window) -> None:  # noqa:
 
 
 def test_the_life_bar_draws_each_stage_in_its_colour(qtbot, window) -> None:  # noqa: F811
-    from viewer.ui.details_pane import stage_color
     from viewer.ui.palette import Theme
+    from viewer.ui.panels.details_pane import stage_color
 
     load_and_wait(qtbot, window, PHASE8)
     click_partition(window, 12)

@@ -12,7 +12,7 @@ from PySide6 import QtCore, QtGui
 
 from viewer.io import open_log
 from viewer.ui import MainWindow
-from viewer.ui.follow import install
+from viewer.ui.windows.follow import install
 
 PHASE8 = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 

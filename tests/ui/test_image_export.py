@@ -11,8 +11,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 from tests.hostile.files import drained_fifo
 from tests.ui.test_annotate import COLD_GAP, WORKER0, log, open_log, window  # noqa: F401
 from tests.ui.test_timeline_view import lane_y
-from viewer.ui.annotate import Ink
-from viewer.ui.image_export import copy_image, offscreen_view, render_image, render_svg
+from viewer.ui.writeups.annotate import Ink
+from viewer.ui.writeups.image_export import copy_image, offscreen_view, render_image, render_svg
 
 
 def pixel(image: QtGui.QImage, view, t_ms: float, y: float) -> QtGui.QColor:

@@ -7,8 +7,8 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from viewer.ui import loader
 from viewer.ui.background import LatestTask
+from viewer.ui.windows import loader
 
 PHASE8 = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 

@@ -7,7 +7,7 @@ import pytest
 from PySide6 import QtCore, QtWidgets
 
 from viewer.ui import MainWindow
-from viewer.ui.main_window import MIN_DOCK_PX
+from viewer.ui.windows.main_window import MIN_DOCK_PX
 
 
 def _window(qtbot, settings) -> MainWindow:
@@ -132,7 +132,7 @@ def test_a_layout_saved_on_a_small_screen_reads_on_a_big_one(qtbot, tmp_path) ->
 
 def test_a_narrow_window_wraps_the_legend_instead_of_cutting_it(qtbot) -> None:
     """issue 28 item 2: at 1366x768 the legend's last entries were cut off."""
-    from viewer.ui.lane_legend import ENTRIES, LegendBar
+    from viewer.ui.view.lane_legend import ENTRIES, LegendBar
 
     host = QtWidgets.QWidget()
     qtbot.addWidget(host)

@@ -14,8 +14,8 @@ from PySide6 import QtCore
 from viewer.analysis import summarize
 from viewer.ui import MainWindow
 from viewer.ui.background import GUI_SWITCH_INTERVAL_S, WORKER_NICE, BackgroundWorker
-from viewer.ui.loader import LoadJob
-from viewer.ui.main_window import FIRST_PAINT_WAIT_MS
+from viewer.ui.windows.loader import LoadJob
+from viewer.ui.windows.main_window import FIRST_PAINT_WAIT_MS
 
 PHASE8 = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
 

@@ -8,8 +8,8 @@ import pytest
 from tests.ui.lod_reference import coalesce
 from viewer.lanes.data import GAP_STARVED, Lane, LaneGroup
 from viewer.lanes.lod import MIXED, Intervals
-from viewer.ui.lanes import LaneGroupItem
 from viewer.ui.palette import Theme
+from viewer.ui.view.lanes import LaneGroupItem
 
 WIDTH_PX = 1400
 

@@ -17,7 +17,7 @@ from viewer.lanes.lod import (
     drawable,
     level_of,
 )
-from viewer.ui.lane_overlay import MAX_COLUMNS, first_per_column
+from viewer.ui.view.lane_overlay import MAX_COLUMNS, first_per_column
 
 TOL = 1e-6
 

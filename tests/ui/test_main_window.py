@@ -167,7 +167,7 @@ def test_counts_of_one_are_singular(qtbot, window, tmp_path):
     """Issue 28, item 8: "1 transitions", "1 jobs", "1 lines"."""
     from viewer.sim.model import SimConfig, simulate
     from viewer.sim.writer import WriteOptions, write
-    from viewer.ui.skipped_lines import skipped_text
+    from viewer.ui.windows.skipped_lines import skipped_text
 
     log = tmp_path / "one.log"
     write(simulate(SimConfig(sectors=1, seed=1)), log, WriteOptions())

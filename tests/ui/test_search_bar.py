@@ -11,7 +11,7 @@ from tests.ui.conftest import load_and_wait
 from tests.ui.test_main_window import PHASE8, window  # noqa: F401
 from tests.ui.test_timeline_view import scene_point
 from viewer.analysis.search import find
-from viewer.ui.timeline_view import MATCH_MIN_PX
+from viewer.ui.view.timeline_view import MATCH_MIN_PX
 
 Qt = QtCore.Qt
 

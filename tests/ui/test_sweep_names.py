@@ -11,7 +11,7 @@ import pytest
 from viewer.export.sweep import title
 from viewer.io import open_log
 from viewer.io.facts import facts
-from viewer.ui.sweep_chart import chart_bytes, chart_title
+from viewer.ui.windows.sweep_chart import chart_bytes, chart_title
 from viewer.whatif.sweep import KNOBS, Run, knob_label, knob_values, sweep
 
 SECOND = Path(__file__).resolve().parents[1] / "whatif" / "data" / "h200_second"

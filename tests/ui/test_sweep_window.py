@@ -11,8 +11,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.ui import MainWindow
 from viewer.ui.palette import dark_palette
-from viewer.ui.sweep_chart import SweepChart, chart_bytes, measured_points
-from viewer.ui.sweep_window import SweepWindow
+from viewer.ui.windows.sweep_chart import SweepChart, chart_bytes, measured_points
+from viewer.ui.windows.sweep_window import SweepWindow
 
 SECOND = Path(__file__).resolve().parents[1] / "whatif" / "data" / "h200_second"
 LOGS = sorted(SECOND.glob("*.log.gz"))

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 from PySide6 import QtCore
 
+from viewer.ui.panels.table_model import RIGHT, CopyableTableView
 from viewer.ui.panels.tables import GapsPanel, JobsPanel
-from viewer.ui.table_model import RIGHT, CopyableTableView
 
 COLUMNS = (("job_id", "job"), ("ms", "idle (ms)"), ("n", "count"), ("ok", "ok"), ("mixed", "mixed"))
 

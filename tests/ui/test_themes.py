@@ -8,8 +8,8 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from tests.ui.conftest import load_and_wait
 from tests.ui.test_main_window import PHASE8
-from viewer.ui.image_export import render_image
-from viewer.ui.main_window import MainWindow
+from viewer.ui.windows.main_window import MainWindow
+from viewer.ui.writeups.image_export import render_image
 
 
 @pytest.fixture

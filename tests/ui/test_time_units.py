@@ -17,8 +17,8 @@ from tests.ui.test_timeline_view import hosted_view
 from viewer.analysis.units import DAY, wall_date, wall_time
 from viewer.analysis.wallclock import session_wall_starts
 from viewer.model import build_session
-from viewer.ui.axis import TimeAxisItem
-from viewer.ui.main_window import MainWindow
+from viewer.ui.view.axis import TimeAxisItem
+from viewer.ui.windows.main_window import MainWindow
 
 T0 = 1771462800000.0  # 2026-02-19 01:00:00 UTC
 

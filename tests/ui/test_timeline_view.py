@@ -9,7 +9,7 @@ import pyqtgraph as pg
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.ui.timeline_view import DEBOUNCE_MS, TimelineView
+from viewer.ui.view.timeline_view import DEBOUNCE_MS, TimelineView
 
 Qt = QtCore.Qt
 
@@ -352,7 +352,7 @@ def test_idle_gap_tooltip_names_its_cause(view: TimelineView, gw1_timeline) -> N
     ],
 )
 def test_time_axis_units_follow_the_zoom(ms, spacing, span, expected) -> None:
-    from viewer.ui.axis import format_ms, ms_origin
+    from viewer.ui.view.axis import format_ms, ms_origin
 
     assert format_ms(ms, spacing, span, ms_origin(ms - 100, span)) == expected
 
@@ -396,7 +396,7 @@ def test_the_cached_lane_names_follow_collapses_scrolls_and_themes(view, qtbot) 
     """The lane-name axis is drawn from a cached pixmap while the view pans (it drew every
     name in each frame): after a collapse, a vertical scroll and a theme change it shows
     what drawing it anew shows."""
-    from viewer.ui.axis import LaneHeaderAxis
+    from viewer.ui.view.axis import LaneHeaderAxis
 
     header = view._header
     assert header.cacheMode() == QtWidgets.QGraphicsItem.CacheMode.DeviceCoordinateCache

@@ -10,10 +10,11 @@ from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.floors import REMEDY
 from viewer.io import open_log
-from viewer.ui import MainWindow, whatif_runner
-from viewer.ui.floor_bars import BarColors, FloorBars
+from viewer.ui import MainWindow
 from viewer.ui.palette import dark_palette
 from viewer.ui.panels import whatif as whatif_module
+from viewer.ui.panels import whatif_runner
+from viewer.ui.panels.floor_bars import BarColors, FloorBars
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.whatif import Knobs, WhatIf, plan, what_if
 from viewer.whatif.replay import stage_means

@@ -10,8 +10,8 @@ from PySide6 import QtCore, QtGui
 
 from tests.ui.conftest import load_and_wait
 from tests.ui.test_main_window import PHASE8, SAMPLES, window  # noqa: F401
-from viewer.ui.empty_state import TITLE
-from viewer.ui.skipped_lines import skipped_text
+from viewer.ui.windows.empty_state import TITLE
+from viewer.ui.windows.skipped_lines import skipped_text
 
 
 def test_empty_window_says_where_to_drop_and_lists_recent_files(qtbot, tmp_path) -> None:
@@ -177,7 +177,7 @@ def test_a_replaced_log_s_pages_are_handed_back_once_its_panels_let_go(
     10^6-event log kept ~100 MB more (310 MB against 205 MB after the first open)."""
     import threading
 
-    from viewer.ui import main_window
+    from viewer.ui.windows import main_window
 
     calls: list[str] = []
     monkeypatch.setattr(

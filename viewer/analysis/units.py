@@ -80,6 +80,12 @@ def duration(ms: float | None) -> str:
     return sign + _pair(round(ms / HOUR), 24, "d", "h")
 
 
+def plain_duration(ms: float | None) -> str:
+    """``duration`` with plain spaces ("3 746 ms", "4 d 10 h"), for text that may be copied
+    into plain-ASCII places (annotation labels, terminal output)."""
+    return duration(ms).replace(THIN, " ")
+
+
 def _pair(count: int, per: int, big: str, small: str) -> str:
     a, b = divmod(count, per)
     return f"{a:,} {big}".replace(",", THIN) + (f" {b} {small}" if b else "")

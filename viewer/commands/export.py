@@ -286,7 +286,7 @@ def _run_image(args: argparse.Namespace) -> int:
 
     from PySide6 import QtCore, QtWidgets
 
-    from viewer.ui.image_export import full_plot_height, offscreen_view, write_image
+    from viewer.ui.writeups.image_export import full_plot_height, offscreen_view, write_image
 
     if QtWidgets.QApplication.instance() is None:
         QtCore.qInstallMessageHandler(_quiet_qt)

@@ -188,7 +188,7 @@ def _write_chart(s, args: argparse.Namespace) -> None:  # noqa: ANN001
     os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
     from PySide6 import QtWidgets
 
-    from viewer.ui.sweep_chart import write_chart
+    from viewer.ui.windows.sweep_chart import write_chart
 
     app = QtWidgets.QApplication.instance() or QtWidgets.QApplication(["viewer-sweep"])
     write_chart(s, args.out, args.paths, dark=args.dark)

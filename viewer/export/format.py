@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 import orjson
 
-from viewer.analysis.units import THIN, duration, fixed, percent
+from viewer.analysis.units import fixed, percent, plain_duration
 from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one definition)
 
 Row = Sequence[str]
@@ -109,7 +109,7 @@ def human(x: float | None, signed: bool = False) -> str:
     nothing; ``signed`` writes a gain with its "+"."""
     if x is None or not math.isfinite(x) or abs(x) < HUMAN_FROM_MS:
         return ""
-    return f" ({'+' if signed and x > 0 else ''}{duration(x).replace(THIN, ' ')})"
+    return f" ({'+' if signed and x > 0 else ''}{plain_duration(x)})"
 
 
 def ms(x: float | None) -> str:

@@ -1,6 +1,6 @@
 """The Qt user interface: ``MainWindow`` and the embeddable ``TimelineView``."""
 
-from viewer.ui.main_window import MainWindow
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.view.timeline_view import TimelineView
+from viewer.ui.windows.main_window import MainWindow
 
 __all__ = ["MainWindow", "TimelineView"]

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from PySide6 import QtCore, QtWidgets
 
-from viewer.ui.main_window import MainWindow
 from viewer.ui.resources import app_icon
+from viewer.ui.windows.main_window import MainWindow
 
 
 def make_app(argv: Sequence[str] = ()) -> QtWidgets.QApplication:

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 from PySide6 import QtCore, QtGui, QtWidgets
 
-from viewer.analysis.units import THIN, Clock, duration, fixed, percent
-
-
-def fmt_ms(ms: float | None) -> str:
-    """``units.duration`` with plain spaces ("3 746 ms", "37.5 s", "4 min 5 s", "1 h 12 min"),
-    for text that may be copied into plain-ASCII places (annotation labels)."""
-    return duration(ms).replace(THIN, " ")
+from viewer.analysis.units import Clock, fixed, percent
 
 
 def fmt_s(seconds: float | None, digits: int = 1) -> str:

@@ -9,7 +9,7 @@ from PySide6 import QtCore, QtWidgets
 
 from viewer.analysis.units import SESSION_CLOCK, Clock, counted, duration, group
 from viewer.model.frame import Frame
-from viewer.ui.table_model import CopyableTableView
+from viewer.ui.panels.table_model import CopyableTableView
 
 
 def _short(job_id: object) -> str:

@@ -1,7 +1,7 @@
 """The What if dock: the knobs (workers, GPUs, stage means; the measured values as defaults),
 the predicted against the measured s/proof, and the four floors of both runs as bars.
 
-Replays run off the GUI thread (``viewer.ui.whatif_runner.WhatIfRunner``: one at a time,
+Replays run off the GUI thread (``viewer.ui.panels.whatif_runner.WhatIfRunner``: one at a time,
 the latest request wins, a new log or session drops what is pending).  ``install(window)``
 wires the dock into the main window: it follows the session on screen, View > What if
 (Ctrl+I) raises it, and "Show prediction beside" opens the compare window with the
@@ -11,6 +11,7 @@ measured and predicted runs.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -21,11 +22,10 @@ from viewer.heap import release_free_memory
 from viewer.lanes.data import SessionLanes
 from viewer.model import Session
 from viewer.ui.actions import make_action
-from viewer.ui.compare_panel import judgement_colors
-from viewer.ui.compare_window import open_runs
-from viewer.ui.floor_bars import FloorBars
 from viewer.ui.panels.common import fmt_pct, section_label
-from viewer.ui.whatif_runner import Answer, WhatIfRunner
+from viewer.ui.panels.compare_panel import judgement_colors
+from viewer.ui.panels.floor_bars import FloorBars
+from viewer.ui.panels.whatif_runner import Answer, WhatIfRunner
 from viewer.whatif import KnobError, Knobs, sentence, span_text
 from viewer.whatif.knobs import MAX_GPUS, MAX_MS, MAX_PW, MAX_WORKERS, STAGES
 from viewer.whatif.load import CLASS_WORDS, LoadFit, fixed
@@ -106,7 +106,9 @@ class WhatIfPanel(QtWidgets.QScrollArea):
     ``set_session(session, source)`` follows the session on screen; ``prediction_ready(answer)``
     fires when a new answer is shown; ``compare_opened(window)`` when "Show prediction
     beside" has opened the compare window.  ``measured_lanes(session)`` may give the lanes
-    already built for the measured session (the main window's view).
+    already built for the measured session (the main window's view); ``open_runs`` is the
+    window's ``compare_window.open_runs`` (given by ``install``: a panel opens no window of its
+    own making), and without it "Show prediction beside" stays off.
     """
 
     prediction_ready = QtCore.Signal(object)
@@ -117,6 +119,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.setWidgetResizable(True)
         self.setFrameShape(QtWidgets.QFrame.Shape.NoFrame)
         self.measured_lanes = lambda session: None
+        self.open_runs: Callable[..., QtWidgets.QWidget] | None = None
         self._session: Session | None = None
         self._key: tuple | None = None
         self._source = ""
@@ -570,7 +573,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.notes.setText("\n".join(f"• {n}" for n in w.notes))
         self.notes.setVisible(bool(w.notes))
         self.bars.set_floors(m.floors, s.floors, m.s_per_proof)
-        self.compare_button.setEnabled(True)
+        self.compare_button.setEnabled(self.open_runs is not None)
         self._show_load(w)
 
     # ------------------------------------------------------------ calibration
@@ -659,7 +662,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         """Open the compare window: measured (A) against predicted (B), lanes built off the
         GUI thread first."""
         a = self._answer
-        if a is None or a.result is None:
+        if a is None or a.result is None or self.open_runs is None:
             return
         self._compare_answer = a
         self.compare_button.setEnabled(False)
@@ -674,14 +677,14 @@ class WhatIfPanel(QtWidgets.QScrollArea):
     def _on_lanes(self, lanes: tuple[SessionLanes, ...]) -> None:
         a, self._compare_answer = self._compare_answer, None
         self.status.setText("")
-        self.compare_button.setEnabled(self._answer is not None)
+        self.compare_button.setEnabled(self._answer is not None and self.open_runs is not None)
         if a is None or a.session is not self._session:
             return
         pair = (self._compare_measured_lanes, *lanes) if len(lanes) == 1 else lanes
         self._compare_measured_lanes = None
         # Short: the compare table heads its columns with these labels.
         label_a = "measured" if not a.session.index else f"measured session {a.session.number}"
-        cw = open_runs(
+        cw = self.open_runs(
             self.window(),
             a.session,
             lanes[-1].session,  # the predicted run, made with its lanes
@@ -716,10 +719,12 @@ def _raise(window, dock: QtWidgets.QDockWidget) -> None:
         first.setFocus()
 
 
-def install(window) -> QtGui.QAction:
+def install(window, open_runs: Callable[..., QtWidgets.QWidget]) -> QtGui.QAction:
     """Make ``window.whatif_panel`` (in ``window.docks["whatif"]``) follow the session on
-    screen, and add View > What if (Ctrl+I), which shows and raises its dock."""
+    screen and open "Show prediction beside" with ``open_runs`` (the compare window's), and
+    add View > What if (Ctrl+I), which shows and raises its dock."""
     panel: WhatIfPanel = window.whatif_panel
+    panel.open_runs = open_runs
     dock = window.docks["whatif"]
     panel.measured_lanes = lambda session: _lanes_on_screen(window, session)
     dock.visibilityChanged.connect(panel.set_on_screen)

@@ -25,11 +25,11 @@ from viewer.io.paths import DIALOG_FILTER
 from viewer.lanes.data import SessionLanes
 from viewer.model import Session, Timeline
 from viewer.ui.background import LatestTask
-from viewer.ui.compare_panel import CompareDiffPanel
 from viewer.ui.dialogs import ask_save_path
-from viewer.ui.image_export import png_bytes
-from viewer.ui.loader import LoadJob
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.panels.compare_panel import CompareDiffPanel
+from viewer.ui.view.timeline_view import TimelineView
+from viewer.ui.windows.loader import LoadJob
+from viewer.ui.writeups.image_export import png_bytes
 
 Qt = QtCore.Qt
 DIFF_DELAY_MS = 150

@@ -1,26 +1,30 @@
 """The ViewBox of the lanes: drag pans time, Ctrl-drag selects a range, Shift- or right-drag
-zooms to a span; clicks and right clicks go back to the ``TimelineView``."""
+zooms to a span; drags, clicks and right clicks go to the callables its owner gives it."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
 
 import pyqtgraph as pg
 from PySide6 import QtCore
 
-if TYPE_CHECKING:
-    from viewer.ui.timeline_view import TimelineView
-
 Qt = QtCore.Qt
+
+#: ``(mode, t0, t1, finished)``: a Ctrl-drag ("select") or a zoom drag ("zoom") over [t0, t1].
+OnSpan = Callable[[str, float, float, bool], None]
+#: ``(point in view coordinates, double click)``.
+OnClick = Callable[[QtCore.QPointF, bool], None]
+#: ``(point in view coordinates, screen position)``.
+OnContext = Callable[[QtCore.QPointF, QtCore.QPoint], None]
 
 
 class TimeViewBox(pg.ViewBox):
     """Drag pans time; Ctrl-drag selects a range; Shift- or right-drag zooms to a span."""
 
-    def __init__(self, view: TimelineView) -> None:
+    def __init__(self, on_span: OnSpan, on_click: OnClick, on_context: OnContext) -> None:
         super().__init__(enableMenu=False, invertY=True)
         self.setMouseEnabled(x=True, y=False)
-        self._view = view
+        self._on_span, self._on_click, self._on_context = on_span, on_click, on_context
         self._mode: str | None = None
 
     def mouseDragEvent(self, ev, axis=None) -> None:
@@ -41,17 +45,17 @@ class TimeViewBox(pg.ViewBox):
             ev.accept()
             a = self.mapSceneToView(ev.buttonDownScenePos(ev.button())).x()
             b = self.mapSceneToView(ev.scenePos()).x()
-            self._view._on_drag_span(self._mode, min(a, b), max(a, b), ev.isFinish())
+            self._on_span(self._mode, min(a, b), max(a, b), ev.isFinish())
         else:
             ev.ignore()
 
     def mouseClickEvent(self, ev) -> None:
         if ev.button() == Qt.MouseButton.LeftButton:
             ev.accept()
-            self._view._on_click(self.mapSceneToView(ev.scenePos()), ev.double())
+            self._on_click(self.mapSceneToView(ev.scenePos()), ev.double())
         elif ev.button() == Qt.MouseButton.RightButton:
             ev.accept()
             point = self.mapSceneToView(ev.scenePos())
-            self._view.context_requested.emit(point, ev.screenPos().toPoint())
+            self._on_context(point, ev.screenPos().toPoint())
         else:
             ev.ignore()

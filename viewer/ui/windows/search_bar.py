@@ -9,7 +9,7 @@ import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.search import HELP, MAX_QUERY_CHARS, Matches, SearchError, find
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.view.timeline_view import TimelineView
 
 Qt = QtCore.Qt
 #: Typing pauses this long before the lanes are searched.

@@ -16,10 +16,10 @@ from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path
 from viewer.export.tables import table_csv, table_markdown
 from viewer.ui.actions import make_action
-from viewer.ui.annotate import TOOL_NAMES, TOOLS, AnnotationController
 from viewer.ui.dialogs import ask_save_path
-from viewer.ui.image_export import copy_image, image_bytes
 from viewer.ui.palette import export_palette
+from viewer.ui.writeups.annotate import TOOL_NAMES, TOOLS, AnnotationController
+from viewer.ui.writeups.image_export import copy_image, image_bytes
 
 #: Side-panel tables that export, by window attribute.
 TABLE_PANELS = {

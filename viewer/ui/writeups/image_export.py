@@ -23,10 +23,10 @@ from viewer.annotations import AnnotationSet
 from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, ms, sec
 from viewer.export.report import metric_rows
-from viewer.ui.annotate import AnnotationController
-from viewer.ui.lane_legend import ENTRIES, SWATCH, legend_rows
 from viewer.ui.palette import Theme, dark_palette
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.view.lane_legend import ENTRIES, SWATCH, legend_rows
+from viewer.ui.view.timeline_view import TimelineView
+from viewer.ui.writeups.annotate import AnnotationController
 
 Qt = QtCore.Qt
 PNG_SCALE = 2.0

@@ -21,8 +21,8 @@ from PySide6 import QtCore, QtGui, QtSvg, QtWidgets
 from viewer.analysis.units import counted
 from viewer.export.files import write_output
 from viewer.export.format import display_path
-from viewer.ui.image_export import png_bytes
 from viewer.ui.palette import Theme, dark_palette, light_palette, mix, with_alpha
+from viewer.ui.writeups.image_export import png_bytes
 from viewer.whatif.sweep import Sweep, knob_label, knob_title, value_text
 
 Qt = QtCore.Qt

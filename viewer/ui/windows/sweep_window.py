@@ -2,7 +2,7 @@
 table, in a window of its own.
 
 The logs are read and the sweep computed off the GUI thread (``LatestTask``); the chart
-is ``viewer.ui.sweep_chart``, the table and the lines under it are the ``sweep``
+is ``viewer.ui.windows.sweep_chart``, the table and the lines under it are the ``sweep``
 command's (``viewer.export.sweep``), so the window and the command say the same thing.
 Clicking a measured point opens that run in the main window.
 """
@@ -18,7 +18,7 @@ from viewer.export.format import display_path
 from viewer.export.sweep import HEAD, rows, summary, sweep_markdown
 from viewer.io.paths import DIALOG_FILTER
 from viewer.ui.background import LatestTask
-from viewer.ui.sweep_chart import SweepChart, chart_bytes
+from viewer.ui.windows.sweep_chart import SweepChart, chart_bytes
 from viewer.whatif.sweep import KNOBS, Sweep, read_runs, sweep
 
 Qt = QtCore.Qt

@@ -13,7 +13,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.ui.axis import TimeAxisItem
+from viewer.ui.view.axis import TimeAxisItem
 
 
 def blend(fg: QtGui.QColor, bg: QtGui.QColor, alpha: float) -> QtGui.QColor:

@@ -15,26 +15,26 @@ from viewer.heap import release_free_memory
 from viewer.io.paths import DIALOG_FILTER, NO_LOG_IN_FOLDER, expand_paths, unlistable
 from viewer.model import Timeline
 from viewer.ui.actions import make_action
-from viewer.ui.compare_window import install as install_compare
-from viewer.ui.compare_window import open_compare
-from viewer.ui.details_pane import DetailsPane
 from viewer.ui.dialogs import ask_save_path, show_about, show_shortcuts
-from viewer.ui.empty_state import EmptyState
-from viewer.ui.follow import install as install_follow
-from viewer.ui.loader import LoadJob
 from viewer.ui.panels import GapsPanel, JobsPanel, KernelPanel, ThroughputPanel, TransitionsPanel
+from viewer.ui.panels.details_pane import DetailsPane
+from viewer.ui.panels.summary_runner import SummaryRunner
 from viewer.ui.panels.whatif import WhatIfPanel
 from viewer.ui.panels.whatif import install as install_whatif
 from viewer.ui.resources import app_icon
-from viewer.ui.search_bar import SearchBar
-from viewer.ui.skipped_lines import SkippedButton
-from viewer.ui.summary_runner import SummaryRunner
-from viewer.ui.sweep_window import install as install_sweep
-from viewer.ui.sweep_window import open_sweep
-from viewer.ui.theme_menu import install as install_themes
-from viewer.ui.timeline_view import TimelineView
-from viewer.ui.wall_clock import install as install_wall_clock
-from viewer.ui.write_ups import install as install_write_ups
+from viewer.ui.view.timeline_view import TimelineView
+from viewer.ui.windows.compare_window import install as install_compare
+from viewer.ui.windows.compare_window import open_compare, open_runs
+from viewer.ui.windows.empty_state import EmptyState
+from viewer.ui.windows.follow import install as install_follow
+from viewer.ui.windows.loader import LoadJob
+from viewer.ui.windows.search_bar import SearchBar
+from viewer.ui.windows.skipped_lines import SkippedButton
+from viewer.ui.windows.sweep_window import install as install_sweep
+from viewer.ui.windows.sweep_window import open_sweep
+from viewer.ui.windows.theme_menu import install as install_themes
+from viewer.ui.windows.wall_clock import install as install_wall_clock
+from viewer.ui.writeups.write_ups import install as install_write_ups
 
 MAX_RECENT = 10
 #: Panels are filled for at most about this long per event-loop turn.
@@ -179,7 +179,7 @@ class MainWindow(QtWidgets.QMainWindow):
         install_compare(self)
         install_sweep(self)
         install_follow(self)
-        install_whatif(self)
+        install_whatif(self, open_runs)
         install_wall_clock(self)
         install_themes(self)
 

@@ -14,8 +14,8 @@ from PySide6 import QtCore, QtGui
 
 from viewer.lanes.data import Lane, SessionLanes
 from viewer.lanes.lod import Intervals, Stack
-from viewer.ui.lanes import RectBatch
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
+from viewer.ui.view.lanes import RectBatch
 
 #: The current match's column through the lanes is at least this wide (logical pixels).
 CURRENT_MIN_PX = 8.0

@@ -19,17 +19,17 @@ from viewer.analysis.units import Clock, duration
 from viewer.lanes.data import LaneGroup, SessionLanes, build_lanes
 from viewer.lanes.text import describe_counter, describe_gap, describe_partition
 from viewer.model import Session, Timeline
-from viewer.ui.axis import LaneHeaderAxis, TimeAxisItem
-from viewer.ui.counter_tracks import CounterTrackItem
-from viewer.ui.flow_item import FlowItem
-from viewer.ui.grid import TimeGridItem
-from viewer.ui.lane_hover import HoverTip, pick
-from viewer.ui.lane_legend import LegendBar
-from viewer.ui.lane_overlay import OverlayItem
-from viewer.ui.lanes import LaneGroupItem
-from viewer.ui.match_item import MatchItem
 from viewer.ui.palette import Theme, with_alpha
-from viewer.ui.time_viewbox import TimeViewBox
+from viewer.ui.view.axis import LaneHeaderAxis, TimeAxisItem
+from viewer.ui.view.counter_tracks import CounterTrackItem
+from viewer.ui.view.flow_item import FlowItem
+from viewer.ui.view.grid import TimeGridItem
+from viewer.ui.view.lane_hover import HoverTip, pick
+from viewer.ui.view.lane_legend import LegendBar
+from viewer.ui.view.lane_overlay import OverlayItem
+from viewer.ui.view.lanes import LaneGroupItem
+from viewer.ui.view.match_item import MatchItem
+from viewer.ui.view.time_viewbox import TimeViewBox
 
 DEBOUNCE_MS = 35
 KEY_ZOOM = 2.0
@@ -83,7 +83,7 @@ class TimelineView(QtWidgets.QWidget):
         self._has_selection = False
         self._framed_transition: tuple[int, tuple[float, float]] | None = None
 
-        self._vb = TimeViewBox(self)
+        self._vb = TimeViewBox(self._on_drag_span, self._on_click, self.context_requested.emit)
         self._time_axis = TimeAxisItem()
         self._header = LaneHeaderAxis(self._on_toggle_group, self._scroll_by)
         self.plot = pg.PlotWidget(

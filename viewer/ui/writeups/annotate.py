@@ -18,6 +18,7 @@ import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from viewer.analysis.units import plain_duration
 from viewer.annotations import (
     Annotation,
     AnnotationSet,
@@ -30,8 +31,7 @@ from viewer.export.format import display_path
 from viewer.lanes.data import MARKER_STRIP
 from viewer.ui.dialogs import ask_note_text
 from viewer.ui.palette import Theme, with_alpha
-from viewer.ui.panels.common import fmt_ms
-from viewer.ui.timeline_view import TimelineView
+from viewer.ui.view.timeline_view import TimelineView
 
 Qt = QtCore.Qt
 SAVE_DEBOUNCE_MS = 400
@@ -82,7 +82,7 @@ class Ink:
 def label_of(a: Annotation) -> str:
     """The text drawn for ``a``: a ruler always states its length."""
     if a.kind == "ruler":
-        delta = "\u0394 " + fmt_ms(float(a.t1_ms) - a.t0_ms)
+        delta = "\u0394 " + plain_duration(float(a.t1_ms) - a.t0_ms)
         return f"{delta} \u00b7 {a.text}" if a.text else delta
     return a.text
 
