@@ -189,3 +189,14 @@ def test_lazy_frames_read_as_eager_ones(rows, again, replace) -> None:
     assert lazy[mask].equals(eager[mask]) and lazy[1:].equals(eager[1:])
     assert lazy[["c", "a"]].equals(eager[["c", "a"]])
     assert list(lazy.rows()) == list(eager.rows()) and lazy.to_dict().keys() == {"a", "b", "c"}
+
+
+def test_sort_by_a_sorted_column_is_the_frame_itself() -> None:
+    """No copy of every column when the rows already are in order (the lanes sort 10^5
+    transitions that are; the copy held 3.4 MB)."""
+    f = Frame({"t": np.array([1.0, 2.0, 2.0, 5.0]), "i": np.arange(4)})
+    assert f.sort_by("t") is f
+    one = Frame({"t": np.array([3.0]), "i": np.arange(1)})
+    assert one.sort_by("t") is one
+    late_nan = Frame({"t": np.array([1.0, np.nan, 2.0]), "i": np.arange(3)})
+    assert late_nan.sort_by("t")["i"].tolist() == [0, 2, 1]

@@ -299,8 +299,12 @@ class Frame:
         return Frame._trusted({names.get(k, k): v for k, v in self._cols.items()}, self._len)
 
     def sort_by(self, name: str) -> Frame:
-        """Rows sorted by column ``name`` (stable; NaN last)."""
-        return self.take(np.argsort(self._cols[name], kind="stable"))
+        """Rows sorted by column ``name`` (stable; NaN last): the frame itself when they
+        already are (no copy of every column)."""
+        col = self._cols[name]
+        if len(col) < 2 or bool((col[1:] >= col[:-1]).all()):
+            return self
+        return self.take(np.argsort(col, kind="stable"))
 
     @staticmethod
     def concat(frames: Sequence[Frame]) -> Frame:
