@@ -24,6 +24,7 @@ freed memory is not returned at once.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -121,14 +122,21 @@ class _Pieces:
         self.db += [m, -m]
 
     def steps(self, baseline: float) -> tuple[np.ndarray, np.ndarray]:
-        """(times, the most the sum reaches over each step from there), baseline added."""
+        """(times, the most the sum reaches over each step from there), baseline added; the
+        pieces are used up."""
         t = np.concatenate(self.t) if self.t else np.zeros(0)
+        self.t = []
         if not len(t):
             return np.zeros(0), np.zeros(0)
         order = np.argsort(t, kind="stable")
         t = t[order]
-        a = np.cumsum(np.concatenate(self.da)[order])
-        b = np.cumsum(np.concatenate(self.db)[order])
+        a = np.concatenate(self.da)[order]
+        self.da = []
+        b = np.concatenate(self.db)[order]
+        self.db = []
+        del order
+        np.cumsum(a, out=a)
+        np.cumsum(b, out=b)
         last = np.r_[t[1:] != t[:-1], True]
         t, a, b = t[last], a[last], b[last]
         start = a + b * t  # just after each time
@@ -160,15 +168,20 @@ def memory(session: Session, model: MemoryModel = DEFAULT) -> Memory:
     scale = _kind_scale(session)
     running_synth = np.where(np.isfinite(s0) & ~np.isfinite(s1), end, s1)
 
-    lo, hi = _Pieces(), _Pieces()
-    lo.ramp(s0, running_synth, model.partition_gib[0] * scale)
-    hi.flat(s0, running_synth, model.synth_peak_gib * scale)
-    for end_, pieces, free in ((0, lo, free_lo), (1, hi, free_hi)):
-        held = np.where(np.isfinite(g0), free, ready_end)
-        pieces.flat(ready, held, model.partition_gib[end_] * scale)
+    # One curve at a time, its pieces freed once summed: both at once took 63 MB of events
+    # on 105 000 one-call jobs, five times the curves they make.
+    def curve(end_: int, synthesis: Callable[[_Pieces], None]) -> tuple[np.ndarray, np.ndarray]:
+        pieces = _Pieces()
+        synthesis(pieces)
+        free = (free_lo, free_hi)[end_]
+        pieces.flat(
+            ready, np.where(np.isfinite(g0), free, ready_end), model.partition_gib[end_] * scale
+        )
         pieces.flat(free, g1, model.after_gib[end_] * scale)
-    t_lo, v_lo = lo.steps(model.baseline_gib)
-    t_hi, v_hi = hi.steps(model.baseline_gib)
+        return pieces.steps(model.baseline_gib)
+
+    t_lo, v_lo = curve(0, lambda lo: lo.ramp(s0, running_synth, model.partition_gib[0] * scale))
+    t_hi, v_hi = curve(1, lambda hi: hi.flat(s0, running_synth, model.synth_peak_gib * scale))
     t = np.union1d(t_lo, t_hi)
     base = model.baseline_gib
     return Memory(t, _at(t_lo, v_lo, t, base), _at(t_hi, v_hi, t, base), model)
