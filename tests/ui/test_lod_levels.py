@@ -234,3 +234,19 @@ def test_stack_of_lanes_is_the_stack_of_each_lane(seed, n_lanes, one_long_lane) 
                 cut_lo, cut_hi = b.cut(x0, x1)
             assert cut_lo.tolist() == lo
             assert cut_hi.tolist() == np.maximum(lo, hi).tolist()
+
+
+def test_reach_is_the_end_array_itself_where_no_interval_overlaps_the_next() -> None:
+    """A lane of calls one after another keeps one array for ``end`` and ``reach`` (8 bytes
+    an interval for nothing, at every level); overlapping intervals keep their own."""
+    apart = Intervals.make(np.array([0.0, 10.0, 20.0]), np.array([5.0, 15.0, 25.0]), np.zeros(3))
+    stack = Stack([apart, apart])
+    assert stack.level(0).reach is stack.level(0).end
+    over = Intervals.make(np.array([0.0, 1.0, 20.0]), np.array([10.0, 5.0, 25.0]), np.zeros(3))
+    stack = Stack([over])
+    level = stack.level(0)
+    assert level.reach is not level.end
+    assert level.reach.tolist() == [10.0, 10.0, 25.0]
+    for k in range(1, 8):
+        lvl = Stack([apart]).level(k)
+        np.testing.assert_array_equal(lvl.reach, np.maximum.accumulate(lvl.end))

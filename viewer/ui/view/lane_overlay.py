@@ -71,9 +71,9 @@ class OverlayItem(pg.GraphicsObject):
         self.lanes = lanes
         self.theme = theme
         trans = lanes.transitions
-        self._times = trans["time"].astype(np.float64)
-        self._gap_ms = trans["gap_ms"].astype(np.float64)
-        self._overlap_ms = trans["overlap_ms"].astype(np.float64)
+        self._times = trans["time"].astype(np.float64, copy=False)
+        self._gap_ms = trans["gap_ms"].astype(np.float64, copy=False)
+        self._overlap_ms = trans["overlap_ms"].astype(np.float64, copy=False)
         # The worker's own idle where the gap is none (sectors interleave), else NaN.
         idle = trans["worker_idle_ms"].astype(np.float64)
         self._idle_ms = np.where(interleaved(trans), idle, np.nan)
