@@ -9,6 +9,7 @@ the context menu and the debounced, atomic sidecar save.
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -48,6 +49,11 @@ CLUSTER_PX = 24.0
 #: Labels placed in one view at most: more do not read, and each is placed against those
 #: before it (5000 overlapping ranges stalled the window 32.6 s, issue 27 item 12).
 MAX_LABELS = 120
+#: Labels tried in one view at most: past them the view is full, and each try costs a
+#: search of its column (5000 overlapping ranges: 4280 tries, 1.1 s a zoom).
+MAX_TRIES = 4 * MAX_LABELS
+#: Width of the columns ``_Boxes`` files boxes by (px).
+BOX_CELL_PX = 64.0
 CLUSTER_MIN = 4
 PREVIEW_ID = "__preview__"
 WAITS = ("pickup", "queue")  # wait layers: their ends sit a few ms off the calls
@@ -158,6 +164,61 @@ def _clusters(shown: list[Annotation], mpp: float) -> dict[str, int]:
     return out
 
 
+class _Boxes:
+    """The boxes a label must not cover, filed by columns of BOX_CELL_PX: a box is checked
+    against those of its own columns, not against every pin, arrowhead and label of the
+    view (10^4 of them on a crowded one)."""
+
+    def __init__(self, boxes: list[QtCore.QRectF] = ()) -> None:
+        self._boxes: list[QtCore.QRectF] = []
+        self._cells: dict[int, list[int]] = {}
+        for box in boxes:
+            self.add(box)
+
+    def _span(self, left: float, right: float) -> range:
+        return range(math.floor(left / BOX_CELL_PX), math.floor(right / BOX_CELL_PX) + 1)
+
+    def add(self, box: QtCore.QRectF) -> None:
+        i = len(self._boxes)
+        self._boxes.append(box)
+        for c in self._span(box.left(), box.right()):
+            self._cells.setdefault(c, []).append(i)
+
+    def column(self, left: float, right: float) -> list[QtCore.QRectF]:
+        """The boxes that overlap [left, right] in x, in the order they were added."""
+        found = {i for c in self._span(left, right) for i in self._cells.get(c, ())}
+        boxes = (self._boxes[i] for i in sorted(found))
+        return [b for b in boxes if b.left() < right and b.right() > left]
+
+    def hits(self, rect: QtCore.QRectF) -> bool:
+        return any(b.intersects(rect) for b in self.column(rect.left(), rect.right()))
+
+
+def _free_top(
+    column: list[QtCore.QRectF], want: float, h: float, low: float, high: float
+) -> float | None:
+    """The top nearest ``want`` of a box of height ``h`` between ``low`` and ``high`` that
+    meets no box of ``column`` (boxes that share its x span), 2 px from its neighbours: just
+    under or just over one of them. None: the column is full."""
+    spans: list[list[float]] = []  # the boxes' y spans, merged where they overlap
+    for top, bottom in sorted((r.top(), r.bottom()) for r in column):
+        if spans and top < spans[-1][1]:
+            spans[-1][1] = max(spans[-1][1], bottom)
+        else:
+            spans.append([top, bottom])
+    starts = [s for s, _ in spans]
+
+    def free(top: float) -> bool:
+        i = bisect.bisect_left(starts, top + h) - 1  # the last span starting above its end
+        return i < 0 or spans[i][1] <= top
+
+    tops = [r.bottom() + 2 for r in column] + [r.top() - h - 2 for r in column]
+    for top in sorted(tops, key=lambda t: abs(t - want)):
+        if low <= top and top + h <= high and free(top):
+            return top
+    return None
+
+
 class AnnotationOverlay(pg.GraphicsObject):
     """Every annotation of the shown session, above the lanes (z 40)."""
 
@@ -235,21 +296,22 @@ class AnnotationOverlay(pg.GraphicsObject):
             self._shapes.append(shape)
         # What a label must never cover: every note's pin, every arrow's head and tail and
         # every ruler's ends (a label on its own arrowhead hid what it points at).
-        placed: list[QtCore.QRectF] = [m for s in self._shapes for m in _marks(s)]
-        labels = 0
+        placed = _Boxes([m for s in self._shapes for m in _marks(s)])
+        labels = tries = 0
         for shape in self._shapes:
             a, text = shape.ann, shape.text
             if not (text or a.kind == "range") or (a.id in more and more[a.id] < 0):
                 continue
-            if labels >= MAX_LABELS:
+            if labels >= MAX_LABELS or tries >= MAX_TRIES:
                 self.hidden_labels += 1  # no room to read more at this zoom
                 continue
+            tries += 1
             free = self.ctl.lane_extent(a.lane) is None
             shape.label = self._place_label(shape, text, free, strip, placed, label_room)
             if shape.label is None:
                 self.hidden_labels += 1
             else:
-                placed.append(shape.label)
+                placed.add(shape.label)
                 labels += 1
         self.update()
 
@@ -259,7 +321,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         text: str,
         free: bool,
         strip: float,
-        placed: list[QtCore.QRectF],
+        placed: _Boxes,
         height: float,
     ) -> QtCore.QRectF | None:
         """The label's box: at its place, else the nearest free place below or above it in
@@ -280,21 +342,15 @@ class AnnotationOverlay(pg.GraphicsObject):
             x, y = (left + right - w) / 2, min(s.y, s.head_y) - h - 5
         # Never over the strip of transition labels at the top of the lanes.
         rect = QtCore.QRectF(x, max(y, strip), w, h)
-        if not any(r.intersects(rect) for r in placed):
+        # Only the boxes of the label's column can meet it, where it is or moved up or down.
+        column = placed.column(x, x + w)
+        if not any(r.intersects(rect) for r in column):
             return rect
-        # The free places in the column under the label, nearest first (only the labels of
-        # that column can meet a box moved up or down in it).
-        column = [r for r in placed if r.left() < x + w and r.right() > x]
-        taken = sorted((r.top(), r.bottom()) for r in column)
-        tops = [b + 2 for _, b in taken] + [t - h - 2 for t, _ in taken]
-        for top in sorted(tops, key=lambda t: abs(t - rect.top())):
-            if top < strip or top + h > max(height, strip + h):
-                continue
-            moved = QtCore.QRectF(x, top, w, h)
-            if not any(r.intersects(moved) for r in column):
-                s.moved = True
-                return moved
-        return None
+        top = _free_top(column, rect.top(), h, strip, max(height, strip + h))
+        if top is None:
+            return None
+        s.moved = True
+        return QtCore.QRectF(x, top, w, h)
 
     def hit(self, view_point: QtCore.QPointF) -> tuple[str, str] | None:
         """(annotation id, part) under a view point; part is "body", "t0" or "t1"."""
@@ -343,6 +399,7 @@ class AnnotationOverlay(pg.GraphicsObject):
         painter.setRenderHint(QtGui.QPainter.RenderHint.Antialiasing, True)
         painter.setFont(self._font)
         ink = Ink.of(self.ctl.view.theme)
+        self._paint_bands(painter, [s for s in self._shapes if s.ann.kind == "range"], ink)
         for s in self._shapes:
             getattr(self, f"_paint_{s.ann.kind}")(painter, s, ink)
             if s.label is not None and s.moved and s.ann.kind != "note":  # a note: its pin
@@ -372,9 +429,29 @@ class AnnotationOverlay(pg.GraphicsObject):
         p.setBrush(ink.paper)
         p.drawEllipse(QtCore.QPointF(s.x0, s.y), 4.0, 4.0)
 
+    def _paint_bands(self, p: QtGui.QPainter, ranges: list[_Shape], ink: Ink) -> None:
+        """The ranges' shading, under every line: where d ranges of one height overlap, one
+        fill of the colour d fills would give (5000 overlapping ranges were 5000 fills of
+        the whole plot, 0.5 s a frame)."""
+        alpha = ink.band.alphaF()
+        by_height: dict[tuple[float, float], list[tuple[float, int]]] = {}
+        for s in ranges:
+            left, right = sorted((s.x0, s.x1))
+            edges = by_height.setdefault((s.top, s.bottom), [])
+            edges += [(left, 1), (max(right, left + 1.0), -1)]
+        for (top, bottom), edges in by_height.items():
+            edges.sort()
+            depth, x = 0, edges[0][0]
+            for at, step in edges:
+                if depth and at > x:
+                    color = QtGui.QColor(ink.band)
+                    color.setAlphaF(1.0 - (1.0 - alpha) ** depth)
+                    p.fillRect(QtCore.QRectF(x, top, at - x, bottom - top), color)
+                depth, x = depth + step, at
+
     def _paint_range(self, p: QtGui.QPainter, s: _Shape, ink: Ink) -> None:
+        """A range's edges (``_paint_bands`` shades it)."""
         left, right = sorted((s.x0, s.x1))
-        p.fillRect(QtCore.QRectF(left, s.top, max(right - left, 1.0), s.bottom - s.top), ink.band)
         p.setPen(self._pen(ink.band_edge, 1.5))
         for x in (left, right):
             p.drawLine(QtCore.QPointF(x, s.top), QtCore.QPointF(x, s.bottom))
