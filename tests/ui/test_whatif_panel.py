@@ -590,3 +590,21 @@ def test_a_gain_wall_time_contradicts_is_not_green(qtbot, window) -> None:
     assert answer.result.scenario.wall_s_per_proof > answer.result.baseline.wall_s_per_proof
     assert "wall time +" in note.text()
     assert "color" not in note.styleSheet()
+
+
+def test_the_machines_threads_come_from_the_loaded_log_not_a_second_read(
+    qtbot, window, tmp_path
+) -> None:
+    """The load model takes the machine's CPU threads from the head of the log as it was
+    loaded (``cpus=16`` in base1's ``realpipe config``), as ``whatif`` does, and still has
+    them once the file is gone (the dock used to read the file's head again for them)."""
+    import shutil
+
+    log = tmp_path / "base1.log.gz"
+    shutil.copy(REAL / "base1.log.gz", log)
+    first = open_and_answer(qtbot, window, log)
+    assert first.result.load.contention.cores == 16
+    log.unlink()  # the file is gone: what was loaded still says 16 threads
+    panel = window.whatif_panel
+    again = set_knobs(qtbot, panel, gw=3)
+    assert again.error == "" and again.result.load.contention.cores == 16

@@ -123,6 +123,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self._session: Session | None = None
         self._key: tuple | None = None
         self._source = ""
+        self._cpus: int | None = None  # the CPU threads the log's head states
         self._defaults: dict[str, float] = {}
         self._defaults_key: tuple | None = None  # the (log, session) they were measured on
         self._edited: dict[str, float | int] = {}  # Knobs field -> value, set by the user
@@ -355,9 +356,13 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         """The answer on screen (None while the first one for this session is computed)."""
         return self._answer
 
-    def set_session(self, session: Session | None, source: str | Path = "") -> None:
-        """Follow ``session`` of the log ``source``.  The user's knobs are kept while the
-        log and session stay the same (follow mode's re-reads), else reset."""
+    def set_session(
+        self, session: Session | None, source: str | Path = "", cpus: int | None = None
+    ) -> None:
+        """Follow ``session`` of the log ``source``, whose head states ``cpus`` CPU threads
+        (the load model's machine).  The user's knobs are kept while the log and session
+        stay the same (follow mode's re-reads), else reset."""
+        self._cpus = cpus
         if session is self._session:
             return
         key = None if session is None else (str(source), session.index)
@@ -474,7 +479,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.error.setText("")
         self.status.setText("computing…")
         load = fixed() if self.fixed_check.isChecked() else self._load
-        self.runner.request(self._session, knobs, load, self._source)
+        self.runner.request(self._session, knobs, load, self._cpus)
 
     # ---------------------------------------------------------------- answers
     def _on_answer(self, answer: Answer) -> None:
@@ -593,7 +598,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
             self._request()
             return
         self.status.setText(f"fitting the load over {len(paths) + 1} logs…")
-        self.runner.calibrate(self._session, self._source, paths)
+        self.runner.calibrate(self._session, self._source, self._cpus, paths)
 
     def _choose_calibration(self) -> None:
         start = str(Path(self._source).parent) if self._source else ""
@@ -708,7 +713,10 @@ def _lanes_on_screen(window, session: Session) -> SessionLanes | None:
 
 def _follow(window, panel: WhatIfPanel) -> None:
     timeline = window.view.timeline()
-    panel.set_session(window.view.session(), "" if timeline is None else timeline.source)
+    if timeline is None or not timeline.sessions:
+        panel.set_session(window.view.session())
+    else:  # a log's head is read with its first session
+        panel.set_session(window.view.session(), timeline.source, timeline.sessions[0].facts.cpus)
 
 
 def _raise(window, dock: QtWidgets.QDockWidget) -> None:

@@ -7,13 +7,11 @@ knob edits costs at most one stale replay, and stale answers are dropped.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
 from viewer.io import LogError, open_log
-from viewer.io.facts import facts
 from viewer.io.paths import file_identity
 from viewer.lanes.data import build_lanes
 from viewer.model import Session
@@ -64,16 +62,17 @@ class WhatIfRunner(QtCore.QObject):
         self._fits.failed.connect(lambda _, message: self.failed.emit(message))
 
     def request(
-        self, session: Session, knobs: Knobs, load: LoadFit | None = None, source: str = ""
+        self, session: Session, knobs: Knobs, load: LoadFit | None = None, cpus: int | None = None
     ) -> None:
-        """Replay ``session`` with ``knobs`` under ``load`` (None: what its own log, read
-        from ``source``, shows)."""
-        self._replays.request(None, self._compute, session, knobs, load, source)
+        """Replay ``session`` with ``knobs`` under ``load`` (None: what its own log shows, on
+        a machine of ``cpus`` threads as its head states them)."""
+        self._replays.request(None, self._compute, session, knobs, load, cpus)
 
-    def calibrate(self, session: Session, source: str, paths: list[str]) -> None:
-        """Fit the load model over ``session`` and the main session of each of ``paths``
-        (off the GUI thread): ``calibrated(session, fit, "")`` or ``(session, None, why)``."""
-        self._fits.request(None, _calibrate, session, source, list(paths))
+    def calibrate(self, session: Session, source: str, cpus: int | None, paths: list[str]) -> None:
+        """Fit the load model over ``session`` (of the log ``source``, whose head states
+        ``cpus``) and the main session of each of ``paths`` (off the GUI thread):
+        ``calibrated(session, fit, "")`` or ``(session, None, why)``."""
+        self._fits.request(None, _calibrate, session, source, cpus, list(paths))
 
     def cancel(self) -> None:
         """Drop what is pending; a replay already running finishes unseen."""
@@ -86,7 +85,7 @@ class WhatIfRunner(QtCore.QObject):
         self._lanes.request(None, lambda: tuple(build_lanes(o.session) for o in runs))
 
     def _compute(
-        self, session: Session, knobs: Knobs, load: LoadFit | None = None, source: str = ""
+        self, session: Session, knobs: Knobs, load: LoadFit | None = None, cpus: int | None = None
     ) -> Answer:
         """On the worker thread."""
         if self._plan is None or self._plan[0] is not session:
@@ -101,7 +100,7 @@ class WhatIfRunner(QtCore.QObject):
             defaults["budget"] = pl.cfg.budget_gib
         try:
             if load is None:
-                load = own_load(session, _cpus(source))
+                load = own_load(session, cpus)
             result = what_if(session, knobs, pl=pl, load=load)
             for o in (result.measured, result.scenario):  # here, not on the GUI thread
                 result.memory_gib(o)
@@ -114,27 +113,22 @@ class WhatIfRunner(QtCore.QObject):
         return all(t.wait(msecs) for t in (self._replays, self._lanes, self._fits))
 
 
-@functools.lru_cache(maxsize=32)
-def _cpus(source: str) -> int | None:
-    """The CPU threads the log at ``source`` states (read once per log)."""
-    return facts(source).cpus if source else None
-
-
-def _calibrate(session: Session, source: str, paths: list[str]) -> tuple:
+def _calibrate(session: Session, source: str, cpus: int | None, paths: list[str]) -> tuple:
     """(session, LoadFit, "") over ``session`` and ``paths``, or (session, None, why)."""
     from viewer.export.format import display_path
 
-    samples = [sample(session, display_path(source) if source else "this log", _cpus(source))]
+    samples = [sample(session, display_path(source) if source else "this log", cpus)]
     seen = {file_identity(source)} if source else set()
     for path in paths:
         if file_identity(path) in seen:
             continue  # the log on screen, or one given twice
         seen.add(file_identity(path))
         try:
-            other = open_log(path).numbered(None)
+            timeline = open_log(path)
+            other = timeline.numbered(None)
         except (LogError, ValueError, OSError) as exc:
             return session, None, f"Not calibrated: {display_path(path)}: {exc}"
-        samples.append(sample(other, display_path(path), _cpus(path)))
+        samples.append(sample(other, display_path(path), timeline.sessions[0].facts.cpus))
     try:
         return session, fit(samples), ""
     except ValueError as exc:
