@@ -608,3 +608,21 @@ def test_the_machines_threads_come_from_the_loaded_log_not_a_second_read(
     panel = window.whatif_panel
     again = set_knobs(qtbot, panel, gw=3)
     assert again.error == "" and again.result.load.contention.cores == 16
+
+
+def test_the_synthesis_floor_tooltip_says_what_the_logs_load_says(qtbot, window) -> None:
+    """issue 25 item 5: the floors and the verdict use the same knowledge.  On the Phase 8
+    log, which cannot show how synthesis slows beside more of it, the tooltip does not
+    promise "more synthesis concurrency" bare: it says what the report says (the run that
+    would settle it)."""
+    from viewer.analysis.headroom import headroom, remedy
+
+    answer = open_and_answer(qtbot, window, PHASE8)
+    text = window.whatif_panel.bars.tooltip_text("synthesis")
+    room = headroom(answer.session, answer.result.measured.floors)
+    assert room is not None and room.state == "unknown"
+    said = remedy(room, REMEDY["synthesis"])
+    flat = " ".join(text.split())
+    assert f"When it binds, what helps: {said}." in flat
+    assert "a run at pw 20 would" in said and REMEDY["synthesis"] not in flat
+    assert max(len(line) for line in text.splitlines()) <= 90  # a tooltip does not wrap

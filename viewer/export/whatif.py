@@ -78,6 +78,9 @@ def load_dict(w: WhatIf) -> dict | None:
         "slopes": {"synth": c.synth, "cpu": c.cpu, "kernel": c.kernel},
         "cores": c.cores,
         "cores_shown": f.cores_shown,
+        # Past the cores, the share of GPU-worker calls that wake onto a CPU a synthesis
+        # holds and share it (0: every thread an even share), fitted where the logs show it.
+        "waker": c.waker,
         "shown": dict(f.shown),
         "logs": list(f.logs),
         "range": {k: [num(lo, 2), num(hi, 2)] for k, (lo, hi) in f.seen.items()},

@@ -20,7 +20,8 @@ from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.model.facts import Facts
 from viewer.sim.contention import Contention
-from viewer.sim.model import Schedule
+from viewer.sim.model import Schedule, scaled
+from viewer.whatif.cold import straggler_note
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import (
     CLASS_WORDS,
@@ -362,9 +363,14 @@ def what_if(
             if alt.when == "load" and not (sides or shaped):
                 continue
             other = loaded_anew(base_plan, alt.contention)
+            if alt.scale:  # another run of the machine: its stage levels
+                other = replace(other, draws=scaled(other.draws, **dict(alt.scale)))
             ends.append((alt.label, throughput_of(other, replay(other, knobs)).s_per_proof))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         unseen.append(_workers_note(pl, knobs, load))
+        starts = base_plan.session.partitions["synth_start"][base_plan.rows]
+        cold = (starts, base_plan.draws.synth.astype(np.float64), base_plan.cfg.pw)
+        unseen.append(straggler_note(*cold, len(scen.draws.arrival), scenario.s_per_proof or 0))
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
     if measured.s_per_proof is None:

@@ -8,6 +8,7 @@ made of and what relieves it (``viewer.analysis.floors.REMEDY``).
 from __future__ import annotations
 
 import math
+import textwrap
 from dataclasses import dataclass
 
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -19,6 +20,8 @@ from viewer.ui.palette import mix
 Qt = QtCore.Qt
 RUNS = ("measured", "predicted")
 LEGEND = ("measured", "predicted", "binds", "measured s/proof")
+#: Characters a tooltip line holds before it wraps (the remedy can take 150).
+TIP_WIDTH = 90
 
 
 @dataclass(frozen=True)
@@ -100,6 +103,7 @@ class FloorBars(QtWidgets.QWidget):
         super().__init__(parent)
         self._floors: dict[str, Floors | None] = {"measured": None, "predicted": None}
         self._measured_s: float | None = None
+        self._remedies: dict[str, str] = {}
         self.setSizePolicy(
             QtWidgets.QSizePolicy.Policy.Expanding, QtWidgets.QSizePolicy.Policy.Minimum
         )
@@ -107,10 +111,17 @@ class FloorBars(QtWidgets.QWidget):
 
     # ------------------------------------------------------------------ data
     def set_floors(
-        self, measured: Floors | None, predicted: Floors | None, measured_s: float | None
+        self,
+        measured: Floors | None,
+        predicted: Floors | None,
+        measured_s: float | None,
+        remedies: dict[str, str] | None = None,
     ) -> None:
+        """``remedies``: what relieves a floor where the log says more than ``REMEDY`` (the
+        synthesis floor on a log whose load shows how synthesis slows beside more of it)."""
         self._floors = {"measured": measured, "predicted": predicted}
         self._measured_s = measured_s
+        self._remedies = dict(remedies or {})
         self.update()
 
     def clear(self) -> None:
@@ -190,7 +201,8 @@ class FloorBars(QtWidgets.QWidget):
             if f is not None:
                 bound = "  (binds)" if f.bound == floor else ""
                 lines.append(f"{run}: {floor_formula(floor, f)}{bound}")
-        lines.append(f"When it binds, what helps: {REMEDY[floor]}.")
+        helps = f"When it binds, what helps: {self._remedies.get(floor, REMEDY[floor])}."
+        lines.append(textwrap.fill(helps, TIP_WIDTH))  # a tooltip does not wrap itself
         if any(f is not None and f.upper_bound for f in self._floors.values()):
             lines.append("No CUZK_TIMING in this log: kernel and worker floors are upper bounds.")
         return "\n".join(lines)

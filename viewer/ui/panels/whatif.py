@@ -577,7 +577,7 @@ class WhatIfPanel(QtWidgets.QScrollArea):
         self.sentence.setText(sentence(w))
         self.notes.setText("\n".join(f"• {n}" for n in w.notes))
         self.notes.setVisible(bool(w.notes))
-        self.bars.set_floors(m.floors, s.floors, m.s_per_proof)
+        self.bars.set_floors(m.floors, s.floors, m.s_per_proof, answer.remedies)
         self.compare_button.setEnabled(self.open_runs is not None)
         self._show_load(w)
 

@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 from PySide6 import QtCore
 
+from viewer.analysis.floors import REMEDY
+from viewer.analysis.headroom import headroom, remedy
 from viewer.io import LogError, open_log
 from viewer.io.paths import file_identity
 from viewer.lanes.data import build_lanes
@@ -31,6 +33,8 @@ class Answer:
     defaults: dict[str, float] = field(default_factory=dict)  # knob -> measured value
     result: WhatIf | None = None
     error: str = ""
+    #: Floor -> what relieves it, where this log's load says more than ``floors.REMEDY``.
+    remedies: dict[str, str] = field(default_factory=dict)
 
 
 class WhatIfRunner(QtCore.QObject):
@@ -106,7 +110,11 @@ class WhatIfRunner(QtCore.QObject):
                 result.memory_gib(o)
         except ValueError as exc:  # KnobError included
             return Answer(session, knobs, defaults, error=str(exc))
-        return Answer(session, knobs, defaults, result)
+        # The synthesis floor's remedy as the verdict says it (how far more synthesis
+        # concurrency helps, by this log's own load), not the bare "more concurrency".
+        room = headroom(session, result.measured.floors)
+        remedies = {"synthesis": remedy(room, REMEDY["synthesis"])}
+        return Answer(session, knobs, defaults, result, remedies=remedies)
 
     def wait(self, msecs: int = 30000) -> bool:
         """Block until the background work is done (tests and shutdown)."""
