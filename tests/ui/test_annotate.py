@@ -388,21 +388,27 @@ def test_enter_in_the_note_dialog_presses_ok_and_shift_enter_breaks_the_line(qtb
     assert ctl._ask_text_dialog("Edit note", "kept") is None  # Esc still cancels
 
 
+def crowd(view, ctl, n: int) -> None:
+    """``n`` ranges of 30 s, each 10 ms after the last, in a view of 60 s over them."""
+    from viewer.annotations import Annotation, AnnotationSet
+
+    ranges = [
+        Annotation(f"r{i}", "range", 60000.0 + 10 * i, 90000.0 + 10 * i, text=f"range {i}")
+        for i in range(n)
+    ]
+    ctl.set_annotations(AnnotationSet(ranges))
+    view.set_x_range(55000, 115000)
+
+
 def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log) -> None:
     """issue 27 item 12: 5000 overlapping ranges stalled the window 32.6 s (every label was
     placed against every other, and each move against all of them).  A view places at most
     MAX_LABELS labels, none overlapping; the rest are counted as hidden."""
-    from viewer.annotations import Annotation, AnnotationSet
     from viewer.ui.writeups.annotate import MAX_LABELS
 
     open_log(qtbot, window, log)
     view, ctl = window.view, window.write_ups.controller
-    ranges = [
-        Annotation(f"r{i}", "range", 60000.0 + 10 * i, 90000.0 + 10 * i, text=f"range {i}")
-        for i in range(2000)
-    ]
-    ctl.set_annotations(AnnotationSet(ranges))
-    view.set_x_range(55000, 115000)
+    crowd(view, ctl, 2000)
     overlay = ctl.overlay
     overlay.prepare()
     boxes = [s.label for s in overlay._shapes if s.label is not None]
@@ -416,17 +422,11 @@ def test_thousands_of_overlapping_ranges_place_a_readable_few(qtbot, window, log
 def test_a_crowded_view_tries_a_bounded_number_of_labels(qtbot, window, log, monkeypatch):
     """issue 27 item 12: past MAX_TRIES labels tried the view is full; each further try
     searched its column again (5000 overlapping ranges: 4280 tries, 1.1 s a zoom)."""
-    from viewer.annotations import Annotation, AnnotationSet
     from viewer.ui.writeups import annotate
 
     open_log(qtbot, window, log)
     view, ctl = window.view, window.write_ups.controller
-    ranges = [
-        Annotation(f"r{i}", "range", 60000.0 + 10 * i, 90000.0 + 10 * i, text=f"range {i}")
-        for i in range(3000)
-    ]
-    ctl.set_annotations(AnnotationSet(ranges))
-    view.set_x_range(55000, 115000)
+    crowd(view, ctl, 3000)
     tries = []
     place = annotate.AnnotationOverlay._place_label
     monkeypatch.setattr(
