@@ -24,7 +24,7 @@ freed memory is not returned at once.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -101,53 +101,86 @@ class _Pieces:
     """A sum of pieces ``a + b t`` over [t0, t1), gathered as events at their edges."""
 
     def __init__(self) -> None:
-        self.t: list[np.ndarray] = []
-        self.da: list[np.ndarray] = []
-        self.db: list[np.ndarray] = []
+        #: Per piece kind (in the order added): t0, t1, and its height (a flat's GiB) or
+        #: slope (a ramp's GiB per ms).
+        self.parts: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def flat(self, t0: np.ndarray, t1: np.ndarray, gib: np.ndarray) -> None:
         ok = np.isfinite(t0) & np.isfinite(t1) & (t1 > t0) & (gib != 0)
-        t0, t1, g = t0[ok], t1[ok], gib[ok]
-        self.t += [t0, t1]
-        self.da += [g, -g]
-        self.db += [np.zeros_like(g), np.zeros_like(g)]
+        self.parts.append((False, t0[ok], t1[ok], gib[ok]))
 
     def ramp(self, t0: np.ndarray, t1: np.ndarray, gib: np.ndarray) -> None:
         """From 0 at t0 to ``gib`` at t1 (and nothing after t1)."""
         ok = np.isfinite(t0) & np.isfinite(t1) & (t1 > t0) & (gib != 0)
-        t0, t1, g = t0[ok], t1[ok], gib[ok]
-        m = g / (t1 - t0)
-        self.t += [t0, t1]
-        self.da += [-m * t0, m * t0]
-        self.db += [m, -m]
+        t0, t1 = t0[ok], t1[ok]
+        self.parts.append((True, t0, t1, gib[ok] / (t1 - t0)))
 
     def steps(self, baseline: float) -> tuple[np.ndarray, np.ndarray]:
         """(times, the most the sum reaches over each step from there), baseline added; the
-        pieces are used up."""
-        t = np.concatenate(self.t) if self.t else np.zeros(0)
-        self.t = []
+        pieces are used up.  Each piece's events go straight to their place in time order,
+        one piece at a time (its events, then the sort's copies, took ~290 bytes a call)."""
+        parts, self.parts = self.parts, []
+        t = np.concatenate([x for _, t0, t1, _ in parts for x in (t0, t1)] or [np.zeros(0)])
         if not len(t):
             return np.zeros(0), np.zeros(0)
         order = np.argsort(t, kind="stable")
         t = t[order]
-        a = np.concatenate(self.da)[order]
-        self.da = []
-        b = np.concatenate(self.db)[order]
-        self.db = []
+        place = np.empty(len(order), dtype=np.int32 if len(order) < 2**31 else np.int64)
+        place[order] = np.arange(len(order), dtype=place.dtype)
         del order
+        # Per piece, its events' increments of a (the value) and b (the slope): a flat adds
+        # its height at t0 and takes it off at t1; a ramp -m t0 + m t at t0, back at t1.
+        a = np.empty(len(t))
+        b = np.zeros(len(t)) if any(ramp for ramp, *_ in parts) else None
+        at = 0
+        while parts:
+            ramp, t0, _, v = parts.pop(0)
+            k = len(t0)
+            start, end = place[at : at + k], place[at + k : at + 2 * k]
+            if ramp:
+                a[start] = -v * t0
+                a[end] = v * t0
+                b[start] = v
+                b[end] = -v
+            else:
+                a[start] = v
+                a[end] = -v
+            at += 2 * k
+            del ramp, t0, v, start, end
+        del place
         np.cumsum(a, out=a)
-        np.cumsum(b, out=b)
         last = np.r_[t[1:] != t[:-1], True]
-        t, a, b = t[last], a[last], b[last]
-        start = a + b * t  # just after each time
-        end = np.r_[a[:-1] + b[:-1] * t[1:], a[-1:] + b[-1:] * t[-1:]]  # just before the next
-        value = np.maximum(start, end)
+        t, a = t[last], a[last]
+        if b is None:  # no slope: each step holds its value
+            value = a
+        else:
+            np.cumsum(b, out=b)
+            b = b[last]
+            start = a + b * t  # just after each time
+            end = np.r_[a[:-1] + b[:-1] * t[1:], a[-1:] + b[-1:] * t[-1:]]  # before the next
+            value = np.maximum(start, end)
+            del start, end
         value[np.abs(value) < 1e-9] = 0.0
         return t, np.maximum(value, 0.0) + baseline
 
 
 def memory(session: Session, model: MemoryModel = DEFAULT) -> Memory:
     """What ``session`` holds over time under ``model`` (module docstring)."""
+    (t_lo, v_lo), (t_hi, v_hi) = _curves(session, model)
+    t = np.union1d(t_lo, t_hi)
+    base = model.baseline_gib
+    return Memory(t, _at(t_lo, v_lo, t, base), _at(t_hi, v_hi, t, base), model)
+
+
+def memory_peak(session: Session, model: MemoryModel = DEFAULT) -> tuple[float, float]:
+    """``memory(session, model).peak``, one curve at a time and no curve kept."""
+    return tuple(
+        float(v.max()) if len(v) else model.baseline_gib for _, v in _curves(session, model)
+    )
+
+
+def _curves(session: Session, model: MemoryModel) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The lower and the upper curve (times, values), one made at a time."""
     p = session.partitions
     st = stages(session)
     end = float(session.end_ms)
@@ -180,11 +213,8 @@ def memory(session: Session, model: MemoryModel = DEFAULT) -> Memory:
         pieces.flat(free, g1, model.after_gib[end_] * scale)
         return pieces.steps(model.baseline_gib)
 
-    t_lo, v_lo = curve(0, lambda lo: lo.ramp(s0, running_synth, model.partition_gib[0] * scale))
-    t_hi, v_hi = curve(1, lambda hi: hi.flat(s0, running_synth, model.synth_peak_gib * scale))
-    t = np.union1d(t_lo, t_hi)
-    base = model.baseline_gib
-    return Memory(t, _at(t_lo, v_lo, t, base), _at(t_hi, v_hi, t, base), model)
+    yield curve(0, lambda lo: lo.ramp(s0, running_synth, model.partition_gib[0] * scale))
+    yield curve(1, lambda hi: hi.flat(s0, running_synth, model.synth_peak_gib * scale))
 
 
 def _at(t: np.ndarray, v: np.ndarray, at: np.ndarray, before: float) -> np.ndarray:

@@ -5,7 +5,8 @@ tests); both give the same tables."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import functools
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -213,3 +214,84 @@ def _array(values: list) -> np.ndarray:
     """``values`` as numbers where numpy can, else as objects (text stays ``str``)."""
     array = np.array(values)
     return array if array.dtype.kind in "biuf" else np.array(values, dtype=object)
+
+
+def lazy_session(
+    column: Callable[[str], np.ndarray],
+    job: np.ndarray,
+    job_ids: Sequence[str],
+    kinds: np.ndarray,
+    workers: Mapping[int, int],
+    *,
+    index: int = 0,
+    kernel_source: str = KERNEL_SOURCE_TIMING,
+) -> Session:
+    """The Session ``build_session`` gives for one row per call, its partition columns each
+    made when first read (and let go by ``cache.forget``): a played run's log has ~27
+    columns a call, of which each figure reads a handful (1.5 M calls: 12 MB a column).
+
+    ``column(name)``: the column ``name`` of ``PARTITION_COLUMNS`` (not ``job``), one value
+    per call in call order (any numeric dtype); ``job``: per call, its job, whose id is
+    ``job_ids[job]`` (distinct ids) and kind ``kinds[job]`` (an object array).  Rows,
+    jobs and their numbering are ``build_session``'s."""
+    codes, uniques = factorize(np.asarray(job))
+    n = len(codes)
+
+    def col(name: str) -> np.ndarray:
+        values, dtype = np.asarray(column(name)), PARTITION_COLUMNS[name]
+        if is_constant(values):  # one value: held once
+            return constant(values[0], n, dtype)
+        return values.astype(dtype, copy=False)
+
+    keys = [col("partition"), codes.astype(np.int32), col("synth_start"), col("gpu_start")]
+    order = np.lexsort(keys)
+    part = keys[0]
+    del keys
+    if (order[1:] > order[:-1]).all():
+        order = None  # the rows are in order already
+
+    def sorted_column(name: str) -> np.ndarray:
+        values = codes.astype(np.int32) if name == "job" else col(name)
+        return values if order is None or is_constant(values) else values[order]
+
+    names = [k for k in PARTITION_COLUMNS]
+    parts = Frame.lazy({k: functools.partial(sorted_column, k) for k in names}, n)
+    mono = np.bincount(codes, weights=part < 0, minlength=len(uniques)) > 0
+    del part
+    jobs = frame_of(
+        {
+            "job_id": np.asarray(job_ids, dtype=object)[uniques],
+            "kind": np.asarray(kinds, dtype=object)[uniques],
+            "partitions": np.bincount(codes, minlength=len(uniques)).astype(np.int32),
+            "monolithic": mono,
+        },
+        JOB_COLUMNS,
+    )
+    pairs = sorted(workers.items())
+    wk = frame_of(
+        {
+            "worker": np.array([w for w, _ in pairs], dtype=np.int32),
+            "gpu": np.array([g for _, g in pairs], dtype=np.int32),
+        },
+        WORKER_COLUMNS,
+    )
+    # A column at a time: the events, the first and the last of them (as build_session).
+    events, lo, hi = 0, np.inf, -np.inf
+    for name in EVENT_TIMES:
+        times = col(name)
+        finite = times[np.isfinite(times)]
+        events += len(finite)
+        if len(finite):
+            lo, hi = min(lo, float(finite.min())), max(hi, float(finite.max()))
+        del times, finite
+    return Session(
+        index=index,
+        partitions=parts,
+        jobs=jobs,
+        workers=wk,
+        events=events,
+        start_ms=lo if events else 0.0,
+        end_ms=hi if events else 0.0,
+        kernel_source=kernel_source,
+        unattributed=conform(None, BLOCK_COLUMNS),
+    )

@@ -67,6 +67,10 @@ class _Lazy(Mapping):
             col = self._made.setdefault(name, col)  # two threads: one copy is kept
         return col
 
+    def forget(self) -> None:
+        """Let go of the columns made (made again when read)."""
+        self._made.clear()
+
     def __iter__(self) -> Iterator[str]:
         return iter(self._makers)
 
@@ -188,10 +192,13 @@ class Frame:
         return self._cols
 
     def release(self) -> None:
-        """Let go of the column views of a ``rows_of`` frame (made again when read)."""
+        """Let go of the column views of a ``rows_of`` frame, and of the columns a lazy
+        frame made (made again when read)."""
         if self._base is not None:
             with contextlib.suppress(AttributeError):  # never read: nothing to let go
                 del self._cols
+        elif isinstance(self._cols, _Lazy):
+            self._cols.forget()
 
     # ---- shape -------------------------------------------------------------------------
 

@@ -10,12 +10,13 @@ from weakref import WeakKeyDictionary
 
 import numpy as np
 
+from viewer.analysis.cache import forget
 from viewer.analysis.floors import LABEL, Floors, arrivals, floors
 from viewer.analysis.gpus import gpu_stats, overall_efficiency
 from viewer.analysis.jobs import completions, no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
-from viewer.analysis.memory import MemoryModel, memory
+from viewer.analysis.memory import MemoryModel, memory_peak
 from viewer.analysis.units import counted, percent
 from viewer.model import Session
 from viewer.model.facts import Facts
@@ -93,7 +94,7 @@ class Outcome:
         with _lock:
             got = self.__dict__.setdefault("_memory", {}).get(model)
         if got is None:
-            got = memory(self.session, model).peak
+            got = memory_peak(self.session, model)
             with _lock:
                 self.__dict__["_memory"][model] = got
         return got
@@ -219,18 +220,24 @@ def outcome(
     ``memory_model``, while its Session is at hand).  ``played``: that Session when made."""
     played = predicted_session(pl, s) if played is None else played
     through = throughput_of(pl, s)
+    # Each figure's tables of the played run are let go before the next is made (its
+    # columns are made from the schedule when read: 1.5 M calls, 12 MB a column).
+    efficiency = overall_efficiency(gpu_stats(played))
+    forget(played)
     out = Outcome(
         s_per_proof=through.s_per_proof,
-        gpu_efficiency=overall_efficiency(gpu_stats(played)),
+        gpu_efficiency=efficiency,
         # The slots as `report` on its --out log counts them (issue 27 item 6): the knob
         # divided the synthesis floor where the run held fewer at once.
         floors=floors(played),
         run=(pl.session.index, s),  # not the plan: a cache keyed on it holds this
         wall_s_per_proof=through.wall_s_per_proof,
     )
+    forget(played)
     out.__dict__["_made"] = weakref.ref(played)
     if memory_model is not None:
-        out.__dict__["_memory"] = {memory_model: memory(played, memory_model).peak}
+        out.__dict__["_memory"] = {memory_model: memory_peak(played, memory_model)}
+        forget(played)
     return out
 
 

@@ -11,6 +11,7 @@ that every figure of the prediction comes from ``viewer.analysis``, and
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, fields, replace
 
@@ -19,9 +20,10 @@ import numpy as np
 from viewer.analysis.floors import arrivals, max_overlap, slots_seen
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
-from viewer.model import KERNEL_SOURCE_TIMING, Session, build_session
+from viewer.model import KERNEL_SOURCE_TIMING, Session
+from viewer.model.build import lazy_session
 from viewer.model.facts import NOTHING, Facts
-from viewer.model.frame import Frame
+from viewer.model.frame import Frame, constant
 from viewer.model.timeline import EVENT_TIMES
 from viewer.sim.budget import (
     BASELINE_GIB,
@@ -450,57 +452,72 @@ def predicted_session(pl: Plan, s: Schedule) -> Session:
 
 def played_session(index: int, s: Schedule) -> Session:
     """A played schedule as the Session of position ``index`` in its log (all it takes
-    from the plan: a played run kept for later holds no plan)."""
+    from the plan: a played run kept for later holds no plan).  Its columns are made from
+    the schedule when read (``build.lazy_session``): the tables ``build_session`` gives."""
     d = s.draws
-    n = len(d.job)
-    kernel = s.kernel.astype(np.float64)
-    calls = Frame(
-        {
-            "job_id": np.array(d.job_ids, dtype=object)[d.job],
-            "partition": d.part,
-            "synth_start": s.synth_start,
-            "synth_end": s.synth_end,
-            "synth_ms": d.synth,
-            "queued": s.queued,
-            "pickup": s.pickup,
-            "gpu_start": s.start,
-            "gpu_end": s.end,
-            "gpu_ms": s.end - s.start,
-            "worker": s.worker,
-            "gpu": s.gpu,
-            "kernel_start": s.acquire,
-            "kernel_ms": kernel,
-            "ntt_msm_h_ms": s.ntt,
-            "barrier_wait_ms": d.barrier,
-            "batch_add_ms": d.batch,
-            "tail_msm_ms": d.tail,
-            "prep_msm_ms": d.prep,
-            "pre_lock_cpu_ms": s.prelock,
-            "mutex_wait_ms": s.wait,
-            "mutex_held_ms": s.release - s.acquire,
-            "total_start_fn_ms": s.release - s.start,
-            "b_g2_msm_ms": d.b_g2,
-            "num_circuits": d.circuits,
-            "gpu_open": np.zeros(n, dtype=bool),
-            "synth_open": np.zeros(n, dtype=bool),
-        }
-    )
-    kinds = {
-        j: (None if k == "porep-c2" else k) for j, k in zip(d.job_ids, d.job_kind, strict=True)
-    }
+    kinds = np.array([None if k == "porep-c2" else k for k in d.job_kind], dtype=object)
     cfg = s.config
     workers = {w: w // cfg.gw for w in range(cfg.gw * cfg.gpus)}
     # The kernels it played are known, even where the log's were not (``upper_bound``):
     # its floors are those a report on its --out log gives (issue 27 item 6).
-    played = build_session(
-        calls,
+    played = lazy_session(
+        functools.partial(played_column, s),
+        d.job,
+        d.job_ids,
+        kinds,
+        workers,
         index=index,
-        kinds=kinds,
-        workers=workers,
         kernel_source=KERNEL_SOURCE_TIMING,
     )
     played.facts = played_facts(cfg)
     return played
+
+
+def played_column(s: Schedule, name: str) -> np.ndarray:
+    """Column ``name`` of ``PARTITION_COLUMNS`` of the log of ``s`` (a row a task, in task
+    order): what a reader gives for the lines ``viewer.sim.writer`` writes."""
+    d = s.draws
+    if name in PLAYED_DRAWS:
+        return getattr(d, PLAYED_DRAWS[name])
+    if name in PLAYED_TIMES:
+        return getattr(s, PLAYED_TIMES[name])
+    if name in ("gpu_open", "synth_open"):
+        return constant(False, len(d.job), bool)
+    return PLAYED_MADE[name](s)
+
+
+#: The played log's columns that are a draw as it is, and a played time as it is.
+PLAYED_DRAWS = {
+    "partition": "part",
+    "synth_ms": "synth",
+    "barrier_wait_ms": "barrier",
+    "batch_add_ms": "batch",
+    "tail_msm_ms": "tail",
+    "prep_msm_ms": "prep",
+    "b_g2_msm_ms": "b_g2",
+    "num_circuits": "circuits",
+}
+PLAYED_TIMES = {
+    "synth_start": "synth_start",
+    "synth_end": "synth_end",
+    "queued": "queued",
+    "pickup": "pickup",
+    "gpu_start": "start",
+    "gpu_end": "end",
+    "worker": "worker",
+    "kernel_start": "acquire",
+}
+#: The others, made from the schedule.
+PLAYED_MADE = {
+    "gpu_ms": lambda s: s.end - s.start,
+    "gpu": lambda s: s.gpu,
+    "kernel_ms": lambda s: s.kernel.astype(np.float64),
+    "ntt_msm_h_ms": lambda s: s.ntt,
+    "pre_lock_cpu_ms": lambda s: s.prelock,
+    "mutex_wait_ms": lambda s: s.wait,
+    "mutex_held_ms": lambda s: s.release - s.acquire,
+    "total_start_fn_ms": lambda s: s.release - s.start,
+}
 
 
 def played_facts(cfg: SimConfig) -> Facts:
