@@ -35,7 +35,7 @@ from viewer.sim.budget import (
 )
 from viewer.sim.contention import Contention
 from viewer.sim.model import Draws, Schedule, SimConfig, run, scaled
-from viewer.whatif.cold import cold_factors, was_cold
+from viewer.whatif.cold import cold_factors
 from viewer.whatif.knobs import Knobs
 from viewer.whatif.load import STAGE_CLASS, intervals, profile
 
@@ -352,8 +352,7 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
         flight = knobs.concurrency if knobs.concurrency is not None else jobs
         cfg = replace(cfg, sectors=jobs, concurrency=min(flight, jobs))
     if d is not pl.draws or cfg.pw != pl.cfg.pw:  # each slot's first synthesis runs cold
-        cold = was_cold(pl.session.partitions["synth_start"][pl.rows], pl.cfg.pw)
-        k = cold_factors(pl.draws, cold, d, cfg.pw)
+        k = cold_factors(pl.session, pl.rows, pl.cfg.pw, pl.draws, d, cfg.pw)
         d = d if k is None else scaled(d, synth=k)
     f = {name: _factor(knobs, name, measured) for name, measured in _means(d).items()}
     return cfg, scaled(d, **{name: k for name, k in f.items() if k != 1.0})
