@@ -23,7 +23,7 @@ from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.model.build import lazy_session
 from viewer.model.facts import NOTHING, Facts
-from viewer.model.frame import Frame, constant
+from viewer.model.frame import Frame, constant, is_constant, take_rows
 from viewer.model.timeline import EVENT_TIMES
 from viewer.sim.budget import (
     BASELINE_GIB,
@@ -108,35 +108,9 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     notes: list[str] = [f"the log: {n}" for n in session.notes]
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
-    synth = _filled(st["synth_ms"][rows], "synthesis", notes)
-    delay = st["queue_delay_ms"][rows]
-    blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
-    qdelay = np.where(blocked, np.nan, delay)
-    qdelay = _filled(qdelay, "", notes, default=0.0)
-    dispatch = _filled(st["dispatch_ms"][rows], "", notes, default=0.0)
-    pickup = np.minimum(_filled(st["pickup_ms"][rows], "", notes), dispatch)
-    if timing:
-        prelock = _filled(st["prep_ms"][rows], "CPU prep", notes)
-        kernel = _filled(st["kernel_ms"][rows], "kernel", notes)
-        post = _filled(st["post_ms"][rows], "post-processing", notes)
-        held = p["mutex_held_ms"][rows] - st["kernel_ms"][rows]
-        hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
-    else:
-        call = _filled(st["call_ms"][rows], "GPU call", notes)
-        share = _kernel_share(session, p["gpu"][rows], call)
-        overlapped = float(np.average(1.0 - share, weights=call)) if call.sum() > 0 else 0.0
-        notes.append(
-            "no CUZK_TIMING lines: the kernel region of each GPU call is not in the log; "
-            "each call is replayed as the kernel time its GPU's busy time leaves room for "
-            f"(the calls of a GPU overlapped: {overlapped * 100:.0f} % of each is taken as CPU "
-            "work before the mutex), an upper bound on kernel time"
-        )
-        kernel = call * share
-        prelock = call - kernel
-        post = hold = np.zeros(len(rows))
-
+    tasks, synth_median, blocked, queue_seen = _task_draws(session, st, rows, timing, notes)
     first = arr["arrival"]
-    arrival = np.where(np.isfinite(first), first, first_seen - np.nanmedian(synth))
+    arrival = np.where(np.isfinite(first), first, first_seen - synth_median)
     arrival = np.maximum(arrival[jobs], 0.0)
     hidden = arr["inferred"][jobs]
     latest = None
@@ -145,15 +119,6 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     counted = np.isfinite(completions(session))[jobs]
     kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
     mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
-    prep_msm = p["prep_msm_ms"][rows]
-    prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
-    # post = hold + b_g2 + epilogue, in whole ms, none negative.
-    post_ms = _ms(post)
-    hold_ms = np.minimum(_ms(hold), post_ms)
-    b_g2_ms = np.clip(_ms(np.nan_to_num(p["b_g2_msm_ms"][rows], nan=0.0)), 0, None)
-    b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
-    circuits = np.nan_to_num(p["num_circuits"][rows], nan=1.0)
-    ntt, barrier, batch, tail = _kernel_parts(p, rows, kernel)
     d = Draws(
         job_ids=[str(x) for x in session.jobs["job_id"].astype(object, copy=False)[jobs]],
         job_kind=[
@@ -161,32 +126,17 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
             for k, m in zip(kinds, mono, strict=True)
         ],
         arrival=_ms(arrival),
-        assemble=np.zeros(len(jobs), np.int64),
+        assemble=constant(0, len(jobs), np.int64),
         job=rank[job[rows]].astype(np.int64),
-        part=p["partition"][rows].astype(np.int64),
-        synth=_ms(synth),
-        qdelay=_ms(qdelay),
-        pickup=_ms(pickup),
-        dispatch=_ms(dispatch),
-        prep=_ms(prep_msm),
-        prelock_extra=_ms(prelock) - _ms(prep_msm),
-        ntt=ntt,
-        barrier=barrier,
-        batch=batch,
-        tail=tail,
-        b_g2=b_g2_ms,
-        epilogue=post_ms - hold_ms - b_g2_ms,
-        circuits=_ms(circuits),
-        hold=hold_ms,
+        **tasks,
     )
+    del tasks
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
-    gpu_start = p["gpu_start"][rows]
-    queue_seen = _queue_cap(st, rows, gpu_start - dispatch)
-    queue_cap = queue_seen if blocked.any() else None
+    queue_cap = queue_seen if blocked else None
     if queue_cap is not None:
         notes.append(
-            f"{int(blocked.sum())} partitions waited over {BLOCKED_MS:.0f} ms between "
+            f"{blocked} partitions waited over {BLOCKED_MS:.0f} ms between "
             f"SYNTH_END and the queue (backpressure): the queue is bounded at the "
             f"{queue_cap} partitions seen queued at once"
         )
@@ -212,9 +162,85 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
             "with the synthesis slots it shows, without the budget"
         )
     return Plan(
-        session, cfg, d, rows, counted, not timing, int(blocked.sum()), tuple(notes),
+        session, cfg, d, rows, counted, not timing, blocked, tuple(notes),
         latest, int(hidden.sum()), queue_seen, other_order, max_parallel,
     )  # fmt: skip
+
+
+def _task_draws(
+    session: Session, st: Frame, rows: np.ndarray, timing: bool, notes: list[str]
+) -> tuple[dict[str, np.ndarray], float, int, int]:
+    """Per task (the partitions at ``rows``, in order), the durations the engine plays in
+    whole ms: ``Draws``' per-task columns but ``job``; the median synthesis (ms), how many
+    partitions a full queue held, and the most seen queued at once.  Each measured column
+    is let go once its whole ms are made, and a column that is one value by construction
+    (a log without CUZK_TIMING has no hold, b_g2 or kernel parts) is held once: the plan of
+    1.5 M one-call jobs held ~40 columns of 12 MB at once."""
+    p = session.partitions
+
+    def col(name: str) -> np.ndarray:
+        return take_rows(p[name], rows)
+
+    out: dict[str, np.ndarray] = {"part": _one_value(p["partition"][rows].astype(np.int64))}
+    synth = _filled(st["synth_ms"][rows], "synthesis", notes)
+    synth_median = float(np.nanmedian(synth))
+    out["synth"] = _ms(synth)
+    del synth
+    delay = st["queue_delay_ms"][rows]
+    blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
+    out["qdelay"] = _ms(_filled(np.where(blocked, np.nan, delay), "", notes, default=0.0))
+    del delay
+    dispatch = _filled(st["dispatch_ms"][rows], "", notes, default=0.0)
+    out["pickup"] = _ms(np.minimum(_filled(st["pickup_ms"][rows], "", notes), dispatch))
+    queue_seen = _queue_cap(st, rows, p["gpu_start"][rows] - dispatch)
+    out["dispatch"] = _ms(dispatch)
+    del dispatch
+    if timing:
+        prelock = _filled(st["prep_ms"][rows], "CPU prep", notes)
+        kernel = _filled(st["kernel_ms"][rows], "kernel", notes)
+        post = _filled(st["post_ms"][rows], "post-processing", notes)
+        held = col("mutex_held_ms") - st["kernel_ms"][rows]
+        hold = np.clip(np.nan_to_num(held, nan=0.0), 0.0, post)
+        del held
+    else:
+        call = _filled(st["call_ms"][rows], "GPU call", notes)
+        share = _kernel_share(session, p["gpu"][rows], call)
+        overlapped = float(np.average(1.0 - share, weights=call)) if call.sum() > 0 else 0.0
+        notes.append(
+            "no CUZK_TIMING lines: the kernel region of each GPU call is not in the log; "
+            "each call is replayed as the kernel time its GPU's busy time leaves room for "
+            f"(the calls of a GPU overlapped: {overlapped * 100:.0f} % of each is taken as CPU "
+            "work before the mutex), an upper bound on kernel time"
+        )
+        kernel = call * share
+        prelock = call - kernel
+        del call, share
+        post = hold = constant(0.0, len(rows), np.float64)
+    prep_msm = col("prep_msm_ms")
+    prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
+    out["prep"] = _ms(prep_msm)
+    out["prelock_extra"] = _one_value(_ms(prelock) - out["prep"])
+    del prep_msm, prelock
+    out["ntt"], out["barrier"], out["batch"], out["tail"] = _kernel_parts(p, rows, kernel)
+    del kernel
+    # post = hold + b_g2 + epilogue, in whole ms, none negative.
+    post_ms = _ms(post)
+    hold_ms = np.minimum(_ms(hold), post_ms)
+    del post, hold
+    b_g2_ms = np.clip(_ms(np.nan_to_num(col("b_g2_msm_ms"), nan=0.0)), 0, None)
+    b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
+    out["b_g2"] = _one_value(b_g2_ms)
+    out["epilogue"] = _one_value(post_ms - hold_ms - b_g2_ms)
+    out["circuits"] = _one_value(_ms(np.nan_to_num(col("num_circuits"), nan=1.0)))
+    out["hold"] = _one_value(hold_ms)
+    return out, synth_median, int(blocked.sum()), queue_seen
+
+
+def _one_value(values: np.ndarray) -> np.ndarray:
+    """``values``, held once (``frame.constant``) where they are all one value."""
+    if len(values) > 1 and (values == values[0]).all():
+        return constant(values[0], len(values), values.dtype)
+    return values
 
 
 #: Tied jobs with more GPU calls than this, or more jobs, keep their order (the evidence is
@@ -562,6 +588,9 @@ def _kernel_parts(
     """ntt, barrier, batch, tail of every task summing to its kernel (all in ntt when the
     log has no breakdown)."""
     total = _ms(kernel)
+    if all(is_constant(p[c]) and np.isnan(p[c][0]) for c in PARTS):  # no breakdown: all ntt
+        zero = constant(0, len(total), np.int64)
+        return total, zero, zero, zero
     parts = np.nan_to_num(p[list(PARTS)].to_numpy(np.float64)[rows], nan=0.0)
     whole = parts.sum(axis=1)
     share = np.where(whole[:, None] > 0, parts / np.where(whole > 0, whole, 1.0)[:, None], 0.0)
