@@ -10,11 +10,12 @@ slot's second.  Each such partition's synthesis is set to what a first one takes
 work times the log's cold ratio (the first wave's mean work against the warm partitions'
 of the same proof kind), or divided by it.  Partitions cold in both keep their own work
 (their stragglers too); a log whose first wave does not run measurably slower (by two
-standard errors) changes nothing.
+standard errors, in time and in work) changes nothing.
 
-On the real H200 runs (``shared/real_h200``) the first wave of each took 1.14-1.22 times
-the warm synthesis; replayed at pw 16 from a pw 8 log, the second job's partitions, warm
-in the log, were cold in the run (its first completions 2.8 s apart, not 1.8).
+On the real H200 runs (``shared/real_h200``) the first wave took 1.11-1.19 times the warm
+synthesis (k05's, 1.20 with one 1.95 straggler, is not significant); replayed at pw 16
+from a pw 8 log, the second job's partitions, warm in the log, were cold in the run (its
+first completions 2.8 s apart, 1.8 replayed).
 """
 
 from __future__ import annotations
