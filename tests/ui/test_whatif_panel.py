@@ -241,10 +241,11 @@ def test_a_log_without_cuzk_timing_has_no_prep_or_post_knob(qtbot, window, tmp_p
     grepped.write_text("".join(line for line in lines if line.startswith("TIMELINE")))
     answer = open_and_answer(qtbot, window, grepped)
     panel = window.whatif_panel
-    for name in ("prep", "post"):
+    for name in ("prep", "post", "budget"):
         assert not panel.spins[name].isEnabled()
         assert panel.measured[name].text() == "not in this log"
-    assert panel.spins["kernel"].isEnabled()
+        assert panel.spins[name].text() == "—"  # no number: its minimum read as a value
+    assert panel.spins["kernel"].isEnabled() and panel.spins["kernel"].text().endswith(" ms")
     assert any("upper bound" in n for n in answer.result.notes)
     assert "upper bound" in panel.notes.text()
 

@@ -456,6 +456,8 @@ class WhatIfPanel(QtWidgets.QScrollArea):
                 spin.setValue(value)
                 spin.blockSignals(False)
             spin.setEnabled(known)
+            # A knob the log does not have shows no number (its minimum read as a value).
+            spin.setSpecialValueText("" if known else "—")
             unit = "" if name in self._count_names() else " GiB" if name == BUDGET else " ms"
             self.measured[name].setText(
                 f"measured {default:.0f}{unit}" if known else "not in this log"
