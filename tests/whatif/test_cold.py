@@ -51,7 +51,7 @@ def test_more_slots_make_more_partitions_cold_and_fewer_fewer() -> None:
     assert cold.tolist()[:10] == [True] * 8 + [False] * 2
 
     def factors(played, slots):  # noqa: ANN001, ANN202
-        return cold_factors(pl.session, pl.rows, pl.cfg.pw, pl.draws, played, slots)
+        return cold_factors(pl.synth_start, pl.synth_ms, pl.cfg.pw, pl.draws, played, slots)
 
     up = factors(pl.draws, 16)
     assert up[:8].tolist() == [1.0] * 8
@@ -90,7 +90,7 @@ def test_a_first_wave_slower_only_in_a_load_models_work_is_not_cold() -> None:
     cold = was_cold(pl.session.partitions["synth_start"][pl.rows], pl.cfg.pw)
     kind = np.zeros(len(cold), np.int64)
     assert cold_ratio(pl.draws.synth.astype(float), kind, cold) > 1.03  # in work
-    assert cold_factors(pl.session, pl.rows, pl.cfg.pw, pl.draws, pl.draws, 20) is None
+    assert cold_factors(pl.synth_start, pl.synth_ms, pl.cfg.pw, pl.draws, pl.draws, 20) is None
 
 
 @pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
@@ -107,6 +107,6 @@ def test_a_simulated_log_has_no_cold_start_to_move() -> None:
     """The simulator's syntheses run warm from the first: the replay at other slots plays
     them as measured, and no note is made."""
     pl = _plan(SAMPLES / "phase8_pw10_5sectors.log")
-    assert cold_factors(pl.session, pl.rows, pl.cfg.pw, pl.draws, pl.draws, 20) is None
+    assert cold_factors(pl.synth_start, pl.synth_ms, pl.cfg.pw, pl.draws, pl.draws, 20) is None
     w = what_if(pl.session, Knobs(pw=20))
     assert not any("slowest synthesis" in n for n in w.notes)

@@ -22,8 +22,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from viewer.analysis.stages import stages
-from viewer.model import Session
 from viewer.sim.model import Draws
 
 #: A first wave counts as cold where its mean work exceeds the warm mean by this many
@@ -65,22 +63,28 @@ def cold_ratio(synth: np.ndarray, kind: np.ndarray, cold: np.ndarray) -> float:
 
 
 def cold_factors(
-    session: Session, rows: np.ndarray, pw: int, log: Draws, played: Draws, slots: int
+    synth_start: np.ndarray,
+    measured: np.ndarray,
+    pw: int,
+    log: Draws,
+    played: Draws,
+    slots: int,
 ) -> np.ndarray | None:
     """Per task of ``played`` (``log``'s tasks, its jobs cycled as ``replay.cycled`` does
     where it has more), the factor on its synthesis that makes the first task of each of
-    ``slots`` slots the cold one (module docstring).  ``log``: the plan's tasks (``rows`` of
-    ``session``, which ran ``pw`` slots), their synthesis as work where a load model plays
-    them.  None where nothing changes.
+    ``slots`` slots the cold one (module docstring).  ``log``: the plan's tasks (of a log
+    that ran ``pw`` slots; per task its SYNTH_START ``synth_start`` and its synthesis as
+    measured, NaN where unknown), their synthesis as work where a load model plays them.
+    None where nothing changes.
 
     The first wave ran with the GPUs idle, less beside it than later: it counts as cold
     where it ran slower in time as well as in work.  Where only the load model says so it
     may be the model's error at a load no warm partition ran (a simulated machine without a
     cold start, fitted on its own log, reads 6 % in work and -6 % in time)."""
-    cold = was_cold(session.partitions["synth_start"][rows], pw)
+    cold = was_cold(synth_start, pw)
     _, codes = np.unique(np.asarray(log.job_kind, dtype=str), return_inverse=True)
     kind = codes.reshape(-1)[log.job]
-    measured = np.asarray(stages(session)["synth_ms"], dtype=np.float64)[rows]
+    measured = np.asarray(measured, dtype=np.float64)
     measured = np.where(np.isfinite(measured), measured, log.synth)
     r = min(cold_ratio(log.synth.astype(np.float64), kind, cold), cold_ratio(measured, kind, cold))
     if r == 1.0:

@@ -375,8 +375,7 @@ def what_if(
             ends.append((alt.label, throughput_of(other, replay(other, knobs)).s_per_proof))
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         unseen.append(_workers_note(pl, knobs, load))
-        starts = base_plan.session.partitions["synth_start"][base_plan.rows]
-        cold = (starts, base_plan.draws.synth.astype(np.float64), base_plan.cfg.pw)
+        cold = (base_plan.synth_start, base_plan.draws.synth.astype(np.float64), base_plan.cfg.pw)
         unseen.append(straggler_note(*cold, len(scen.draws.arrival), scenario.s_per_proof or 0))
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())

@@ -71,6 +71,10 @@ class Plan:
     #: A budget-gated daemon's ``max_parallel_synthesis`` (``viewer.sim.budget``): with
     #: another budget it sizes the synthesis workers as the daemon would.
     max_parallel: int = DEFAULT_MAX_PARALLEL
+    #: Per task, the log's SYNTH_START and its synthesis as measured (ms, NaN where the log
+    #: shows none): the first wave ``viewer.whatif.cold`` reads.
+    synth_start: np.ndarray | None = None
+    synth_ms: np.ndarray | None = None
 
 
 def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
@@ -164,6 +168,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     return Plan(
         session, cfg, d, rows, counted, not timing, blocked, tuple(notes),
         latest, int(hidden.sum()), queue_seen, other_order, max_parallel,
+        p["synth_start"][rows], st["synth_ms"][rows],
     )  # fmt: skip
 
 
@@ -357,6 +362,8 @@ def with_other_order(pl: Plan) -> Plan:
         pl,
         draws=draws,
         rows=pl.rows[tasks],
+        synth_start=None if pl.synth_start is None else pl.synth_start[tasks],
+        synth_ms=None if pl.synth_ms is None else pl.synth_ms[tasks],
         counted=pl.counted[perm],
         latest=latest,
         other_order=None,
@@ -378,7 +385,7 @@ def with_knobs(pl: Plan, knobs: Knobs) -> tuple[SimConfig, Draws]:
         flight = knobs.concurrency if knobs.concurrency is not None else jobs
         cfg = replace(cfg, sectors=jobs, concurrency=min(flight, jobs))
     if d is not pl.draws or cfg.pw != pl.cfg.pw:  # each slot's first synthesis runs cold
-        k = cold_factors(pl.session, pl.rows, pl.cfg.pw, pl.draws, d, cfg.pw)
+        k = cold_factors(pl.synth_start, pl.synth_ms, pl.cfg.pw, pl.draws, d, cfg.pw)
         d = d if k is None else scaled(d, synth=k)
     f = {name: _factor(knobs, name, measured) for name, measured in _means(d).items()}
     return cfg, scaled(d, **{name: k for name, k in f.items() if k != 1.0})
