@@ -175,3 +175,31 @@ def test_a_followed_log_gives_its_first_session_its_facts(tmp_path: Path) -> Non
         assert timeline.sessions[0].facts.total_budget_gib == 251
     finally:
         f.close()
+
+
+def test_every_run_of_a_file_has_its_machines_threads_and_only_the_first_its_settings(
+    tmp_path: Path,
+) -> None:
+    """One host writes every run of a file: a restarted daemon's session has the head's CPU
+    threads (the load model's machine: the dock, the verdict and ``whatif`` read them from
+    the session), not the head run's settings, which the restart may have changed."""
+    from viewer.analysis.headroom import own_load
+    from viewer.io import open_log
+    from viewer.io.follow import LogFollower
+
+    text = gzip.decompress((REAL / "base1.log.gz").read_bytes())
+    twice = tmp_path / "twice.log"
+    twice.write_bytes(text + text)
+    timeline = open_log(twice)
+    assert len(timeline.sessions) == 2
+    first, second = timeline.sessions
+    assert first.facts == Facts(cpus=16, pw=8, gw=2, kernel_scale=1.0)
+    assert second.facts == Facts(cpus=16)
+    assert own_load(second)[0].contention.cores == own_load(first)[0].contention.cores == 16
+    follower = LogFollower(twice)
+    try:
+        followed = follower.poll()
+    finally:
+        follower.close()
+    assert followed is not None
+    assert [s.facts for s in followed.sessions] == [first.facts, second.facts]

@@ -71,6 +71,15 @@ def facts(path: str | PathLike) -> Facts:
     return from_text(head[:HEAD_BYTES])
 
 
+def give(sessions: list, head: Facts, first: bool = True) -> None:
+    """Give a log's ``sessions`` (in order) what its head states: the first (when ``first``:
+    it is the run whose head that is) all of it, every other the machine's CPU threads.
+    One host writes every run of a file; a daemon restarted with other settings states
+    them in a head this does not read, so the other sessions get no settings."""
+    for i, session in enumerate(sessions):
+        session.facts = head if first and i == 0 else Facts(cpus=head.cpus)
+
+
 def from_text(head: bytes) -> Facts:
     """``Facts`` of a log's first bytes (the first daemon run's head: module docstring)."""
     found: dict[str, int | float | bool] = {}

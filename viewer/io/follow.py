@@ -22,7 +22,7 @@ from typing import BinaryIO
 
 from viewer.io import reader
 from viewer.io.errors import LogError
-from viewer.io.facts import HEAD_BYTES, Facts, from_text
+from viewer.io.facts import HEAD_BYTES, Facts, from_text, give
 from viewer.io.grammar import TL
 from viewer.io.reader import LogScan
 from viewer.io.records import last_line_end
@@ -149,10 +149,9 @@ class LogFollower:
         sessions = self._scan.sessions(self.workers_per_gpu)
         if not sessions:
             return False  # TIMELINE lines, none readable yet
-        if not self._kept:  # the first session of what is followed: its head states facts
-            if self._facts is None:
-                self._facts = from_text(self._pread(min(HEAD_BYTES, end), 0))
-            sessions[0].facts = self._facts
+        if self._facts is None:  # the head of what is followed states facts
+            self._facts = from_text(self._pread(min(HEAD_BYTES, end), 0))
+        give(sessions, self._facts, first=not self._kept)
         self._current = sessions
         return True
 

@@ -20,7 +20,7 @@ from viewer.io import assemble, source
 from viewer.io.assemble import Assembler
 from viewer.io.batch import EventBatch, empty_batch, merge_batches, slices
 from viewer.io.errors import LoadCancelled, LogError
-from viewer.io.facts import facts
+from viewer.io.facts import facts, give
 from viewer.io.records import Ordinals, job_names
 from viewer.io.scanner import iter_chunks, iter_range
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
@@ -160,7 +160,7 @@ def open_log(
     _check_found(path, scan)
     sessions = scan.sessions(workers_per_gpu)
     if sessions:
-        sessions[0].facts = facts(path)
+        give(sessions, facts(path))
     if scan.shrunk is not None:
         was, now = scan.shrunk
         sessions[-1].notes.append(
