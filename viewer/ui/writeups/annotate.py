@@ -49,9 +49,10 @@ CLUSTER_PX = 24.0
 #: Labels placed in one view at most: more do not read, and each is placed against those
 #: before it (5000 overlapping ranges stalled the window 32.6 s, issue 27 item 12).
 MAX_LABELS = 120
-#: Labels tried in one view at most: past them the view is full, and each try costs a
-#: search of its column (5000 overlapping ranges: 4280 tries, 1.1 s a zoom).
-MAX_TRIES = 4 * MAX_LABELS
+#: Labels that found no room in a column of BOX_CELL_PX before a label there is not tried:
+#: the column is full, and each try costs a search of it (5000 overlapping ranges: 4280
+#: tries, 1.1 s a zoom). A label elsewhere in the view is still tried.
+FULL_AFTER = 16
 #: Width of the columns ``_Boxes`` files boxes by (px).
 BOX_CELL_PX = 64.0
 CLUSTER_MIN = 4
@@ -172,6 +173,7 @@ class _Boxes:
     def __init__(self, boxes: list[QtCore.QRectF] = ()) -> None:
         self._boxes: list[QtCore.QRectF] = []
         self._cells: dict[int, list[int]] = {}
+        self._full: dict[int, int] = {}  # column -> labels it had no room for
         for box in boxes:
             self.add(box)
 
@@ -193,6 +195,15 @@ class _Boxes:
     def hits(self, rect: QtCore.QRectF) -> bool:
         return any(b.intersects(rect) for b in self.column(rect.left(), rect.right()))
 
+    def no_room(self, left: float, right: float) -> None:
+        """A label over [left, right] found no room: count it in each of its columns."""
+        for c in self._span(left, right):
+            self._full[c] = self._full.get(c, 0) + 1
+
+    def full(self, left: float, right: float) -> bool:
+        """Whether every column over [left, right] turned away FULL_AFTER labels."""
+        return all(self._full.get(c, 0) >= FULL_AFTER for c in self._span(left, right))
+
 
 def _free_top(
     column: list[QtCore.QRectF], want: float, h: float, low: float, high: float
@@ -200,8 +211,9 @@ def _free_top(
     """The top nearest ``want`` of a box of height ``h`` between ``low`` and ``high`` that
     meets no box of ``column`` (boxes that share its x span), 2 px from its neighbours: just
     under or just over one of them. None: the column is full."""
+    taken = sorted((r.top(), r.bottom()) for r in column)
     spans: list[list[float]] = []  # the boxes' y spans, merged where they overlap
-    for top, bottom in sorted((r.top(), r.bottom()) for r in column):
+    for top, bottom in taken:
         if spans and top < spans[-1][1]:
             spans[-1][1] = max(spans[-1][1], bottom)
         else:
@@ -212,7 +224,8 @@ def _free_top(
         i = bisect.bisect_left(starts, top + h) - 1  # the last span starting above its end
         return i < 0 or spans[i][1] <= top
 
-    tops = [r.bottom() + 2 for r in column] + [r.top() - h - 2 for r in column]
+    # Ties go to the one nearer the top of the column, as they always did.
+    tops = [b + 2 for _, b in taken] + [t - h - 2 for t, _ in taken]
     for top in sorted(tops, key=lambda t: abs(t - want)):
         if low <= top and top + h <= high and free(top):
             return top
@@ -297,15 +310,14 @@ class AnnotationOverlay(pg.GraphicsObject):
         # What a label must never cover: every note's pin, every arrow's head and tail and
         # every ruler's ends (a label on its own arrowhead hid what it points at).
         placed = _Boxes([m for s in self._shapes for m in _marks(s)])
-        labels = tries = 0
+        labels = 0
         for shape in self._shapes:
             a, text = shape.ann, shape.text
             if not (text or a.kind == "range") or (a.id in more and more[a.id] < 0):
                 continue
-            if labels >= MAX_LABELS or tries >= MAX_TRIES:
+            if labels >= MAX_LABELS:
                 self.hidden_labels += 1  # no room to read more at this zoom
                 continue
-            tries += 1
             free = self.ctl.lane_extent(a.lane) is None
             shape.label = self._place_label(shape, text, free, strip, placed, label_room)
             if shape.label is None:
@@ -342,12 +354,15 @@ class AnnotationOverlay(pg.GraphicsObject):
             x, y = (left + right - w) / 2, min(s.y, s.head_y) - h - 5
         # Never over the strip of transition labels at the top of the lanes.
         rect = QtCore.QRectF(x, max(y, strip), w, h)
+        if placed.full(x, x + w):
+            return None  # its columns turned away FULL_AFTER labels already
         # Only the boxes of the label's column can meet it, where it is or moved up or down.
         column = placed.column(x, x + w)
         if not any(r.intersects(rect) for r in column):
             return rect
         top = _free_top(column, rect.top(), h, strip, max(height, strip + h))
         if top is None:
+            placed.no_room(x, x + w)
             return None
         s.moved = True
         return QtCore.QRectF(x, top, w, h)
