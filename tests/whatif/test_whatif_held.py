@@ -50,3 +50,47 @@ def test_nothing_keeps_a_plan_or_its_runs_past_their_use(session) -> None:
     del pl, w
     gc.collect()
     assert [r() for r in held] == [None, None, None]
+
+
+CONSUMED = [
+    ("phase8_pw10_5sectors.log", Knobs(gw=1, kernel_ms=1824)),
+    ("two_gpus.log", Knobs(gw=3)),
+    ("budget_gated.log", Knobs(budget_gib=300)),
+    ("monolithic_mixed.log", Knobs(pw=2, jobs=9)),
+    ("phase7_pw20.log", Knobs()),
+]
+
+
+@pytest.mark.parametrize(("name", "knobs"), CONSUMED)
+def test_a_consumed_session_gives_the_same_what_if(name: str, knobs: Knobs) -> None:
+    """``consume`` (the command line's) lets the log's tables go before the replays play,
+    and changes no figure, note or band."""
+    from viewer.export.whatif import whatif_dict
+
+    path = SAMPLES / name
+    kept = open_log(path).sessions[0]
+    w = what_if(kept, knobs)
+    given = [open_log(path).sessions[0]]
+    c = what_if(given.pop(), knobs, consume=True)
+    assert whatif_dict(c, path, c.measured.session) == whatif_dict(w, path, kept)
+    assert c.memory_gib(c.measured) == w.memory_gib(w.measured)
+    assert len(c.measured.session.partitions) == 0  # its tables are gone
+
+
+def test_a_consumed_session_is_let_go_before_the_replays_play(monkeypatch) -> None:
+    from viewer.whatif import predict
+
+    session = open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions[0]
+    held = weakref.ref(session.partitions)
+    seen = []
+    replay = predict.replay
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        seen.append(held() is None)
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(predict, "replay", spy)
+    given = [session]
+    del session
+    what_if(given.pop(), Knobs(gw=1), consume=True)
+    assert seen and all(seen)

@@ -150,10 +150,15 @@ def run(args: argparse.Namespace) -> int:
     load_fit = calibration(args, session, timeline.sessions[0].facts.cpus)
     if load_fit is None:
         return 2
+    # The command keeps no reference to the log: what_if lets its tables go once it has what
+    # the replays need (``consume``), and the measured session it hands back has none.
+    number, given = session.number, [session]
+    del timeline, session
     try:
-        w = what_if(session, knobs, load=load_fit, memory_model=memory)
+        w = what_if(given.pop(), knobs, load=load_fit, memory_model=memory, consume=True)
     except ValueError as exc:
-        return fail("whatif", f"{display_path(args.path)}, session {session.number}: {exc}")
+        return fail("whatif", f"{display_path(args.path)}, session {number}: {exc}")
+    session = w.measured.session
     if args.out is not None:
         try:
             with open_output(args.out, [args.path]) as fh:

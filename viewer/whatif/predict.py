@@ -263,13 +263,14 @@ _lock = threading.Lock()
 
 
 def _measured_and_baseline(
-    pl: Plan, memory_model: MemoryModel = DEFAULT_MEMORY
+    pl: Plan, memory_model: MemoryModel = DEFAULT_MEMORY, measured: Outcome | None = None
 ) -> tuple[Outcome, Outcome, Schedule]:
     with _lock:
         done = _unchanged.get(pl)
     if done is None:
         base = replay(pl)
-        done = (measure(pl.session), outcome(pl, base, memory_model), base)
+        measured = measure(pl.session) if measured is None else measured
+        done = (measured, outcome(pl, base, memory_model), base)
         with _lock:
             _unchanged[pl] = done
     return done
@@ -329,16 +330,27 @@ def what_if(
     pl: Plan | None = None,
     load: LoadFit | None = None,
     memory_model: MemoryModel = DEFAULT_MEMORY,
+    *,
+    consume: bool = False,
 ) -> WhatIf:
     """Replay ``session`` unchanged and with ``knobs`` (``pl``: its plan when already made;
     the unchanged replay of a plan is computed once) under ``load``: how its machine's
-    stages slow down under load (``viewer.whatif.load``; None: what its own log shows)."""
+    stages slow down under load (``viewer.whatif.load``; None: what its own log shows).
+
+    ``consume``: the caller keeps no other reference to ``session`` (the command line):
+    once what the replays take from it is taken, its tables are let go before they play
+    (1.5 M one-call jobs: ~370 MB of the log beside the played runs); ``measured.session``
+    is then the session without its tables, and its memory figure is the one computed."""
     knobs = knobs or Knobs()
     pl = plan(session, memory_model.baseline_gib) if pl is None else pl
     load = own_load(session) if load is None else load
     base_plan = pl
     pl = loaded(base_plan, load.contention)
-    measured, b, base = _measured_and_baseline(pl, memory_model)
+    measured = None
+    if consume:
+        measured, pl, base_plan = _taken_from(session, pl, base_plan, load, memory_model)
+        del session
+    measured, b, base = _measured_and_baseline(pl, memory_model, measured)
     scen = base if not knobs.changed() else replay(pl, knobs)
     late = bounded = swapped = None
     ends: list[tuple[str, float | None]] = []
@@ -400,6 +412,32 @@ def what_if(
         beyond=beyond,
         memory_model=memory_model,
     )
+
+
+def _taken_from(
+    session: Session, pl: Plan, base_plan: Plan, load: LoadFit, memory_model: MemoryModel
+) -> tuple[Outcome, Plan, Plan]:
+    """What a what-if takes from ``session`` besides its plans, taken now (the measured
+    run's figures and memory, how each other load model scales the plan's stages), and the
+    plans on the session without its tables (``what_if``'s ``consume``)."""
+    measured = measure(session)
+    held = memory_peak(session, memory_model)
+    factors = {alt.contention: load_factors(base_plan, alt.contention) for alt in load.alternatives}
+    forget(session)
+    empty = np.zeros(0, np.intp)
+    bare = replace(
+        session,
+        partitions=session.partitions.take(empty),
+        jobs=session.jobs.take(empty),
+        unattributed=session.unattributed.take(empty),
+    )
+    measured = replace(measured, run=bare)
+    measured.__dict__["_memory"] = {memory_model: held}
+    bare_base = replace(base_plan, session=bare)
+    bare_pl = bare_base if pl is base_plan else replace(pl, session=bare)
+    with _lock:
+        _factors[bare_base] = factors
+    return measured, bare_pl, bare_base
 
 
 #: Knobs that change how many stages run side by side (the load) by design.
