@@ -4,6 +4,7 @@ process's baseline (``viewer.analysis.memory``)."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -152,3 +153,29 @@ def test_a_budget_gated_logs_memory_track_names_its_budget() -> None:
     assert labels["budget_gated.log"].endswith(", budget 200")
     assert labels["budget_gated.log"].split("\n")[1].startswith("peak ")
     assert labels["phase8_pw20.log"].split("\n")[1].startswith("up to ")
+
+
+SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "sample_logs"
+
+
+@pytest.mark.parametrize(
+    "name", ["phase8_pw10_5sectors.log", "monolithic_mixed.log", "two_gpus.log"]
+)
+def test_a_curve_summed_a_slice_of_time_at_a_time_is_the_one_sum(name: str, monkeypatch) -> None:
+    """A big log's curves are summed a slice of time at a time (issue 27 item 9): the same
+    steps and values to the bit as one sort and one running sum, ties and all (every event
+    its own slice's, or all of them in one)."""
+    from viewer.analysis import memory as mem
+    from viewer.io import open_log
+
+    s = open_log(SAMPLE_LOGS / name).sessions[0]
+    for model in (DEFAULT, FLAT):
+        monkeypatch.setattr(mem, "SLICE_EVENTS", 1 << 30)
+        whole = memory(s, model)
+        for slices in (2, 7, 1000):
+            monkeypatch.setattr(mem, "SLICE_EVENTS", 1)
+            monkeypatch.setattr(mem, "SLICES", slices)
+            sliced = memory(s, model)
+            assert np.array_equal(sliced.time, whole.time)
+            assert np.array_equal(sliced.lo, whole.lo) and np.array_equal(sliced.hi, whole.hi)
+            assert mem.memory_peak(s, model) == whole.peak

@@ -97,90 +97,161 @@ class Memory:
         return lo, hi
 
 
+#: A curve's events are summed a slice of time at a time, so that their sort and sums hold
+#: one slice's (a curve of 1.5 M calls has 9 M events, ~40 bytes each while summed).
+SLICES = 8
+#: Fewer events than this are summed in one slice.
+SLICE_EVENTS = 1 << 16
+
+
 class _Pieces:
     """A sum of pieces ``a + b t`` over [t0, t1), gathered as events at their edges."""
 
     def __init__(self) -> None:
-        #: Per piece kind (in the order added): t0, t1, and its height (a flat's GiB) or
-        #: slope (a ramp's GiB per ms).
+        #: Per piece kind (in the order added): whether it is a ramp, t0, t1, and its
+        #: height (a flat's GiB) or slope (a ramp's GiB per ms).
         self.parts: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray]] = []
 
     def flat(self, t0: np.ndarray, t1: np.ndarray, gib: np.ndarray) -> None:
         ok = np.isfinite(t0) & np.isfinite(t1) & (t1 > t0) & (gib != 0)
-        self.parts.append((False, t0[ok], t1[ok], gib[ok]))
+        self.parts.append((False, *_kept(ok, t0, t1, gib)))
 
     def ramp(self, t0: np.ndarray, t1: np.ndarray, gib: np.ndarray) -> None:
         """From 0 at t0 to ``gib`` at t1 (and nothing after t1)."""
         ok = np.isfinite(t0) & np.isfinite(t1) & (t1 > t0) & (gib != 0)
-        t0, t1 = t0[ok], t1[ok]
-        self.parts.append((True, t0, t1, gib[ok] / (t1 - t0)))
+        t0, t1, gib = _kept(ok, t0, t1, gib)
+        self.parts.append((True, t0, t1, gib / (t1 - t0)))
 
-    def steps(self, baseline: float) -> tuple[np.ndarray, np.ndarray]:
-        """(times, the most the sum reaches over each step from there), baseline added; the
-        pieces are used up.  Each piece's events go straight to their place in time order,
-        one piece at a time (its events, then the sort's copies, took ~290 bytes a call)."""
+    def steps(self, baseline: float) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+        """(times, the most the sum reaches over each step from there), baseline added, a
+        slice of time at a time in time order (the pieces are used up): each slice's events
+        sorted (ties in the order they were added) and summed on from the slice before, as
+        one sort and one running sum of them all would."""
         parts, self.parts = self.parts, []
-        t = np.concatenate([x for _, t0, t1, _ in parts for x in (t0, t1)] or [np.zeros(0)])
-        if not len(t):
-            return np.zeros(0), np.zeros(0)
-        order = np.argsort(t, kind="stable")
-        t = t[order]
-        place = np.empty(len(order), dtype=np.int32 if len(order) < 2**31 else np.int64)
-        place[order] = np.arange(len(order), dtype=place.dtype)
-        del order
-        # Per piece, its events' increments of a (the value) and b (the slope): a flat adds
-        # its height at t0 and takes it off at t1; a ramp -m t0 + m t at t0, back at t1.
-        a = np.empty(len(t))
-        b = np.zeros(len(t)) if any(ramp for ramp, *_ in parts) else None
-        at = 0
-        while parts:
-            ramp, t0, _, v = parts.pop(0)
-            k = len(t0)
-            start, end = place[at : at + k], place[at + k : at + 2 * k]
-            if ramp:
-                a[start] = -v * t0
-                a[end] = v * t0
-                b[start] = v
-                b[end] = -v
-            else:
-                a[start] = v
-                a[end] = -v
-            at += 2 * k
-            del ramp, t0, v, start, end
-        del place
-        np.cumsum(a, out=a)
-        last = np.r_[t[1:] != t[:-1], True]
-        t, a = t[last], a[last]
-        if b is None:  # no slope: each step holds its value
-            value = a
-        else:
-            np.cumsum(b, out=b)
+        slope = any(ramp for ramp, *_ in parts)
+        sums: tuple[float, float] | None = None  # a and b after the slices before
+        held = None  # (t, a, b) of the last step before: its end is at the next time
+        for lo, hi in _edges([t for _, t0, t1, _ in parts for t in (t0, t1)]):
+            t, a, b = _events(parts, lo, hi, slope)
+            if not len(t):
+                continue
+            a = _running(a, None if sums is None else sums[0])
+            b = _running(b, None if sums is None else sums[1]) if slope else None
+            sums = (a[-1], b[-1] if slope else 0.0)
+            last = np.r_[t[1:] != t[:-1], True]  # (a slice's last time is its own)
+            t, a = t[last], a[last]
+            if not slope:  # each step holds its value
+                yield _finish(t, a, baseline)
+                continue
             b = b[last]
-            start = a + b * t  # just after each time
-            end = np.r_[a[:-1] + b[:-1] * t[1:], a[-1:] + b[-1:] * t[-1:]]  # before the next
-            value = np.maximum(start, end)
-            del start, end
-        value[np.abs(value) < 1e-9] = 0.0
-        return t, np.maximum(value, 0.0) + baseline
+            if held is not None:
+                t, a, b = np.r_[held[0], t], np.r_[held[1], a], np.r_[held[2], b]
+            held = (t[-1:], a[-1:], b[-1:])
+            start = a[:-1] + b[:-1] * t[:-1]  # just after each time
+            end = a[:-1] + b[:-1] * t[1:]  # just before the next
+            yield _finish(t[:-1], np.maximum(start, end), baseline)
+        if held is not None:  # the very last step: it ends where it starts
+            t, a, b = held
+            start = a + b * t
+            yield _finish(t, np.maximum(start, a + b * t), baseline)
+
+
+def _kept(ok: np.ndarray, *columns: np.ndarray) -> tuple[np.ndarray, ...]:
+    """``columns`` at ``ok`` (the columns themselves where all are kept)."""
+    return columns if ok.all() else tuple(c[ok] for c in columns)
+
+
+def _edges(times: list[np.ndarray]) -> list[tuple[float, float]]:
+    """[lo, hi) slices of time holding about as many of ``times``' values each."""
+    total = sum(len(t) for t in times)
+    if total < SLICE_EVENTS:
+        return [(-math.inf, math.inf)]
+    step = max(1, total // 4096)
+    sample = np.concatenate([t[::step] for t in times])
+    cuts = np.unique(np.quantile(sample, np.linspace(0.0, 1.0, SLICES + 1)[1:-1])).tolist()
+    edges = [-math.inf, *cuts, math.inf]
+    return list(zip(edges[:-1], edges[1:], strict=True))
+
+
+def _events(
+    parts: list[tuple[bool, np.ndarray, np.ndarray, np.ndarray]], lo: float, hi: float, slope: bool
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+    """The events in [lo, hi) in time order (ties in the order of ``parts``, each piece's
+    starts before its ends): times, and the increments of a (the value) and b (the slope).
+    A flat adds its height at t0 and takes it off at t1; a ramp -m t0 + m t at t0, back
+    at t1."""
+    ts, da, db = [], [], []
+    for ramp, t0, t1, v in parts:
+        for at_start, t in ((True, t0), (False, t1)):
+            m = (t >= lo) & (t < hi)
+            if m.all():
+                m = slice(None)
+            elif not m.any():
+                continue
+            ts.append(t[m])
+            if ramp:
+                da.append(-v[m] * t0[m] if at_start else v[m] * t0[m])
+                db.append(v[m] if at_start else -v[m])
+            else:
+                da.append(v[m] if at_start else -v[m])
+                if slope:
+                    db.append(np.zeros(len(ts[-1])))
+    if not ts:
+        return np.zeros(0), np.zeros(0), None
+    t = np.concatenate(ts)
+    del ts
+    order = np.argsort(t, kind="stable")
+    t = t[order]
+    a = np.concatenate(da)[order]
+    del da
+    b = np.concatenate(db)[order] if slope else None
+    return t, a, b
+
+
+def _running(x: np.ndarray, before: float | None) -> np.ndarray:
+    """The running sum of ``x``, on from ``before`` (the sum of the slices before)."""
+    if before is None:
+        return np.cumsum(x)
+    return np.cumsum(np.r_[before, x])[1:]
+
+
+def _finish(t: np.ndarray, value: np.ndarray, baseline: float) -> tuple[np.ndarray, np.ndarray]:
+    value[np.abs(value) < 1e-9] = 0.0
+    return t, np.maximum(value, 0.0) + baseline
 
 
 def memory(session: Session, model: MemoryModel = DEFAULT) -> Memory:
     """What ``session`` holds over time under ``model`` (module docstring)."""
-    (t_lo, v_lo), (t_hi, v_hi) = _curves(session, model)
+    (t_lo, v_lo), (t_hi, v_hi) = (_joined(c) for c in _curves(session, model))
     t = np.union1d(t_lo, t_hi)
     base = model.baseline_gib
     return Memory(t, _at(t_lo, v_lo, t, base), _at(t_hi, v_hi, t, base), model)
 
 
 def memory_peak(session: Session, model: MemoryModel = DEFAULT) -> tuple[float, float]:
-    """``memory(session, model).peak``, one curve at a time and no curve kept."""
-    return tuple(
-        float(v.max()) if len(v) else model.baseline_gib for _, v in _curves(session, model)
-    )
+    """``memory(session, model).peak``: one curve at a time, a slice of it at a time, and no
+    curve kept."""
+    return tuple(_most(c, model.baseline_gib) for c in _curves(session, model))
 
 
-def _curves(session: Session, model: MemoryModel) -> Iterator[tuple[np.ndarray, np.ndarray]]:
-    """The lower and the upper curve (times, values), one made at a time."""
+def _joined(slices: Iterator[tuple[np.ndarray, np.ndarray]]) -> tuple[np.ndarray, np.ndarray]:
+    got = list(slices)
+    if not got:
+        return np.zeros(0), np.zeros(0)
+    return np.concatenate([t for t, _ in got]), np.concatenate([v for _, v in got])
+
+
+def _most(slices: Iterator[tuple[np.ndarray, np.ndarray]], before: float) -> float:
+    """The most of a curve's values (``before`` for a curve without one)."""
+    most = [float(v.max()) for _, v in slices if len(v)]
+    return max(most) if most else before
+
+
+def _curves(
+    session: Session, model: MemoryModel
+) -> Iterator[Iterator[tuple[np.ndarray, np.ndarray]]]:
+    """The lower and the upper curve, each a slice of time at a time (``_Pieces.steps``),
+    one made at a time."""
     p = session.partitions
     st = stages(session)
     end = float(session.end_ms)
@@ -203,7 +274,9 @@ def _curves(session: Session, model: MemoryModel) -> Iterator[tuple[np.ndarray, 
 
     # One curve at a time, its pieces freed once summed: both at once took 63 MB of events
     # on 105 000 one-call jobs, five times the curves they make.
-    def curve(end_: int, synthesis: Callable[[_Pieces], None]) -> tuple[np.ndarray, np.ndarray]:
+    def curve(
+        end_: int, synthesis: Callable[[_Pieces], None]
+    ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         pieces = _Pieces()
         synthesis(pieces)
         free = (free_lo, free_hi)[end_]
