@@ -99,7 +99,7 @@ class Memory:
 
 #: A curve's events are summed a slice of time at a time, so that their sort and sums hold
 #: one slice's (a curve of 1.5 M calls has 9 M events, ~40 bytes each while summed).
-SLICES = 8
+SLICES = 16
 #: Fewer events than this are summed in one slice.
 SLICE_EVENTS = 1 << 16
 
@@ -259,18 +259,16 @@ def _curves(
     def col(name: str) -> np.ndarray:
         return p[name].astype(np.float64, copy=False)
 
+    # The columns themselves where no row needs another value (no copy of each).
     s0, s1 = col("synth_start"), col("synth_end")
     g0, g1 = col("gpu_start"), col("gpu_end")
-    g1 = np.where(np.isfinite(g0) & ~np.isfinite(g1), max(end, np.nanmax(g0, initial=end)), g1)
-    ready = np.where(np.isfinite(s1), s1, np.where(np.isfinite(st["ready"]), st["ready"], g0))
-    # Synthesized and never taken: held to the session's end.
-    ready_end = np.where(np.isfinite(ready) & ~np.isfinite(g0), end, np.nan)
+    started = np.isfinite(g0)
+    g1 = _where(started & ~np.isfinite(g1), max(end, np.nanmax(g0, initial=end)), g1)
+    ready = _where(np.isfinite(s1), s1, lambda: _where(np.isfinite(st["ready"]), st["ready"], g0))
     ke = st["kernel_end"]
     known = np.isfinite(ke)
-    free_lo = np.where(known, ke, g0)
-    free_hi = np.where(known, ke, g1)
     scale = _kind_scale(session)
-    running_synth = np.where(np.isfinite(s0) & ~np.isfinite(s1), end, s1)
+    running_synth = _where(np.isfinite(s0) & ~np.isfinite(s1), end, s1)
 
     # One curve at a time, its pieces freed once summed: both at once took 63 MB of events
     # on 105 000 one-call jobs, five times the curves they make.
@@ -279,15 +277,29 @@ def _curves(
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         pieces = _Pieces()
         synthesis(pieces)
-        free = (free_lo, free_hi)[end_]
-        pieces.flat(
-            ready, np.where(np.isfinite(g0), free, ready_end), model.partition_gib[end_] * scale
-        )
+        free = _where(known, ke, (g0, g1)[end_])
+        # Synthesized and never taken: held to the session's end.
+        held = _where(started, free, lambda: np.where(np.isfinite(ready), end, np.nan))
+        pieces.flat(ready, held, model.partition_gib[end_] * scale)
+        del held
         pieces.flat(free, g1, model.after_gib[end_] * scale)
         return pieces.steps(model.baseline_gib)
 
     yield curve(0, lambda lo: lo.ramp(s0, running_synth, model.partition_gib[0] * scale))
     yield curve(1, lambda hi: hi.flat(s0, running_synth, model.synth_peak_gib * scale))
+
+
+def _where(
+    cond: np.ndarray, a: np.ndarray | float, b: np.ndarray | float | Callable[[], np.ndarray]
+) -> np.ndarray:
+    """``np.where(cond, a, b)`` (``b`` made by calling it where it is a function); the
+    array ``a`` or ``b`` itself where ``cond`` is all true or all false."""
+    if cond.all() and isinstance(a, np.ndarray):
+        return a
+    b = b() if callable(b) else b
+    if not cond.any() and isinstance(b, np.ndarray):
+        return b
+    return np.where(cond, a, b)
 
 
 def _at(t: np.ndarray, v: np.ndarray, at: np.ndarray, before: float) -> np.ndarray:
