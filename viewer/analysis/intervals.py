@@ -19,7 +19,7 @@ import numpy as np
 from viewer.analysis.cache import per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
-from viewer.model.frame import Frame
+from viewer.model.frame import Frame, run_of
 from viewer.model.keys import unique
 
 Range = tuple[float, float] | None
@@ -49,11 +49,9 @@ def calls(session: Session) -> Frame:
     gpu_start = parts["gpu_start"]
     started = np.flatnonzero(~np.isnan(gpu_start))
     row = started[np.argsort(gpu_start[started], kind="stable")]  # by start, ties in row order
-    k = len(row)
     # The tables keep their rows in GPU_START order, the unstarted last: the started calls
-    # are their first rows, as they are (views, not a copy of every column read).
-    prefix = k == 0 or (row[0] == 0 and row[-1] == k - 1 and bool((row[1:] > row[:-1]).all()))
-    rows = slice(0, k) if prefix else row
+    # are one run of their rows, as they are (views, not a copy of every column read).
+    rows = run_of(row)
     gpu = parts["gpu"][rows]
     unknown = gpu < 0
     if unknown.any() and len(session.workers):
@@ -65,7 +63,7 @@ def calls(session: Session) -> Frame:
     closed = np.isfinite(end)
     if not closed.all():
         end = np.where(closed, end, np.maximum(session.end_ms, start))
-    table = parts[rows] if isinstance(rows, slice) else parts.take(row, lazy=True)
+    table = parts.take(row, lazy=True)
     return table.assign(
         row=row,
         ready=st["ready"][rows],
