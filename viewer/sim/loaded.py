@@ -63,11 +63,11 @@ def play_loaded(  # noqa: ANN201
 
     n = len(t.job)
     jobs = len(t.arrival)
-    job = t.job.tolist()
-    arrival = [float(a) for a in t.arrival.tolist()]
+    job = _ints(t.job)
+    arrival = _doubles(t.arrival)
     if concurrency is not None:
         first = min(arrival) if arrival else 0.0
-        arrival = [first if j < concurrency else math.inf for j in range(jobs)]
+        arrival = array("d", [first if j < concurrency else math.inf for j in range(jobs)])
     released = min(concurrency, jobs) if concurrency is not None else jobs
     synth, qdelay = _doubles(t.synth), _doubles(t.qdelay)
     pickup, dispatch, prelock = _doubles(t.pickup), _doubles(t.dispatch), _doubles(t.prelock)
@@ -78,7 +78,7 @@ def play_loaded(  # noqa: ANN201
     gw, cap, warmup = shape.gw, shape.queue_cap, float(shape.warmup_ms)
     nan = math.nan
     ss, se, qd, pk, st, lk, aq, ke, rl, en = (array("d", [nan]) * n for _ in range(10))
-    worker_of, warm = [-1] * n, [0] * n
+    worker_of, warm = array("q", [-1]) * n, array("q", [0]) * n
     idle: list[tuple[float, int]] = [(0.0, w) for w in range(gw * shape.gpus)]  # a heap
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus
@@ -98,7 +98,7 @@ def play_loaded(  # noqa: ANN201
     holders = [0]
     full = gate.full_gib.tolist() if gate else []
     abc = gate.abc_gib.tolist() if gate else []
-    held = [0.0] * n
+    held = array("d", [0.0]) * (n if gate else 0)
 
     def push(when: float, kind: int, arg: int) -> None:
         seq[0] += 1
@@ -270,8 +270,17 @@ def play_loaded(  # noqa: ANN201
     return played, Extra(lock=ms(lk), arrival=ms(arrival))
 
 
+def _ints(values: np.ndarray) -> array:
+    """``values`` as C int64 (a Python int per value over 256 was ~36 bytes a task)."""
+    out = array("q")
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.int64)).cast("B"))
+    return out
+
+
 def _doubles(values: np.ndarray) -> array:
     """``values`` as C doubles (exact for whole ms): an object per value, as ``tolist``
     makes, was ~20 of them per task at 10^6 events (~90 MB), left scattered over the
     interpreter's small-object arenas after the play."""
-    return array("d", np.ascontiguousarray(values, dtype=np.float64).tobytes())
+    out = array("d")
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
+    return out

@@ -235,12 +235,13 @@ def shape_of(cfg: SimConfig) -> Shape:
     return Shape(cfg.pw, cfg.gw, cfg.gpus, cfg.queue_cap, int(cfg.warmup_ms))
 
 
-def run(cfg: SimConfig, d: Draws) -> Schedule:
+def run(cfg: SimConfig, d: Draws, *, durations: bool = True) -> Schedule:
     """Play the pipeline forward in time (``viewer.sim.engine``) and return the schedule.
 
     Under contention (in a closed loop, under a memory budget: ``viewer.sim.loaded``) ``d``
     holds each stage's work and the schedule's draws are the durations as played
-    (``played_draws``)."""
+    (``played_draws``); ``durations`` False: ``d`` with the arrivals as played, for a
+    caller that reads only when each call ended (a copy of every duration the less)."""
     tasks = Tasks(
         job=d.job,
         arrival=d.arrival,
@@ -260,6 +261,9 @@ def run(cfg: SimConfig, d: Draws) -> Schedule:
     if cfg.budget_gib is not None:
         budget = gate(cfg.budget_gib, cfg.baseline_gib, [d.job_kind[j] for j in d.job.tolist()])
     played, extra = play_loaded(shape_of(cfg), tasks, cfg.contention, cfg.concurrency, budget)
+    del tasks
+    if not durations:
+        return Schedule(**vars(played), config=cfg, draws=replace(d, arrival=extra.arrival))
     return Schedule(**vars(played), config=cfg, draws=played_draws(d, played, extra))
 
 

@@ -367,14 +367,15 @@ def what_if(
         beyond, sides = _beyond(load, played)
         del played
         if pl.latest is not None and not closed:
-            late = throughput_of(pl, replay(pl, knobs, latest=True))
+            late = throughput_of(pl, replay(pl, knobs, latest=True, ends=True))
         unbounded = pl.cfg.queue_cap is None and knobs.queue_cap is None
         if unbounded and queue_depth(scen) > pl.queue_seen:
             capped = replace(knobs, queue_cap=pl.queue_seen)
-            bounded = throughput_of(pl, replay(pl, capped))
+            bounded = throughput_of(pl, replay(pl, capped, ends=True))
         if pl.other_order is not None and not closed:
             other = with_other_order(pl)
-            swapped = throughput_of(other, replay(other, knobs))
+            swapped = throughput_of(other, replay(other, knobs, ends=True))
+            del other
         shaped = any(getattr(knobs, k) is not None for k in SHAPE_KNOBS)
         for alt in load.alternatives:
             if alt.when in ("above", "below") and alt.when not in sides:
@@ -384,7 +385,9 @@ def what_if(
             other = loaded_anew(base_plan, alt.contention)
             if alt.scale:  # another run of the machine: its stage levels
                 other = replace(other, draws=scaled(other.draws, **dict(alt.scale)))
-            ends.append((alt.label, throughput_of(other, replay(other, knobs)).s_per_proof))
+            s_per_proof = throughput_of(other, replay(other, knobs, ends=True)).s_per_proof
+            ends.append((alt.label, s_per_proof))
+            del other  # (the next model's stages are made without this one's beside them)
         unseen = _unseen_notes(pl, knobs, base, scen, scenario, late, bounded, swapped)
         unseen.append(_workers_note(pl, knobs, load))
         cold = (base_plan.synth_start, base_plan.draws.synth.astype(np.float64), base_plan.cfg.pw)

@@ -400,7 +400,9 @@ def with_load(pl: Plan, contention: Contention) -> Plan:
 
 def load_factors(pl: Plan, contention: Contention) -> dict[str, np.ndarray] | None:
     """Per stage, each task's work under ``contention`` against its measured duration
-    (``with_load``); None where ``contention`` changes nothing."""
+    (``with_load``); None where ``contention`` changes nothing.  Stages the log does not
+    show (without CUZK_TIMING, all but synthesis: a call is all kernel, its CPU work
+    unknown) play as measured."""
     if not contention.active:
         return None
     spans = intervals(pl.session)
@@ -414,8 +416,6 @@ def load_factors(pl: Plan, contention: Contention) -> dict[str, np.ndarray] | No
         ok = np.isfinite(a) & np.isfinite(b) & (b > a)
         work = prof.integral(np.where(ok, a, 0.0), np.where(ok, b, 0.0), weight)
         k[stage] = np.where(ok, work / np.where(ok, b - a, 1.0), 1.0)
-    if "prep" not in k:  # no CUZK_TIMING: the call is all kernel, its CPU work unknown
-        k.update(prep=1.0, post=1.0, kernel=1.0)
     return k
 
 
@@ -455,13 +455,16 @@ def cycled(d: Draws, jobs: int) -> Draws:
     )
 
 
-def replay(pl: Plan, knobs: Knobs | None = None, *, latest: bool = False) -> Schedule:
+def replay(
+    pl: Plan, knobs: Knobs | None = None, *, latest: bool = False, ends: bool = False
+) -> Schedule:
     """Play the plan forward, unchanged or with ``knobs``; ``latest``: every inferred
-    arrival at its latest (``Plan.latest``) instead of its earliest (domain.md's rule)."""
+    arrival at its latest (``Plan.latest``) instead of its earliest (domain.md's rule);
+    ``ends``: only when calls ended is read (``sim.model.run``'s ``durations``)."""
     cfg, d = with_knobs(pl, knobs or Knobs())
     if latest and pl.latest is not None:
         d = replace(d, arrival=pl.latest)
-    return run(cfg, d)
+    return run(cfg, d, durations=not ends)
 
 
 def queue_depth(s: Schedule) -> int:
