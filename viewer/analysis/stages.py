@@ -53,7 +53,7 @@ def stages(session: Session) -> Frame:
     """``STAGE_COLUMNS`` for every row of ``session.partitions`` (same order), each made
     when first read (a report reads 7 of them, the replay 15)."""
     p = session.partitions
-    col = {c: p[c].astype(np.float64, copy=False) for c in _NEEDED}
+    col = _Floats(p)  # read when a column needs them: a played run makes each when read
     end_ms = session.end_ms
     # The makers read the frame's other columns through a weak reference: a strong one would
     # make a cycle, and a dropped frame (a what-if's played run: ~20 MB at 10^6 events) would
@@ -114,6 +114,21 @@ def stages(session: Session) -> Frame:
     )
     frame.append(weakref.ref(f))
     return f
+
+
+class _Floats(dict):
+    """The columns of ``NEEDED`` of a partitions table as float64, each read when first
+    asked for (a played run's columns are made from its schedule when read)."""
+
+    def __init__(self, p: Frame) -> None:
+        super().__init__()
+        self._p = p
+
+    def __missing__(self, name: str) -> np.ndarray:
+        if name not in _NEEDED:
+            raise KeyError(name)
+        self[name] = values = self._p[name].astype(np.float64, copy=False)
+        return values
 
 
 def _where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
