@@ -1,8 +1,9 @@
 /* The compiled twin of viewer/sim/engine.py's `play` (optional; the Python one defines it).
  *
  * Same events, same order: every priority queue here orders by a unique key, as the
- * Python heaps do (events by (time, sequence number), queued tasks by index, idle workers
- * by (idle since, worker)), so the two give the same schedule to the millisecond.
+ * Python heaps do (events by (time, sequence number), queued tasks by index, each GPU's
+ * idle workers by (idle since, worker), the GPU by its workers in a call first), so the
+ * two give the same schedule to the millisecond.
  * tests/sim/test_engine_twin.py holds them together.
  */
 #define PY_SSIZE_T_CLEAN
@@ -121,7 +122,10 @@ typedef struct {
     Py_ssize_t blocked_head, blocked_n;
     char *busy, *warmed;
     EventHeap events;
-    PairHeap ready, idle;
+    PairHeap ready;
+    PairHeap *idle;   /* per GPU: its free workers by (free since, worker) */
+    int64_t *in_call; /* per GPU: its workers in a call */
+    int64_t free;     /* free workers, all GPUs */
     int64_t seq, pool, nxt, wake;
 } Engine;
 
@@ -156,11 +160,35 @@ static void enqueue(Engine *e, int64_t i, int64_t now) {
     e->pool++;
 }
 
+/* The worker that takes the next call: of the GPU with the fewest workers in a call, the
+ * one free longest, then the lowest (engine.py's Workers.take). */
+static int64_t take_worker(Engine *e) {
+    int64_t best = -1;
+    for (int64_t g = 0; g < e->gpus; g++) {
+        PairHeap *h = &e->idle[g];
+        if (!h->n) continue;
+        if (best < 0 || e->in_call[g] < e->in_call[best] ||
+            (e->in_call[g] == e->in_call[best] &&
+             pair_less(h, 0, e->idle[best].key[0], e->idle[best].id[0])))
+            best = g;
+    }
+    e->in_call[best]++;
+    e->free--;
+    return pair_pop(&e->idle[best]);
+}
+
+static void give_back(Engine *e, int64_t w, int64_t now) {
+    int64_t g = w / e->gw;
+    pair_push(&e->idle[g], now, w);
+    e->in_call[g]--;
+    e->free++;
+}
+
 static int try_dispatch(Engine *e, int64_t now) {
     const int64_t *job = e->in[IN_JOB], *pickup = e->in[IN_PICKUP], *dispatch = e->in[IN_DISPATCH],
                   *prelock = e->in[IN_PRELOCK];
-    while (e->ready.n && e->idle.n) {
-        int64_t w = pair_pop(&e->idle), i = pair_pop(&e->ready), j = job[i];
+    while (e->ready.n && e->free) {
+        int64_t w = take_worker(e), i = pair_pop(&e->ready), j = job[i];
         e->left[j]--;
         e->out[OUT_W][i] = w;
         e->out[OUT_PK][i] = now + (pickup[i] < dispatch[i] ? pickup[i] : dispatch[i]);
@@ -193,7 +221,8 @@ static int acquire(Engine *e, int64_t i, int64_t now, int64_t g) {
 
 static int run(Engine *e) {
     int64_t workers = e->gw * e->gpus;
-    for (int64_t w = 0; w < workers; w++) pair_push(&e->idle, 0, w);
+    for (int64_t w = 0; w < workers; w++) pair_push(&e->idle[w / e->gw], 0, w);
+    e->free = workers;
     if (try_synth(e, 0)) return -1;
     while (e->events.n) {
         Event ev = ev_pop(&e->events);
@@ -234,7 +263,7 @@ static int run(Engine *e) {
             }
             break;
         case END:
-            pair_push(&e->idle, now, e->out[OUT_W][i]);
+            give_back(e, e->out[OUT_W][i], now);
             if (try_dispatch(e, now)) return -1;
             break;
         default:
@@ -320,12 +349,21 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
     e.warmed = calloc((size_t)e.gpus, 1);
     e.ready.key = malloc((size_t)n1 * 8);
     e.ready.id = malloc((size_t)n1 * 8);
-    e.idle.key = malloc((size_t)(workers + 1) * 8);
-    e.idle.id = malloc((size_t)(workers + 1) * 8);
+    e.idle = calloc((size_t)e.gpus, sizeof(PairHeap));
+    e.in_call = calloc((size_t)e.gpus, 8);
+    /* One block of keys and one of ids for every GPU's heap of its gw workers. */
+    int64_t *idle_keys = malloc((size_t)(workers + 1) * 8), *idle_ids = malloc((size_t)(workers + 1) * 8);
     if (!e.post || !e.left || !e.next_waiter || !e.blocked || !e.wait_head || !e.wait_tail ||
-        !e.busy || !e.warmed || !e.ready.key || !e.ready.id || !e.idle.key || !e.idle.id) {
+        !e.busy || !e.warmed || !e.ready.key || !e.ready.id || !e.idle || !e.in_call ||
+        !idle_keys || !idle_ids) {
+        free(idle_keys);
+        free(idle_ids);
         PyErr_NoMemory();
         goto done;
+    }
+    for (int64_t g = 0; g < e.gpus; g++) {
+        e.idle[g].key = idle_keys + g * e.gw;
+        e.idle[g].id = idle_ids + g * e.gw;
     }
     memcpy(e.post, e.in[IN_POST], (size_t)e.n * 8);
     for (Py_ssize_t i = 0; i < e.n; i++) e.left[e.in[IN_JOB][i]]++;
@@ -352,8 +390,12 @@ done:
     free(e.warmed);
     free(e.ready.key);
     free(e.ready.id);
-    free(e.idle.key);
-    free(e.idle.id);
+    if (e.idle) {
+        free(e.idle[0].key);
+        free(e.idle[0].id);
+    }
+    free(e.idle);
+    free(e.in_call);
     free(e.events.a);
     if (bt.obj) PyBuffer_Release(&bt);
     if (ba.obj) PyBuffer_Release(&ba);

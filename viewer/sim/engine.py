@@ -12,8 +12,11 @@ engine:
   log shows as a SYNTH_END -> queue delay.  A slot is free again once its task
   is queued.
 - A free GPU worker takes the lowest task of the queue (the oldest job's lowest
-  partition); among free workers the one idle longest goes first.  All workers
-  of all GPUs share the queue; worker ``w`` belongs to GPU ``w // gw``.
+  partition).  Among free workers, one of the GPU with the fewest workers in a call
+  goes first, then the one idle longest, then the lowest: free work spreads over
+  the GPUs, as each GPU's own workers would take it (with GPU 0's first, a second
+  GPU sat idle while GPU 0's mutex queued them).  All workers of all GPUs share the
+  queue; worker ``w`` belongs to GPU ``w // gw``.
 - The call starts ``dispatch`` after that (its GPU_PICKUP ``pickup`` after,
   never later than the start), runs ``prelock`` of CPU prep, then waits for its
   GPU's kernel mutex (first come, first served), runs the ``kernel``, holds the
@@ -128,6 +131,35 @@ def play_compiled(shape: Shape, t: Tasks) -> Played:
     return Played(*out)
 
 
+class Workers:
+    """The GPU workers free to take a call (module docstring): per GPU a heap of its free
+    workers by (free since, worker), and how many of its workers are in a call."""
+
+    def __init__(self, gw: int, gpus: int, since: float = 0) -> None:
+        self.gw = gw
+        self.idle = [[(since, g * gw + k) for k in range(gw)] for g in range(gpus)]
+        self.busy = [0] * gpus
+        self.free = gw * gpus
+
+    def take(self) -> int:
+        """The worker that takes the next call: of the GPU with the fewest workers in a
+        call, the one free longest, then the lowest."""
+        best, key = -1, None
+        for g, heap in enumerate(self.idle):
+            if heap and (key is None or (self.busy[g], heap[0]) < key):
+                best, key = g, (self.busy[g], heap[0])
+        self.busy[best] += 1
+        self.free -= 1
+        return heapq.heappop(self.idle[best])[1]
+
+    def give_back(self, w: int, now: float) -> None:
+        """Worker ``w`` is free from ``now``."""
+        g = w // self.gw
+        heapq.heappush(self.idle[g], (now, w))
+        self.busy[g] -= 1
+        self.free += 1
+
+
 def play_python(shape: Shape, t: Tasks) -> Played:
     """``play`` in Python: the definition."""
     n = len(t.job)
@@ -141,7 +173,7 @@ def play_python(shape: Shape, t: Tasks) -> Played:
     gw, cap, warmup = shape.gw, shape.queue_cap, int(shape.warmup_ms)
     ss, se, qd, pk, st, aq, ke, rl, en = ([-1] * n for _ in range(9))
     worker_of, warm = [-1] * n, [0] * n
-    idle: dict[int, tuple[int, int]] = {w: (0, w) for w in range(gw * shape.gpus)}
+    workers = Workers(gw, shape.gpus)
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus
     waiters: list[deque[int]] = [deque() for _ in range(shape.gpus)]
@@ -179,9 +211,8 @@ def play_python(shape: Shape, t: Tasks) -> Played:
         pool += 1
 
     def try_dispatch(now: int) -> None:
-        while queue and idle:
-            w = min(idle, key=idle.__getitem__)
-            del idle[w]
+        while queue and workers.free:
+            w = workers.take()
             i = heapq.heappop(queue)
             j = job[i]
             left[j] -= 1
@@ -229,8 +260,7 @@ def play_python(shape: Shape, t: Tasks) -> Played:
             if waiters[i]:
                 acquire(waiters[i].popleft(), now, i)
         elif kind == END:
-            w = worker_of[i]
-            idle[w] = (now, w)
+            workers.give_back(worker_of[i], now)
             try_dispatch(now)
         else:
             try_synth(now)

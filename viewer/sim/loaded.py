@@ -59,7 +59,7 @@ def play_loaded(  # noqa: ANN201
     gate: Gate | None = None,
 ):
     """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
-    from viewer.sim.engine import Played
+    from viewer.sim.engine import Played, Workers
 
     n = len(t.job)
     jobs = len(t.arrival)
@@ -79,7 +79,7 @@ def play_loaded(  # noqa: ANN201
     nan = math.nan
     ss, se, qd, pk, st, lk, aq, ke, rl, en = (array("d", [nan]) * n for _ in range(10))
     worker_of, warm = array("q", [-1]) * n, array("q", [0]) * n
-    idle: list[tuple[float, int]] = [(0.0, w) for w in range(gw * shape.gpus)]  # a heap
+    workers = Workers(gw, shape.gpus, 0.0)
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus
     waiters: list[deque[int]] = [deque() for _ in range(shape.gpus)]
@@ -99,15 +99,18 @@ def play_loaded(  # noqa: ANN201
     full = gate.full_gib.tolist() if gate else []
     abc = gate.abc_gib.tolist() if gate else []
     held = array("d", [0.0]) * (n if gate else 0)
+    acquired = array("q", [0]) * n
 
     def push(when: float, kind: int, arg: int) -> None:
         seq[0] += 1
         heapq.heappush(heap, (when, seq[0], kind, arg))
 
-    def begin(stage: int, i: int, work: float) -> None:
+    def begin(stage: int, i: int, work: float, key: int = 0) -> None:
         c = CLASS_OF[stage]
-        seq[0] += 1
-        heapq.heappush(running[c], (clock[c] + work, seq[0], stage, i))
+        if not key:
+            seq[0] += 1
+            key = seq[0]
+        heapq.heappush(running[c], (clock[c] + work, key, stage, i))
         busy[0] += 1
 
     def try_synth(now: float) -> None:
@@ -136,8 +139,8 @@ def play_loaded(  # noqa: ANN201
         pool[0] += 1
 
     def try_dispatch(now: float) -> None:
-        while queue and idle:
-            w = heapq.heappop(idle)[1]  # idle longest, then the lowest worker
+        while queue and workers.free:
+            w = workers.take()  # of the least busy GPU, free longest, then the lowest
             i = heapq.heappop(queue)
             j = job[i]
             left[j] -= 1
@@ -157,6 +160,8 @@ def play_loaded(  # noqa: ANN201
             warm[i] = int(warmup)
         mutex_busy[g] = True
         aq[i] = now
+        seq[0] += 1
+        acquired[i] = seq[0]
         if kernel_loaded:
             begin(KERNEL, i, kernel[i] + warm[i])
         else:
@@ -169,13 +174,12 @@ def play_loaded(  # noqa: ANN201
         push(rl[i], RELEASE, worker_of[i] // gw)
         if gate:
             push(rl[i], FREE, i)  # gpu_prove_start returns: its a/b/c are freed
-        begin(CPU_POST, i, post0[i])
+        begin(CPU_POST, i, post0[i], acquired[i])
 
     def ended(i: int, now: float) -> None:
         nonlocal released
         en[i] = now
-        w = worker_of[i]
-        heapq.heappush(idle, (now, w))
+        workers.give_back(worker_of[i], now)
         if gate:
             used[0] -= held[i]
             held[i] = 0.0
