@@ -21,6 +21,7 @@ from typing import BinaryIO
 import numpy as np
 
 from viewer.sim.budget import GIB, lookahead, partitions_in_budget
+from viewer.sim.lines import groups, in_order
 from viewer.sim.model import Schedule
 from viewer.sim.noise import (
     WALL_START_MS,
@@ -54,76 +55,29 @@ class WriteOptions:
 def important_lines(s: Schedule, o: WriteOptions) -> tuple[np.ndarray, list[str]]:
     """(write time, text) of every non-noise line, sorted by write time.
 
-    Lines are built one column (event kind) at a time, in causal order, so that a
-    stable sort keeps the causal order of lines written in the same millisecond.
+    Lines are built one group (kind of line) at a time, in causal order, so that a
+    stable sort keeps the causal order of lines written in the same millisecond
+    (``viewer.sim.lines``).
     """
-    d = s.draws
-    rng = np.random.default_rng([o.seed, 1])
-    ev = np.stack([s.synth_start, s.synth_end, s.queued, s.pickup, s.start, s.end], axis=1)
-    if (ev < 0).any():
-        raise ValueError("the schedule has unfinished calls")
-    write_at = ev + rng.integers(0, o.disorder_ms + 1, ev.shape)
-    write_at = np.maximum.accumulate(write_at, axis=1)
-    jid = [d.job_ids[j] for j in d.job.tolist()]
-    part = [f"partition={p}" if p >= 0 else "" for p in d.part.tolist()]
-    first = [p or f"kind={d.job_kind[j]}" for p, j in zip(part, d.job.tolist(), strict=True)]
-    synth = [
-        f"{p},synth_ms={y}" if p else f"synth_ms={y}"
-        for p, y in zip(part, d.synth.tolist(), strict=True)
-    ]
-    worker = [
-        f"worker={w},{p}" if p else f"worker={w}"
-        for w, p in zip(s.worker.tolist(), part, strict=True)
-    ]
-    end = [f"{w},gpu_ms={g}" for w, g in zip(worker, (s.end - s.start).tolist(), strict=True)]
-    queue = "CHAN_SEND" if o.era == "old" else "GPU_QUEUE"
-    names = ("SYNTH_START", "SYNTH_END", queue, "GPU_PICKUP", "GPU_START", "GPU_END")
-    details = (first, synth, [p or "monolithic" for p in part], worker, worker, end)
-    at = ev.T.tolist()
-
-    def timeline(e: int) -> tuple[np.ndarray, list[str]]:
-        name = names[e]
-        lines = [
-            f"TIMELINE,{t},{name},{j},{x}\n" for t, j, x in zip(at[e], jid, details[e], strict=True)
-        ]
-        return write_at[:, e], lines
-
-    groups = [timeline(e) for e in range(5)]
-    if o.cuzk_timing:
-        groups += _cuzk_groups(s)
-    groups.append(timeline(5))
+    gs = groups(s, o.era, o.cuzk_timing, o.disorder_ms, o.seed)
+    everyone = np.arange(len(s.draws.job))
     head = startup_lines(s, o) if o.tracing else []
-    keys = np.concatenate([np.zeros(len(head), np.int64), *(g[0] for g in groups)])
-    texts = list(itertools.chain(head, *(g[1] for g in groups)))
+    keys = np.concatenate([np.zeros(len(head), np.int64), *(g.key(everyone) for g in gs)])
+    texts = list(itertools.chain(head, *(g.text(everyone) for g in gs)))
     order = np.argsort(keys, kind="stable")
     if o.until_ms is not None:
         order = order[keys[order] <= o.until_ms]
     return keys[order], [texts[i] for i in order.tolist()]
 
 
-def _cuzk_groups(s: Schedule) -> list[tuple[np.ndarray, list[str]]]:
-    """The eight CUZK_TIMING lines of every call, each at the instant of its step."""
-    d = s.draws
-    a, r = s.acquire, s.release
-    after_ntt = a + s.ntt + d.barrier
-
-    def col(times: np.ndarray, fmt: str, *values: np.ndarray) -> tuple[np.ndarray, list[str]]:
-        cols = [v.tolist() for v in values]
-        return times, [("CUZK_TIMING: " + fmt + "\n") % v for v in zip(*cols, strict=True)]
-
-    # Lines written in one millisecond keep this order (the sort is stable): a block's
-    # kernel lines and its mutex_held (written before the unlock, as upstream does) come
-    # before the acquire line of the next block on that GPU.
-    return [
-        col(s.start + d.prep, "prep_msm_ms=%d", d.prep),
-        col(a + s.ntt, "gpu_tid=0 ntt_msm_h_ms=%d", s.ntt),
-        col(after_ntt, "gpu_tid=0 barrier_wait_ms=%d", d.barrier),
-        col(after_ntt + d.batch, "gpu_tid=0 batch_add_ms=%d", d.batch),
-        col(a + s.kernel, "gpu_tid=0 tail_msm_ms=%d gpu_total_ms=%d", d.tail, s.kernel),
-        col(r, "mutex_held_ms=%d total_start_fn_ms=%d", r - a, r - s.start),
-        col(a, "pre_lock_cpu_ms=%d mutex_wait_ms=%d", s.prelock, s.wait),
-        col(r + d.b_g2, "b_g2_msm_ms=%d num_circuits=%d", d.b_g2, d.circuits),
-    ]
+def streamed_lines(s: Schedule, o: WriteOptions) -> Iterator[tuple[np.ndarray, list[str]]]:
+    """``important_lines`` a slice of time at a time (``lines.in_order``): the startup
+    lines, then the others in write order, none made long before it is written."""
+    gs = groups(s, o.era, o.cuzk_timing, o.disorder_ms, o.seed)
+    head = startup_lines(s, o) if o.tracing else []
+    if head and (o.until_ms is None or o.until_ms >= 0):
+        yield np.zeros(len(head), np.int64), head
+    yield from in_order(gs, len(s.draws.job), o.until_ms)
 
 
 def startup_lines(s: Schedule, o: WriteOptions) -> list[str]:
@@ -274,9 +228,16 @@ def write(s: Schedule, path: str | Path, o: WriteOptions) -> int:
 
 
 def write_stream(s: Schedule, f: BinaryIO, o: WriteOptions) -> int:
-    """Write the log to the open binary file ``f``; returns bytes written."""
-    keys, texts = important_lines(s, o)
-    return _write_threaded(f, physical_lines(keys, texts, o))
+    """Write the log to the open binary file ``f``; returns bytes written.  Without noise
+    its lines are made as they are written (``streamed_lines``); noise bursts are drawn
+    over every line at once."""
+    if o.noise and o.tracing:
+        keys, texts = important_lines(s, o)
+        return _write_threaded(f, physical_lines(keys, texts, o))
+    chunks = (
+        text for keys, lines in streamed_lines(s, o) for text in physical_lines(keys, lines, o)
+    )
+    return _write_threaded(f, chunks)
 
 
 def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
@@ -310,4 +271,12 @@ def _write_threaded(f: BinaryIO, texts: Iterator[str]) -> int:
     return total
 
 
-__all__ = ["WriteOptions", "important_lines", "physical_lines", "render", "write", "write_stream"]
+__all__ = [
+    "WriteOptions",
+    "important_lines",
+    "physical_lines",
+    "render",
+    "streamed_lines",
+    "write",
+    "write_stream",
+]
