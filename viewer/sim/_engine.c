@@ -287,11 +287,34 @@ static int get_buffer(PyObject *obj, Py_buffer *b, Py_ssize_t n, int writable, c
 }
 
 #define PLAY_DOC                                                                                \
-    "play(tasks, arrival, assemble, out, pw, gw, gpus, queue_cap, warmup): tasks is a C int64 " \
-    "array (9, n) of job, synth, qdelay, pickup, dispatch, prelock, kernel, hold, post; out a " \
-    "writable int64 array (11, n) for synth_start, synth_end, queued, pickup, start, acquire, " \
-    "kernel_end, release, end, worker, warm (filled with -1 / 0 by the caller). queue_cap < 0: " \
-    "unbounded."
+    "play(tasks, arrival, assemble, out, pw, gw, gpus, queue_cap, warmup): tasks is a sequence " \
+    "of 9 C int64 arrays of n: job, synth, qdelay, pickup, dispatch, prelock, kernel, hold, "   \
+    "post; out a sequence of 11 writable int64 arrays of n for synth_start, synth_end, queued, " \
+    "pickup, start, acquire, kernel_end, release, end, worker, warm (filled with -1 / 0 by the " \
+    "caller). queue_cap < 0: unbounded."
+
+/* The buffers of the ``rows`` arrays of sequence ``obj``, each of n int64 (n: the first's
+ * length when n < 0). */
+static int get_rows(PyObject *obj, Py_buffer *b, int rows, Py_ssize_t *n, int writable,
+                    const char *name) {
+    PyObject *seq = PySequence_Fast(obj, name);
+    if (!seq) return -1;
+    int rc = 0;
+    if (PySequence_Fast_GET_SIZE(seq) != rows) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %d arrays", name, rows);
+        rc = -1;
+    }
+    for (int k = 0; k < rows && !rc; k++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, k);
+        if (*n < 0) {
+            *n = PyObject_Length(item);
+            if (*n < 0) rc = -1;
+        }
+        if (!rc) rc = get_buffer(item, &b[k], *n, writable, name);
+    }
+    Py_DECREF(seq);
+    return rc;
+}
 
 static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
     PyObject *o_tasks, *o_arrival, *o_assemble, *o_out;
@@ -305,30 +328,19 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_SetString(PyExc_ValueError, "pw, gw, gpus (and a queue cap) must be at least 1");
         return NULL;
     }
-    Py_buffer bt = {0}, ba = {0}, bs = {0}, bo = {0};
+    Py_buffer bt[N_TASK_IN] = {{0}}, ba = {0}, bs = {0}, bo[N_OUT] = {{0}};
     PyObject *res = NULL;
     Py_ssize_t len = PyObject_Length(o_arrival);
     if (len < 0) return NULL;
     e.jobs = len;
-    Py_ssize_t total;
-    {
-        Py_buffer probe;
-        if (PyObject_GetBuffer(o_tasks, &probe, PyBUF_C_CONTIGUOUS) < 0) return NULL;
-        total = probe.len / 8;
-        PyBuffer_Release(&probe);
-    }
-    if (total % N_TASK_IN) {
-        PyErr_SetString(PyExc_ValueError, "tasks: expected 9 rows");
-        return NULL;
-    }
-    e.n = total / N_TASK_IN;
-    if (get_buffer(o_tasks, &bt, e.n * N_TASK_IN, 0, "tasks") ||
+    e.n = -1;
+    if (get_rows(o_tasks, bt, N_TASK_IN, &e.n, 0, "tasks") ||
         get_buffer(o_arrival, &ba, e.jobs, 0, "arrival") ||
         get_buffer(o_assemble, &bs, e.jobs, 0, "assemble") ||
-        get_buffer(o_out, &bo, e.n * N_OUT, 1, "out"))
+        get_rows(o_out, bo, N_OUT, &e.n, 1, "out"))
         goto done;
-    for (int k = 0; k < N_TASK_IN; k++) e.in[k] = (const int64_t *)bt.buf + k * e.n;
-    for (int k = 0; k < N_OUT; k++) e.out[k] = (int64_t *)bo.buf + k * e.n;
+    for (int k = 0; k < N_TASK_IN; k++) e.in[k] = (const int64_t *)bt[k].buf;
+    for (int k = 0; k < N_OUT; k++) e.out[k] = (int64_t *)bo[k].buf;
     e.arrival = ba.buf;
     e.assemble = bs.buf;
     for (Py_ssize_t i = 0; i < e.n; i++) {
@@ -397,10 +409,12 @@ done:
     free(e.idle);
     free(e.in_call);
     free(e.events.a);
-    if (bt.obj) PyBuffer_Release(&bt);
+    for (int k = 0; k < N_TASK_IN; k++)
+        if (bt[k].obj) PyBuffer_Release(&bt[k]);
     if (ba.obj) PyBuffer_Release(&ba);
     if (bs.obj) PyBuffer_Release(&bs);
-    if (bo.obj) PyBuffer_Release(&bo);
+    for (int k = 0; k < N_OUT; k++)
+        if (bo[k].obj) PyBuffer_Release(&bo[k]);
     return res;
 }
 

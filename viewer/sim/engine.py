@@ -114,9 +114,11 @@ TASK_ROWS = ("job", "synth", "qdelay", "pickup", "dispatch", "prelock", "kernel"
 def play_compiled(shape: Shape, t: Tasks) -> Played:
     """``play`` by the C twin."""
     n = len(t.job)
-    tasks = np.ascontiguousarray(np.stack([getattr(t, k) for k in TASK_ROWS]), dtype=np.int64)
-    out = np.full((len(fields(Played)), n), -1, dtype=np.int64)
-    out[-1] = 0  # warm
+    # A column each, not one block of all (a block over the heap's big-block threshold is
+    # mapped apart, and freed memory of the heap goes unused beside it).
+    tasks = [np.ascontiguousarray(getattr(t, k), dtype=np.int64) for k in TASK_ROWS]
+    out = [np.full(n, -1, dtype=np.int64) for _ in range(len(fields(Played)) - 1)]
+    out.append(np.zeros(n, dtype=np.int64))  # warm
     _engine.play(
         tasks,
         np.ascontiguousarray(t.arrival, dtype=np.int64),
