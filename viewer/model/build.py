@@ -236,6 +236,8 @@ def lazy_session(
     jobs and their numbering are ``build_session``'s."""
     codes, uniques = factorize(np.asarray(job))
     n = len(codes)
+    rows_t = np.int32 if n < 2**31 else np.int64  # (the codes and the order are kept)
+    codes = codes.astype(np.int32 if len(uniques) < 2**31 else np.int64)
 
     def col(name: str) -> np.ndarray:
         values, dtype = np.asarray(column(name)), PARTITION_COLUMNS[name]
@@ -243,15 +245,15 @@ def lazy_session(
             return constant(values[0], n, dtype)
         return values.astype(dtype, copy=False)
 
-    keys = [col("partition"), codes.astype(np.int32), col("synth_start"), col("gpu_start")]
-    order = np.lexsort(keys)
+    keys = [col("partition"), codes, col("synth_start"), col("gpu_start")]
+    order = np.lexsort(keys).astype(rows_t)
     part = keys[0]
     del keys
     if (order[1:] > order[:-1]).all():
         order = None  # the rows are in order already
 
     def sorted_column(name: str) -> np.ndarray:
-        values = codes.astype(np.int32) if name == "job" else col(name)
+        values = codes.astype(np.int32, copy=False) if name == "job" else col(name)
         return values if order is None or is_constant(values) else values[order]
 
     names = [k for k in PARTITION_COLUMNS]

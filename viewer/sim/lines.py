@@ -167,6 +167,15 @@ def _cuzk_groups(s: Schedule) -> list[Group]:
     ]
 
 
+def _by_time(g: Group, n: int) -> np.ndarray | None:
+    """Group ``g``'s ``n`` calls by write time (ties in call order); None where that is
+    call order (a log of one-call jobs in arrival order: no copy of it)."""
+    order = np.argsort(g.key(np.arange(n)), kind="stable")
+    if (order[1:] > order[:-1]).all():
+        return None
+    return order.astype(np.int32 if n < 2**31 else np.int64)
+
+
 #: Lines a slice of time holds at most from each group (more only where one millisecond
 #: holds more).
 SLICE_LINES = 1024
@@ -178,16 +187,16 @@ def in_order(
     """The lines of groups ``gs`` of ``n`` calls sorted by write time, ties in group then
     call order (those written after ``until_ms`` left out): (write times, texts) a slice
     of time at a time."""
-    everyone = np.arange(n)
-    index = np.int32 if n < 2**31 else np.int64
-    # Each group's calls by write time, once (the sort is stable: ties in call order).
-    orders = [np.argsort(g.key(everyone), kind="stable").astype(index) for g in gs]
-    del everyone
+    orders = [_by_time(g, n) for g in gs]
     at = [0] * len(gs)
 
-    def key_at(g: int, k: int) -> int | None:
+    def calls(g: int, a: int, b: int) -> np.ndarray:
+        """The calls at places [a, b) of group ``g`` in time order."""
         order = orders[g]
-        return int(gs[g].key(order[k : k + 1])[0]) if k < len(order) else None
+        return np.arange(a, min(b, n)) if order is None else order[a:b]
+
+    def key_at(g: int, k: int) -> int | None:
+        return int(gs[g].key(calls(g, k, k + 1))[0]) if k < n else None
 
     while True:
         heads = [k for g in range(len(gs)) if (k := key_at(g, at[g])) is not None]
@@ -200,16 +209,15 @@ def in_order(
         hi = max(min(ahead), lo + 1) if ahead else None  # [lo, hi): hi None, to the end
         keys, group, call, texts = [], [], [], []
         for g, grp in enumerate(gs):
-            order = orders[g]
             end = at[g]
-            while end < len(order):  # the calls written before hi (one ms may hold more)
-                chunk = order[end : end + SLICE_LINES]
+            while end < n:  # the calls written before hi (one ms may hold more)
+                chunk = calls(g, end, end + SLICE_LINES)
                 k = grp.key(chunk)
                 took = len(k) if hi is None else int(np.searchsorted(k, hi))
                 end += took
                 if took < len(chunk):
                     break
-            idx = order[at[g] : end]
+            idx = calls(g, at[g], end)
             at[g] = end
             if not len(idx):
                 continue
