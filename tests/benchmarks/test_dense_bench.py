@@ -3,7 +3,8 @@ every job one monolithic call, TIMELINE lines only (``tests/hostile/dense.py``),
 once into ``bench_data/``: 1.5 M jobs gzip-compressed (the issue's shape) and 105 000 as a
 49 MB plain file.
 
-Each command, and ``open_log`` alone with either scanner, runs in a fresh process.  Its
+Each command (the what-if with its predicted log written too), and ``open_log`` alone, runs
+in a fresh process, ``open_log`` and the what-if with either scanner.  Its
 peak memory above the interpreter (``python -c "import viewer.cli"``, measured in the same
 run) goes against item 9's bound: the log's text size plus 64 MB.  Its time goes against
 10 x the same command on the shape a tenth the size (linear work: a ratio near 1).
@@ -35,6 +36,7 @@ COMMANDS = {
     "info": ["-m", "viewer", "info", "{LOG}"],
     "report": ["-m", "viewer", "report", "{LOG}"],
     "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
+    "whatif --gw 3 --out": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3", "--out", "{PRED}"],
     "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],
     "open_log": [
         "-c",
@@ -72,10 +74,15 @@ def _text_bytes(path: Path) -> int:
     return total
 
 
+#: The commands run with the pure-Python scanner too: open_log, and the what-if, whose peak
+#: is the loaded log's beside its plan (the other commands share open_log's).
+BOTH_SCANNERS = ("open_log", "whatif --gw 3", "whatif --gw 3 --out")
+
+
 def _run(argv: list[str], log: Path, pure: bool = False) -> tuple[float, int]:
     """(seconds, peak RSS) of ``python ARGV`` on ``log`` in a fresh process."""
-    out = DATA / "dense.trace.json"
-    args = [a.format(LOG=str(log), OUT=str(out)) for a in argv]
+    out, pred = DATA / "dense.trace.json", DATA / "dense.predicted.log"
+    args = [a.format(LOG=str(log), OUT=str(out), PRED=str(pred)) for a in argv]
     env = {k: v for k, v in os.environ.items() if k != "CUZK_PURE_PYTHON"}
     if pure:
         env["CUZK_PURE_PYTHON"] = "1"
@@ -98,8 +105,8 @@ def interpreter() -> int:
 @pytest.mark.parametrize("command", list(COMMANDS))
 @pytest.mark.parametrize("shape", list(SHAPES))
 def test_dense_jobs(shape: str, command: str, pure: bool, interpreter: int) -> None:
-    if pure and command != "open_log":
-        pytest.skip("the pure-Python scanner: open_log alone (the commands share it)")
+    if pure and command not in BOTH_SCANNERS:
+        pytest.skip("the pure-Python scanner: open_log and the what-if (the others share it)")
     jobs, suffix = SHAPES[shape]
     big, tenth = _log(jobs, suffix), _log(jobs // 10, suffix)
     argv = COMMANDS[command]

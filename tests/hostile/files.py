@@ -93,3 +93,26 @@ def run_cli(
         env=cli_env(**env),
         stdin=subprocess.DEVNULL,
     )
+
+
+#: Runs ARGV in a child and prints its peak RSS in bytes and its exit status: a small parent,
+#: so that the child's peak is its own (ru_maxrss survives exec).
+_PEAK = (
+    "import resource, subprocess, sys; p = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL,"
+    " stderr=subprocess.DEVNULL); "
+    "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024, p.returncode)"
+)
+
+
+def peak_rss(argv: Sequence[str | os.PathLike], *, timeout: float, **env: str) -> tuple[int, int]:
+    """(peak resident bytes, exit status) of ``python ARGV`` in a fresh process."""
+    done = subprocess.run(
+        [sys.executable, "-c", _PEAK, sys.executable, *map(os.fspath, argv)],
+        capture_output=True,
+        timeout=timeout,
+        env=cli_env(**env),
+        stdin=subprocess.DEVNULL,
+        check=True,
+    )
+    peak, code = done.stdout.split()
+    return int(peak), int(code)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import heapq
 import os
+from array import array
 from collections import deque
 from dataclasses import dataclass, fields
 
@@ -133,6 +134,13 @@ def play_compiled(shape: Shape, t: Tasks) -> Played:
     return Played(*out)
 
 
+def ints(values: np.ndarray) -> array:
+    """``values`` as C int64 (``array('q')``)."""
+    out = array("q")
+    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.int64)).cast("B"))
+    return out
+
+
 class Workers:
     """The GPU workers free to take a call (module docstring): per GPU a heap of its free
     workers by (free since, worker), and how many of its workers are in a call."""
@@ -165,16 +173,14 @@ class Workers:
 def play_python(shape: Shape, t: Tasks) -> Played:
     """``play`` in Python: the definition."""
     n = len(t.job)
-    job = t.job.tolist()
-    arrival = t.arrival.tolist()
-    synth, qdelay = t.synth.tolist(), t.qdelay.tolist()
-    pickup, dispatch, prelock = t.pickup.tolist(), t.dispatch.tolist(), t.prelock.tolist()
-    kernel, hold, post0 = t.kernel.tolist(), t.hold.tolist(), t.post.tolist()
-    assemble = t.assemble.tolist()
+    # C arrays, not lists: an int over 256 in a list is an object of its own (~36 bytes).
+    job, arrival, synth, qdelay = (ints(c) for c in (t.job, t.arrival, t.synth, t.qdelay))
+    pickup, dispatch, prelock = ints(t.pickup), ints(t.dispatch), ints(t.prelock)
+    kernel, hold, post0, assemble = (ints(c) for c in (t.kernel, t.hold, t.post, t.assemble))
     left = np.bincount(t.job, minlength=len(arrival)).tolist()  # calls not yet dispatched
     gw, cap, warmup = shape.gw, shape.queue_cap, int(shape.warmup_ms)
-    ss, se, qd, pk, st, aq, ke, rl, en = ([-1] * n for _ in range(9))
-    worker_of, warm = [-1] * n, [0] * n
+    ss, se, qd, pk, st, aq, ke, rl, en = (array("q", [-1]) * n for _ in range(9))
+    worker_of, warm = array("q", [-1]) * n, array("q", [0]) * n
     workers = Workers(gw, shape.gpus)
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus

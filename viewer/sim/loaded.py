@@ -59,11 +59,11 @@ def play_loaded(  # noqa: ANN201
     gate: Gate | None = None,
 ):
     """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
-    from viewer.sim.engine import Played, Workers
+    from viewer.sim.engine import Played, Workers, ints
 
     n = len(t.job)
     jobs = len(t.arrival)
-    job = _ints(t.job)
+    job = ints(t.job)  # (a Python int a task over 256 was ~36 bytes)
     arrival = _doubles(t.arrival)
     if concurrency is not None:
         first = min(arrival) if arrival else 0.0
@@ -272,13 +272,6 @@ def play_loaded(  # noqa: ANN201
         warm=np.asarray(warm, dtype=np.int64),
     )
     return played, Extra(lock=ms(lk), arrival=ms(arrival))
-
-
-def _ints(values: np.ndarray) -> array:
-    """``values`` as C int64 (a Python int per value over 256 was ~36 bytes a task)."""
-    out = array("q")
-    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.int64)).cast("B"))
-    return out
 
 
 def _doubles(values: np.ndarray) -> array:
