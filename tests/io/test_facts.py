@@ -177,6 +177,7 @@ def test_a_followed_log_gives_its_first_session_its_facts(tmp_path: Path) -> Non
         f.close()
 
 
+@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_every_run_of_a_file_has_its_machines_threads_and_only_the_first_its_settings(
     tmp_path: Path,
 ) -> None:

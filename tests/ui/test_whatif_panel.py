@@ -608,6 +608,7 @@ def test_a_gain_wall_time_contradicts_is_not_green(qtbot, window) -> None:
     assert "color" not in note.styleSheet()
 
 
+@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_the_machines_threads_come_from_the_loaded_log_not_a_second_read(
     qtbot, window, tmp_path
 ) -> None:
