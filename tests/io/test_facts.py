@@ -177,7 +177,6 @@ def test_a_followed_log_gives_its_first_session_its_facts(tmp_path: Path) -> Non
         f.close()
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_every_run_of_a_file_has_its_machines_threads_and_only_the_first_its_settings(
     tmp_path: Path,
 ) -> None:
@@ -188,13 +187,16 @@ def test_every_run_of_a_file_has_its_machines_threads_and_only_the_first_its_set
     from viewer.io import open_log
     from viewer.io.follow import LogFollower
 
-    text = gzip.decompress((REAL / "base1.log.gz").read_bytes())
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+    run = sample.read_text()
+    head, _, rest = run.partition("\n")  # the daemon's start line, then its run
+    text = f"{head}\n{T}realpipe config pw=10 gw=2 cpus=16\n{rest}"
     twice = tmp_path / "twice.log"
-    twice.write_bytes(text + text)
+    twice.write_text(text + run)  # restarted: the second run's head states no settings
     timeline = open_log(twice)
     assert len(timeline.sessions) == 2
     first, second = timeline.sessions
-    assert first.facts == Facts(cpus=16, pw=8, gw=2, kernel_scale=1.0)
+    assert first.facts == Facts(cpus=16, pw=10, gw=2)
     assert second.facts == Facts(cpus=16)
     assert own_load(second)[0].contention.cores == own_load(first)[0].contention.cores == 16
     follower = LogFollower(twice)
