@@ -91,7 +91,7 @@ def test_the_workers_die_with_the_main_process(tmp_path) -> None:  # noqa: ANN00
         "import os, sys, time\n"
         "from viewer.export.processes import process_map\n"
         "def sleepy(x):\n"
-        "    print(os.getpid(), flush=True)\n"
+        "    os.write(1, f'{os.getpid()}\\n'.encode())  # one write: lines never interleave\n"
         "    time.sleep(60)\n"
         "    return x\n"
         "if __name__ == '__main__':\n"
@@ -101,8 +101,10 @@ def test_the_workers_die_with_the_main_process(tmp_path) -> None:  # noqa: ANN00
     proc = subprocess.Popen(
         [sys.executable, str(script)], stdout=subprocess.PIPE, text=True, env=env
     )
-    with proc.stdout:
-        pids = [int(proc.stdout.readline()) for _ in range(2)]
+    try:
+        with proc.stdout:
+            pids = [int(proc.stdout.readline()) for _ in range(2)]
+    finally:  # never leave the main process running, whatever the workers printed
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
 
