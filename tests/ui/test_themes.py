@@ -104,3 +104,43 @@ def test_exports_in_either_palette_whatever_the_window(qtbot, settings, restore_
     assert win.view.theme.dark
     win.themes.export_actions["window"].trigger()
     assert darkness(render_image(win.view, **ups.image_options())) < 0.35
+
+
+@pytest.mark.parametrize("name", ["light", "dark"])
+def test_a_disabled_action_reads_as_disabled_in_either_theme(qtbot, name) -> None:
+    """One colour for every colour group drew "Undo annotation" with nothing to undo as
+    dark as "Ruler" in the light theme (the README's screenshots showed it)."""
+    from viewer.ui.palette import dark_palette, light_palette
+
+    palette = {"light": light_palette, "dark": dark_palette}[name]()
+    group, role = QtGui.QPalette.ColorGroup, QtGui.QPalette.ColorRole
+    for text, ground in ((role.WindowText, role.Window), (role.ButtonText, role.Button)):
+        on = palette.color(group.Active, text)
+        off = palette.color(group.Disabled, text)
+        back = palette.color(group.Active, ground)
+        assert abs(on.lightnessF() - back.lightnessF()) > 0.6
+        assert (
+            0.15
+            < abs(off.lightnessF() - back.lightnessF())
+            < 0.6 * abs(on.lightnessF() - back.lightnessF())
+        )
+    bar = QtWidgets.QToolBar()
+    qtbot.addWidget(bar)
+    bar.setPalette(palette)
+    for text, enabled in (("Ruler", True), ("Undo annotation", False)):
+        bar.addAction(text).setEnabled(enabled)
+    bar.resize(bar.sizeHint())
+    image = bar.grab().toImage()
+    back = palette.color(group.Active, role.Button).lightnessF()
+
+    def ink(action_index: int) -> float:
+        """The strongest contrast of the action's text with the bar's background."""
+        button = bar.widgetForAction(bar.actions()[action_index])
+        r = button.geometry()
+        return max(
+            abs(image.pixelColor(x, y).lightnessF() - back)
+            for x in range(r.left(), r.right())
+            for y in range(r.top(), r.bottom())
+        )
+
+    assert ink(1) < 0.7 * ink(0)

@@ -129,11 +129,26 @@ class Theme:
 # ---- whole palettes: the View > Theme choices and the exports' -------------------------
 
 
+#: How far a disabled control's text fades towards its background (Qt's Fusion: about half).
+DISABLED_FADE = 0.55
+
+
 def palette_of(colours: dict[str, str]) -> QtGui.QPalette:
-    """A QPalette with ``colours`` (ColorRole name -> colour) over Qt's defaults."""
+    """A QPalette with ``colours`` (ColorRole name -> colour) over Qt's defaults, and the
+    text of disabled controls faded towards their background (one colour for every group
+    made a disabled action read as an enabled one)."""
     palette = QtGui.QPalette()
-    for role, colour in colours.items():
-        palette.setColor(getattr(QtGui.QPalette.ColorRole, role), QtGui.QColor(colour))
+    role = QtGui.QPalette.ColorRole
+    for name, colour in colours.items():
+        palette.setColor(getattr(role, name), QtGui.QColor(colour))
+    disabled = QtGui.QPalette.ColorGroup.Disabled
+    for text, ground in (
+        (role.WindowText, role.Window),
+        (role.Text, role.Base),
+        (role.ButtonText, role.Button),
+    ):
+        faded = mix(palette.color(text), palette.color(ground), DISABLED_FADE)
+        palette.setColor(disabled, text, faded)
     return palette
 
 
