@@ -31,6 +31,7 @@ import numpy as np
 
 from viewer.analysis.stages import stages
 from viewer.model import Session
+from viewer.model.frame import where
 
 #: Upstream's per-partition estimates relative to a PoRep 32G partition (memory.rs:
 #: SNAP_PARTITION_FULL_BYTES 9 GiB, WPOST 14, WINNING 0.5, against POREP 14 GiB).
@@ -263,12 +264,12 @@ def _curves(
     s0, s1 = col("synth_start"), col("synth_end")
     g0, g1 = col("gpu_start"), col("gpu_end")
     started = np.isfinite(g0)
-    g1 = _where(started & ~np.isfinite(g1), max(end, np.nanmax(g0, initial=end)), g1)
-    ready = _where(np.isfinite(s1), s1, lambda: _where(np.isfinite(st["ready"]), st["ready"], g0))
+    g1 = where(started & ~np.isfinite(g1), max(end, np.nanmax(g0, initial=end)), g1)
+    ready = where(np.isfinite(s1), s1, lambda: where(np.isfinite(st["ready"]), st["ready"], g0))
     ke = st["kernel_end"]
     known = np.isfinite(ke)
     scale = _kind_scale(session)
-    running_synth = _where(np.isfinite(s0) & ~np.isfinite(s1), end, s1)
+    running_synth = where(np.isfinite(s0) & ~np.isfinite(s1), end, s1)
 
     # One curve at a time, its pieces freed once summed: both at once took 63 MB of events
     # on 105 000 one-call jobs, five times the curves they make.
@@ -277,9 +278,9 @@ def _curves(
     ) -> Iterator[tuple[np.ndarray, np.ndarray]]:
         pieces = _Pieces()
         synthesis(pieces)
-        free = _where(known, ke, (g0, g1)[end_])
+        free = where(known, ke, (g0, g1)[end_])
         # Synthesized and never taken: held to the session's end.
-        held = _where(started, free, lambda: np.where(np.isfinite(ready), end, np.nan))
+        held = where(started, free, lambda: np.where(np.isfinite(ready), end, np.nan))
         pieces.flat(ready, held, model.partition_gib[end_] * scale)
         del held
         pieces.flat(free, g1, model.after_gib[end_] * scale)
@@ -287,19 +288,6 @@ def _curves(
 
     yield curve(0, lambda lo: lo.ramp(s0, running_synth, model.partition_gib[0] * scale))
     yield curve(1, lambda hi: hi.flat(s0, running_synth, model.synth_peak_gib * scale))
-
-
-def _where(
-    cond: np.ndarray, a: np.ndarray | float, b: np.ndarray | float | Callable[[], np.ndarray]
-) -> np.ndarray:
-    """``np.where(cond, a, b)`` (``b`` made by calling it where it is a function); the
-    array ``a`` or ``b`` itself where ``cond`` is all true or all false."""
-    if cond.all() and isinstance(a, np.ndarray):
-        return a
-    b = b() if callable(b) else b
-    if not cond.any() and isinstance(b, np.ndarray):
-        return b
-    return np.where(cond, a, b)
 
 
 def _at(t: np.ndarray, v: np.ndarray, at: np.ndarray, before: float) -> np.ndarray:

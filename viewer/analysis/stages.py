@@ -18,7 +18,7 @@ import numpy as np
 from viewer.analysis.cache import per_session
 from viewer.analysis.packing import pack_rows
 from viewer.model import Session
-from viewer.model.frame import Frame, constant, is_constant
+from viewer.model.frame import Frame, constant, is_constant, where
 
 #: A SYNTH_END -> queue delay longer than this is backpressure: the queue was full and the
 #: finished partition held its synthesis slot (shorter ones are two log lines' jitter).
@@ -68,12 +68,12 @@ def stages(session: Session) -> Frame:
         return np.where(np.isfinite(ms), ms, col["synth_ms"])
 
     def wait_end() -> np.ndarray:
-        end = _where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
+        end = where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"])
         waiting = ~np.isfinite(end) & np.isfinite(own("ready"))
         return np.where(waiting, np.maximum(end_ms, own("ready")), end) if waiting.any() else end
 
     def queue_wait() -> np.ndarray:
-        waiting = ~np.isfinite(_where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"]))
+        waiting = ~np.isfinite(where(np.isfinite(col["pickup"]), col["pickup"], col["gpu_start"]))
         waiting &= np.isfinite(own("ready"))
         return np.where(waiting, np.nan, own("wait_end") - own("ready"))
 
@@ -92,10 +92,10 @@ def stages(session: Session) -> Frame:
         {
             "synth_ms": synth,
             "queue_delay_ms": lambda: col["queued"] - col["synth_end"],
-            "slot_end": lambda: _where(  # (the delay not kept: the report reads no other)
+            "slot_end": lambda: where(  # (the delay not kept: the report reads no other)
                 col["queued"] - col["synth_end"] > BLOCKED_MS, col["queued"], col["synth_end"]
             ),
-            "ready": lambda: _where(np.isfinite(col["queued"]), col["queued"], col["synth_end"]),
+            "ready": lambda: where(np.isfinite(col["queued"]), col["queued"], col["synth_end"]),
             "wait_end": wait_end,
             "queue_wait_ms": queue_wait,
             "worker_free": lambda: worker(0),
@@ -129,15 +129,6 @@ class _Floats(dict):
             raise KeyError(name)
         self[name] = values = self._p[name].astype(np.float64, copy=False)
         return values
-
-
-def _where(cond: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``np.where(cond, a, b)``; ``a`` or ``b`` itself where ``cond`` is all true or all
-    false (the columns of a whole log of one shape are views, not copies: 1.5 M calls
-    held five more 12 MB columns)."""
-    if cond.all():
-        return a
-    return b if not cond.any() else np.where(cond, a, b)
 
 
 def _nan_or(op: np.ufunc, a: np.ndarray, b: np.ndarray) -> np.ndarray:
