@@ -192,9 +192,6 @@ class _Boxes:
         boxes = (self._boxes[i] for i in sorted(found))
         return [b for b in boxes if b.left() < right and b.right() > left]
 
-    def hits(self, rect: QtCore.QRectF) -> bool:
-        return any(b.intersects(rect) for b in self.column(rect.left(), rect.right()))
-
     def no_room(self, left: float, right: float) -> None:
         """A label over [left, right] found no room: count it in each of its columns."""
         for c in self._span(left, right):
