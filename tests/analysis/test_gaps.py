@@ -58,3 +58,26 @@ def test_no_synthesis_times_means_not_starved() -> None:
 
 def test_empty_session() -> None:
     assert len(idle_gaps(session())) == 0
+
+
+def test_the_whole_sessions_gaps_are_one_table_the_lanes_and_summary_share() -> None:
+    """The window's lanes and its summary read one gaps table (on 1.5 M one-call jobs each
+    had kept its own: 57 MB twice); a range still gets its own clipped copy."""
+    from viewer.analysis import summarize
+    from viewer.lanes.data import build_lanes
+
+    s = session(
+        call("a", 0, 0, 100, 0, queued=0),
+        call("a", 1, 120, 200, 1, queued=50),
+        call("b", 0, 260, 300, 0, queued=240),
+    )
+    whole = idle_gaps(s)
+    assert build_lanes(s).gaps is whole and summarize(s).gaps is whole
+    part = idle_gaps(s, (150, 250))
+    assert part["start"].tolist() == [200] and part["end"].tolist() == [250]
+    assert part["ms"].tolist() == [50] and whole["ms"].tolist() == [20, 60]
+
+
+def test_blocks_that_touch_leave_no_gap() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("b", 0, 100, 200, 1), call("c", 0, 250, 300, 0))
+    assert idle_gaps(s)[["start", "end"]].to_numpy().tolist() == [[200, 250]]

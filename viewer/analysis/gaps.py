@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.model import Session
 from viewer.model.frame import Frame
@@ -17,30 +18,45 @@ def idle_gaps(session: Session, rng: Range = None) -> Frame:
     ``cross_sector`` when they differ.  ``starved`` when the call after the gap
     was queued (else synthesized) after the GPU became free, i.e. it waited for
     synthesis; otherwise the gap is dispatch overhead.  Gaps are found on the
-    whole session, then clipped to ``rng``.
+    whole session (one table, shared: the lanes and the summary read the same one),
+    then clipped to ``rng``.
     """
     rng = check_range(rng)
+    whole = _all_gaps(session)
+    if rng is None:
+        return whole
+    start, end = clip(whole["start"], whole["end"], rng)
+    keep = np.flatnonzero(end > start)
+    out = whole.take(keep)
+    return out.assign(start=start[keep], end=end[keep], ms=(end - start)[keep])
+
+
+@per_session
+def _all_gaps(session: Session) -> Frame:
+    """The whole session's gaps (memoized per session, read-only)."""
     c = calls(session)
     blocks = busy_blocks(session)
     group = blocks["group"]
     i = np.flatnonzero(group[1:] == group[:-1])
+    i = i[blocks["start"][i + 1] > blocks["end"][i]]  # a hole, not blocks that touch
     start = blocks["end"][i]
     end = blocks["start"][i + 1]
     before = c["job"][blocks["last"][i]]
     after_row = blocks["first"][i + 1]
     after = c["job"][after_row]
-    starved = c["ready"][after_row] > start
-    start, end = clip(start, end, rng)
-    keep = end > start
     return Frame(
         {
-            "gpu": group[i][keep].astype("int32"),
-            "start": start[keep],
-            "end": end[keep],
-            "ms": (end - start)[keep],
-            "cross_sector": (before != after)[keep],
-            "starved": starved[keep],
-            "before_job": before[keep].astype("int32"),
-            "after_job": after[keep].astype("int32"),
+            "gpu": group[i].astype("int32"),
+            "start": start,
+            "end": end,
+            "ms": end - start,
+            "cross_sector": before != after,
+            "starved": c["ready"][after_row] > start,
+            "before_job": before.astype("int32"),
+            "after_job": after.astype("int32"),
         }
     )
+
+
+#: The whole session's table ``idle_gaps`` clips (memoized per session: ``cache.drop``).
+TABLE = _all_gaps

@@ -30,6 +30,7 @@ import numpy as np
 from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
 from viewer.analysis.cache import drop, made
+from viewer.analysis.gaps import TABLE as gaps_table
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range
 from viewer.analysis.packing import pack_rows
@@ -299,7 +300,7 @@ class _Builder:
         pids, call_tid, worker_tid, busy_tid = self._gpu_tracks(s, c, prefix)
         self._calls(s, c, call_tid, rng)
         self._busy(s, c, busy_tid, rng)
-        drop(s, busy_blocks, unless=had)  # each table only while it is needed
+        drop(s, busy_blocks, gaps_table, unless=had)  # each table only while it is needed
         self._transitions(s, worker_tid, rng)
         drop(s, transitions_table, unless=had)
         synth_pid = self._synthesis(s, c, call_of, call_tid, rng, prefix)
