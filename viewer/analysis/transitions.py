@@ -138,7 +138,12 @@ def interleaved(t: Frame) -> np.ndarray:
     """Transitions whose gap the worker spent on other sectors' calls (sectors interleave,
     as a replay with more workers than a sector's partitions gives): their gap is not idle."""
     gap = t["gap_ms"].astype(np.float64, copy=False)
-    return gap > t["worker_idle_ms"].astype(np.float64, copy=False) + INTERLEAVED_MS
+    return is_interleaved(gap, t["worker_idle_ms"].astype(np.float64, copy=False))
+
+
+def is_interleaved(gap_ms, worker_idle_ms):
+    """``interleaved`` of given gaps and worker idles (arrays or numbers)."""
+    return gap_ms > worker_idle_ms + INTERLEAVED_MS
 
 
 #: The whole session's table ``transitions`` cuts (memoized per session: ``cache.drop``).

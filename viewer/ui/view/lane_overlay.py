@@ -14,7 +14,7 @@ import pyqtgraph as pg
 import shiboken6
 from PySide6 import QtCore, QtGui
 
-from viewer.analysis.transitions import interleaved
+from viewer.analysis.transitions import is_interleaved
 from viewer.lanes.data import SessionLanes
 from viewer.ui.palette import Theme, with_alpha
 
@@ -74,9 +74,7 @@ class OverlayItem(pg.GraphicsObject):
         self._times = trans["time"].astype(np.float64, copy=False)
         self._gap_ms = trans["gap_ms"].astype(np.float64, copy=False)
         self._overlap_ms = trans["overlap_ms"].astype(np.float64, copy=False)
-        # The worker's own idle where the gap is none (sectors interleave), else NaN.
-        idle = trans["worker_idle_ms"].astype(np.float64)
-        self._idle_ms = np.where(interleaved(trans), idle, np.nan)
+        self._idle_ms = trans["worker_idle_ms"].astype(np.float64, copy=False)
         cold = lanes.cold
         self._cold = list(
             zip(
@@ -157,10 +155,10 @@ class OverlayItem(pg.GraphicsObject):
             column = np.floor(xs / (LABEL_SPACING_PX * px))
             idx = idx[np.r_[True, column[1:] != column[:-1]]]
         for i in idx.tolist():
-            idle = self._idle_ms[i]
-            text = transition_label(
-                self._gap_ms[i], self._overlap_ms[i], None if np.isnan(idle) else idle
-            )
+            gap, idle = self._gap_ms[i], self._idle_ms[i]
+            # The worker's own idle where the gap is none (sectors interleave).
+            shown = idle if is_interleaved(gap, idle) else None
+            text = transition_label(gap, self._overlap_ms[i], shown)
             width = (self._width(text) + 8) * px
             x = float(self._times[i])
             if x + width > x1:  # cut by the right edge: written to the left of its marker
