@@ -17,6 +17,7 @@ from functools import cached_property
 
 import numpy as np
 
+from viewer.analysis import local_time
 from viewer.analysis.cache import per_session
 from viewer.analysis.memory import memory
 from viewer.analysis.stages import stages
@@ -40,16 +41,30 @@ KEPT_BELOW = 0.25
 
 @dataclass(frozen=True)
 class Steps:
-    """A step function: ``value[i]`` holds on [time[i], time[i + 1]), 0 before time[0]."""
+    """A step function: ``value[i]`` holds on [time[i], time[i + 1]), 0 before time[0].
 
-    time: np.ndarray  # float64, strictly increasing
+    Its times are kept as ``local`` offsets from ``origin`` (``local_time.compact``: int32
+    where exact, 4 bytes a step rather than 8)."""
+
+    local: np.ndarray  # time - origin, strictly increasing
     value: np.ndarray  # int32
+    origin: float = 0.0
+
+    @classmethod
+    def of(cls, time: np.ndarray, value: np.ndarray) -> Steps:
+        local, origin = local_time.compact(time)
+        return cls(local, value, origin)
+
+    @property
+    def time(self) -> np.ndarray:
+        """The step times (float64, made when asked for)."""
+        return self.local + self.origin if self.origin else self.local.astype(np.float64)
 
     def __len__(self) -> int:
-        return len(self.time)
+        return len(self.local)
 
     def at(self, t: float) -> int:
-        i = int(np.searchsorted(self.time, t, side="right")) - 1
+        i = int(local_time.search(self.local, t - self.origin, "right")) - 1
         return int(self.value[i]) if i >= 0 else 0
 
     @cached_property
@@ -71,7 +86,7 @@ def step_counts(start: np.ndarray, end: np.ndarray) -> Steps:
     order = np.argsort(t, kind="stable")
     t, count = t[order], np.cumsum(d[order], dtype=np.int64).astype(np.int32)
     last = np.r_[t[1:] != t[:-1], True] if len(t) else np.zeros(0, bool)
-    return Steps(t[last], count[last])
+    return Steps.of(t[last], count[last])
 
 
 @per_session
@@ -96,7 +111,7 @@ def counters(session: Session) -> dict[str, Steps]:
         "queue": step_counts(ready[queued], wait_end[queued]),
         "synth": step_counts(s0, open_to_end(s0, s1)),
         "gpu": step_counts(g0, open_to_end(g0, g1)),
-        "memory": Steps(held.time, np.rint(held.hi).astype(np.int32)),
+        "memory": Steps.of(held.time, np.rint(held.hi).astype(np.int32)),
     }
 
 
@@ -121,11 +136,13 @@ def level_of(px: float) -> int:
 
 
 class Envelope:
-    """Per-pixel min / max of a step function, from copies merged per 2 ** k ms bucket."""
+    """Per-pixel min / max of a step function, from copies merged per 2 ** k ms bucket
+    (of its local times: buckets from its origin)."""
 
     def __init__(self, steps: Steps) -> None:
         self.steps = steps
-        t, v = steps.time, steps.value
+        self.origin = steps.origin
+        t, v = steps.local, steps.value
         self._levels = {0: _Level(t, t, v, v, v)}
 
     def level(self, k: int) -> _Level:
@@ -160,14 +177,15 @@ class Envelope:
         lvl = self.level(level_of(px))
         if not len(lvl):
             return np.zeros(n, np.int32), np.zeros(n, np.int32)
+        x0 = x0 - self.origin
         edges = x0 + np.arange(n) * px
-        j = np.searchsorted(lvl.s, edges, side="right") - 1
+        j = local_time.search(lvl.s, edges, "right") - 1
         before = j < 0
         j = np.maximum(j, 0)
         inside = edges < lvl.b[j]
         lo = np.where(before, 0, np.where(inside, lvl.lo[j], lvl.e[j])).astype(np.int32)
         hi = np.where(before, 0, np.where(inside, lvl.hi[j], lvl.e[j])).astype(np.int32)
-        a, z = np.searchsorted(lvl.s, [x0, x0 + n * px], side="left")
+        a, z = local_time.search(lvl.s, [x0, x0 + n * px], "left")
         if z > a:
             col = np.minimum(((lvl.s[a:z] - x0) / px).astype(np.int64), n - 1)
             first = np.flatnonzero(np.r_[True, col[1:] != col[:-1]])
