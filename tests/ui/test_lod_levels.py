@@ -5,6 +5,7 @@ and draws a few pieces per pixel column (properties over random lanes and views)
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -145,7 +146,7 @@ def test_lanes_hold_views_into_the_stack() -> None:
     stack = Stack(parts)
     views = stack.lane_views()
     assert [v.start.tolist() for v in views] == [[0.0, 5.0], [2.0]]
-    assert all(v.start.base is not None for v in views)
+    assert all(v.ls.base is not None and v.le.base is not None for v in views)
     assert views[1].at(2.5) == 0
 
 
@@ -241,12 +242,54 @@ def test_reach_is_the_end_array_itself_where_no_interval_overlaps_the_next() -> 
     an interval for nothing, at every level); overlapping intervals keep their own."""
     apart = Intervals.make(np.array([0.0, 10.0, 20.0]), np.array([5.0, 15.0, 25.0]), np.zeros(3))
     stack = Stack([apart, apart])
-    assert stack.level(0).reach is stack.level(0).end
+    assert stack.level(0).lr is stack.level(0).le
     over = Intervals.make(np.array([0.0, 1.0, 20.0]), np.array([10.0, 5.0, 25.0]), np.zeros(3))
     stack = Stack([over])
     level = stack.level(0)
-    assert level.reach is not level.end
+    assert level.lr is not level.le
     assert level.reach.tolist() == [10.0, 10.0, 25.0]
     for k in range(1, 8):
         lvl = Stack([apart]).level(k)
         np.testing.assert_array_equal(lvl.reach, np.maximum.accumulate(lvl.end))
+
+
+def _lanes_at(origin: float, fraction: float = 0.0):
+    from tests.analysis.builders import pipeline
+    from viewer.lanes.data import build_lanes
+
+    ready = [origin + 40_000.0 + 37_000 * j + fraction for j in range(6)]
+    return build_lanes(pipeline(ready, start_ms=origin))
+
+
+@pytest.mark.parametrize("fraction", [0.0, 0.5])
+def test_lanes_on_wall_clock_ms_draw_as_lanes_on_session_ms(fraction) -> None:
+    """A log whose offsets are wall-clock ms (1.7e12) keeps its lanes as int32 offsets and
+    draws, picks and cuts exactly as the same log from 0; a fraction of a ms keeps float64."""
+    from viewer.lanes.data import SessionLanes
+
+    unix = 1_771_462_800_000.0
+    near, far = _lanes_at(0.0, fraction), _lanes_at(unix, fraction)
+    assert isinstance(far, SessionLanes)
+    if fraction:  # the synthesis rows start at a fraction of a ms: kept as they are
+        assert far.groups[-1].stacks()["synth"].data.level(0).ls.dtype == np.float64
+    for g_near, g_far in zip(near.groups, far.groups, strict=True):
+        for name, s_far in g_far.stacks().items():
+            s_near = g_near.stacks()[name].data
+            if not fraction:
+                assert not len(s_far.data) or s_far.data.level(0).ls.dtype == np.int32
+            for k in (0, 3, 9, 14):
+                a, b = s_near.level(k), s_far.data.level(k)
+                assert np.array_equal(a.start + unix, b.start) and np.array_equal(a.key, b.key)
+            for x0, x1, px in ((0, 3e5, 300.0), (41_000, 46_000, 2.0), (-5, 2e5, 0.5)):
+                want = s_near.drawable(x0, x1, px)
+                got = s_far.data.drawable(x0 + unix, x1 + unix, px)
+                assert np.array_equal(want[0] + unix, got[0])
+                assert np.array_equal(want[1] + unix, got[1])
+                assert np.array_equal(want[2], got[2]) and np.array_equal(want[3], got[3])
+            for lane_near, lane_far in zip(g_near.lanes, g_far.lanes, strict=True):
+                if name not in lane_far.layers:
+                    continue
+                iv_near, iv_far = lane_near.layers[name], lane_far.layers[name]
+                for x in (41_700.5, 45_000.0, 120_000.25):
+                    assert iv_near.at(x, 3.0) == iv_far.at(x + unix, 3.0)
+                    assert iv_near.visible(x, x + 9e3) == iv_far.visible(x + unix, x + 9e3 + unix)

@@ -23,19 +23,30 @@ def compact(t: np.ndarray) -> tuple[np.ndarray, float]:
     """(offsets, origin) with ``offsets + origin == t`` exactly: int32 offsets from the
     smallest time where every time is finite, whole and within ``SPAN`` of it; else
     ``(t, 0.0)`` as it is."""
-    t = np.asarray(t)
-    if not len(t) or t.dtype.kind not in "fiu":
-        return t, 0.0
-    lo, hi = float(np.min(t)), float(np.max(t))
+    (offsets,), origin = compact_all((t,))
+    return offsets, origin
+
+
+def compact_all(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...], float]:
+    """``compact`` of several arrays with one origin (all of them int32, or none)."""
+    arrays = tuple(np.asarray(t) for t in arrays)
+    full = [t for t in arrays if len(t)]
+    if not full or any(t.dtype.kind not in "fiu" for t in full):
+        return arrays, 0.0
+    lo = min(float(np.min(t)) for t in full)
+    hi = max(float(np.max(t)) for t in full)
     if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo > SPAN or lo != np.floor(lo):
-        return t, 0.0
-    offsets = np.empty(len(t), np.int32)
-    for a in range(0, len(t), 1 << 20):  # a float64 copy of a piece at a time, not of all
-        piece = t[a : a + (1 << 20)] - lo
-        offsets[a : a + len(piece)] = piece
-        if not np.array_equal(offsets[a : a + len(piece)], piece):
-            return t, 0.0
-    return offsets, lo
+        return arrays, 0.0
+    out = []
+    for t in arrays:
+        offsets = np.empty(len(t), np.int32)
+        for a in range(0, len(t), 1 << 20):  # a float64 copy of a piece at a time
+            piece = t[a : a + (1 << 20)] - lo
+            offsets[a : a + len(piece)] = piece
+            if not np.array_equal(offsets[a : a + len(piece)], piece):
+                return arrays, 0.0
+        out.append(offsets)
+    return tuple(out), lo
 
 
 def search(offsets: np.ndarray, x, side: str = "left"):

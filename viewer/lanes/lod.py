@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from viewer.analysis import local_time
 from viewer.analysis.intervals import group_cummax
 
 #: Key of a merged run of intervals with different keys.
@@ -28,13 +29,17 @@ JOIN_SAMPLE = 4096  # neighbour pairs sampled to tell whether a merge is worth c
 
 @dataclass(frozen=True)
 class Intervals:
-    """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``."""
+    """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``.
 
-    start: np.ndarray
-    end: np.ndarray
+    Times are held as offsets from ``origin`` (``ls``, ``le``, ``lr``: int32 where exact,
+    ``local_time.compact``); ``start``, ``end`` and ``reach`` read them as ms."""
+
+    ls: np.ndarray
+    le: np.ndarray
     key: np.ndarray  # int32 colour key (job index, gap kind ...)
     row: np.ndarray  # int32 row in Session.partitions (-1 none): rows are far below 2^31
-    reach: np.ndarray
+    lr: np.ndarray
+    origin: float = 0.0
 
     @classmethod
     def make(
@@ -55,13 +60,25 @@ class Intervals:
         reach = np.maximum.accumulate(end) if len(end) else end.copy()
         return cls(start[order], end, key[order], row[order].astype(np.int32), reach)
 
+    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
+    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
+    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
+
+    def starts(self, at) -> np.ndarray:
+        """The starts at positions ``at``, ms."""
+        return _ms(self.ls[at], self.origin)
+
+    def ends(self, at) -> np.ndarray:
+        """The ends at positions ``at``, ms."""
+        return _ms(self.le[at], self.origin)
+
     def __len__(self) -> int:
-        return len(self.start)
+        return len(self.ls)
 
     def visible(self, x0: float, x1: float) -> slice:
         """The positions that may intersect [x0, x1]."""
-        lo = int(np.searchsorted(self.reach, x0, side="left"))
-        hi = int(np.searchsorted(self.start, x1, side="right"))
+        lo = int(local_time.search(self.lr, x0 - self.origin, "left"))
+        hi = int(local_time.search(self.ls, x1 - self.origin, "right"))
         return slice(lo, max(lo, hi))
 
     def at(self, x: float, slack: float = 0.0) -> int:
@@ -69,13 +86,18 @@ class Intervals:
         sl = self.visible(x - slack, x + slack)
         if sl.stop <= sl.start:
             return -1
-        s, e = self.start[sl], self.end[sl]
+        s, e = self.starts(sl), self.ends(sl)
         hit = np.flatnonzero((s <= x + slack) & (e >= x - slack))
         if not len(hit):
             return -1
         # The narrowest hit is the one the user is pointing at.
         best = hit[np.argmin(e[hit] - s[hit])]
         return sl.start + int(best)
+
+
+def _ms(local: np.ndarray, origin: float) -> np.ndarray:
+    """Offsets from ``origin`` as ms (float64)."""
+    return local + origin if origin else local.astype(np.float64, copy=False)
 
 
 def _runs(breaks: np.ndarray) -> np.ndarray:
@@ -147,16 +169,30 @@ def level_of(px: float) -> int:
 
 @dataclass(frozen=True)
 class Level:
-    """Pieces of every lane of a stack end to end: lane i owns [bounds[i], bounds[i + 1])."""
+    """Pieces of every lane of a stack end to end: lane i owns [bounds[i], bounds[i + 1]).
+    Times are offsets from ``origin`` (``ls``, ``le``, ``lr``), as in ``Intervals``."""
 
-    start: np.ndarray
-    end: np.ndarray
+    ls: np.ndarray
+    le: np.ndarray
     key: np.ndarray
-    reach: np.ndarray  # running max of ``end`` within each lane
+    lr: np.ndarray  # running max of ``le`` within each lane
     bounds: np.ndarray
+    origin: float = 0.0
+
+    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
+    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
+    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
+
+    def starts(self, at) -> np.ndarray:
+        """The starts at positions ``at``, ms."""
+        return _ms(self.ls[at], self.origin)
+
+    def ends(self, at) -> np.ndarray:
+        """The ends at positions ``at``, ms."""
+        return _ms(self.le[at], self.origin)
 
     def __len__(self) -> int:
-        return len(self.start)
+        return len(self.ls)
 
     def lane_ids(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
@@ -172,8 +208,8 @@ class Level:
         """Per lane (of those where ``lanes`` is true), the first and end positions of
         the pieces that may intersect [x0, x1]."""
         first, last = self.bounds[:-1], self.bounds[1:]
-        lo = _search(self.reach, first, last, x0, "left")
-        hi = np.maximum(lo, _search(self.start, first, last, x1, "right"))
+        lo = _search(self.lr, first, last, x0 - self.origin, "left")
+        hi = np.maximum(lo, _search(self.ls, first, last, x1 - self.origin, "right"))
         return lo, hi if lanes is None else np.where(lanes, hi, lo)
 
 
@@ -187,7 +223,7 @@ def _search(values: np.ndarray, first: np.ndarray, last: np.ndarray, x: float, s
     for many lanes a bisection of all of them together, log2 of the longest lane steps."""
     if len(first) <= FEW_LANES:
         pairs = zip(first.tolist(), last.tolist(), strict=True)
-        return np.array([a + values[a:b].searchsorted(x, side) for a, b in pairs], np.int64)
+        return np.array([a + local_time.search(values[a:b], x, side) for a, b in pairs], np.int64)
     lo, hi = first.astype(np.int64), last.astype(np.int64)
     live = np.flatnonzero(lo < hi)
     while live.size:
@@ -212,6 +248,12 @@ class Stack:
         row = np.concatenate([p.row for p in parts]) if parts else np.zeros(0, np.int32)
         names = ("start", "end", "key", "reach")
         self._init(Level(*(_joined(parts, name) for name in names), bounds), row, mixed_max)
+
+    @staticmethod
+    def _compacted(level: Level) -> Level:
+        """``level`` with its times as offsets from one origin (int32 where exact)."""
+        (ls, le, lr), origin = local_time.compact_all((level.ls, level.le, level.lr))
+        return replace(level, ls=ls, le=le, lr=lr, origin=level.origin + origin)
 
     @classmethod
     def of_lanes(
@@ -241,7 +283,7 @@ class Stack:
 
     def _init(self, level: Level, row: np.ndarray, mixed_max: bool) -> None:
         self.mixed_max = mixed_max
-        level = _reach_shared(level)
+        level = _reach_shared(self._compacted(level))
         self.row = row
         self._levels = {0: level}
         self.typical = _typical(level)
@@ -253,7 +295,9 @@ class Stack:
         """Lane ``lane``'s intervals, as views into the stack."""
         lvl = self._levels[0]
         a, b = int(lvl.bounds[lane]), int(lvl.bounds[lane + 1])
-        return Intervals(lvl.start[a:b], lvl.end[a:b], lvl.key[a:b], self.row[a:b], lvl.reach[a:b])
+        return Intervals(
+            lvl.ls[a:b], lvl.le[a:b], lvl.key[a:b], self.row[a:b], lvl.lr[a:b], lvl.origin
+        )
 
     def lane_views(self) -> list[Intervals]:
         """Each lane's intervals, as views into the stack."""
@@ -283,12 +327,12 @@ class Stack:
     def _merge(self, finer: Level, px: float) -> Level:
         lane = finer.lane_ids()
         first, e, key = merge_runs(
-            finer.start, finer.end, finer.key, finer.reach, px,
+            finer.ls, finer.le, finer.key, finer.lr, px,
             lane=lane, mixed_max=self.mixed_max,
         )  # fmt: skip
-        reach = finer.reach[np.append(first[1:], len(finer)) - 1]
+        reach = finer.lr[np.append(first[1:], len(finer)) - 1]
         bounds = np.searchsorted(lane[first], np.arange(len(finer.bounds)))
-        return _reach_shared(Level(finer.start[first], e, key, reach, bounds))
+        return _reach_shared(Level(finer.ls[first], e, key, reach, bounds, finer.origin))
 
     def build_levels(self, max_px: float) -> None:
         """Build the merged copies for views up to ``max_px`` ms per pixel (off the GUI thread)."""
@@ -332,7 +376,8 @@ def drawable(
         if total := len(idx):
             lane += lane_base
             extra = (np.full(total, narrow_px), np.full(total, stack.mixed_max))
-            parts.append((lvl.start[idx], lvl.end[idx], lvl.key[idx], lvl.reach[idx], lane, *extra))
+            times = (lvl.starts(idx), lvl.ends(idx), _ms(lvl.lr[idx], lvl.origin))  # ms
+            parts.append((times[0], times[1], lvl.key[idx], times[2], lane, *extra))
         lane_base += len(lo)
     if not parts or px <= 0:
         empty = np.zeros(0)
@@ -353,9 +398,9 @@ def _joinable(level: Level, px: float) -> float:
     if n < 2:
         return 0.0
     i = np.arange(0, n - 1, max(1, (n - 1) // JOIN_SAMPLE))
-    narrow = (level.end[i] - level.start[i] < px) & (level.end[i + 1] - level.start[i + 1] < px)
+    narrow = (level.le[i] - level.ls[i] < px) & (level.le[i + 1] - level.ls[i + 1] < px)
     mixed = (level.key[i] == MIXED) & (level.key[i + 1] == MIXED)
-    close = level.start[i + 1] - level.reach[i] < px
+    close = level.ls[i + 1] - level.lr[i] < px
     return float(np.mean(close & (narrow | mixed)))
 
 
@@ -367,7 +412,7 @@ def _typical(level: Level) -> np.ndarray:
     step = np.repeat(np.maximum(1, counts // 1000), counts)
     taken = np.flatnonzero((np.arange(len(level)) - head) % step == 0)
     lane = np.repeat(np.arange(len(counts)), counts)[taken]
-    length = (level.end - level.start)[taken]
+    length = (level.le[taken] - level.ls[taken]).astype(np.float64)
     length = length[np.lexsort((length, lane))]
     n = np.bincount(lane, minlength=len(counts))
     first = np.cumsum(n) - n
@@ -382,9 +427,9 @@ def _reach_shared(level: Level) -> Level:
     """``level`` with ``reach`` the very array ``end`` where they are equal, as they are
     wherever no interval of a lane overlaps the next (a worker's calls, its kernels): the
     copy held 8 bytes an interval for nothing (4 MB on 10^5 one-call jobs)."""
-    if level.reach is level.end or not np.array_equal(level.reach, level.end):
+    if level.lr is level.le or not np.array_equal(level.lr, level.le):
         return level
-    return replace(level, reach=level.end)
+    return replace(level, lr=level.le)
 
 
 def _joined(parts: list[Intervals], name: str) -> np.ndarray:

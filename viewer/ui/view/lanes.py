@@ -154,7 +154,7 @@ class LaneGroupItem(pg.GraphicsObject):
             data = stack.data.level(0)
             hit = np.flatnonzero(data.key == job)
             lanes = np.searchsorted(data.bounds, hit, side="right") - 1
-            starts, ends = data.start[hit].tolist(), data.end[hit].tolist()
+            starts, ends = data.starts(hit).tolist(), data.ends(hit).tolist()
             for s, e, i in zip(starts, ends, lanes.tolist(), strict=True):
                 lane = stack.lanes[i]
                 self._outline.append(QtCore.QRectF(s, lane.top, e - s, lane.height))
@@ -324,7 +324,7 @@ class LaneGroupItem(pg.GraphicsObject):
     def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
         data = stack.data.level(0)
         lanes, at = positions(*data.cut(x0, x1))  # no pass over the lanes with none in view
-        s, e, key = data.start[at], data.end[at], data.key[at]
+        s, e, key = data.starts(at), data.ends(at), data.key[at]
         for i, a, b, k in zip(*(v.tolist() for v in (lanes, s, e, key)), strict=True):
             lane = stack.lanes[i]
             rect = QtCore.QRectF(a, lane.top, max(b - a, px), lane.height)

@@ -75,7 +75,7 @@ class MatchItem(pg.GraphicsObject):
             if lane.height <= 0:
                 continue
             for i in np.flatnonzero(view.row == row).tolist():
-                s, e = float(view.start[i]), float(view.end[i])
+                s, e = float(view.starts(i)), float(view.ends(i))
                 self._current.append(QtCore.QRectF(s, lane.top, e - s, lane.height))
         if at_ms is None and self._current and not np.isfinite(self._current_at):
             self._current_at = self._current[0].center().x()
