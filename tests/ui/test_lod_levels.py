@@ -293,3 +293,35 @@ def test_lanes_on_wall_clock_ms_draw_as_lanes_on_session_ms(fraction) -> None:
                 for x in (41_700.5, 45_000.0, 120_000.25):
                     assert iv_near.at(x, 3.0) == iv_far.at(x + unix, 3.0)
                     assert iv_near.visible(x, x + 9e3) == iv_far.visible(x + unix, x + 9e3 + unix)
+
+
+@pytest.mark.parametrize(
+    "shifts, dtype",
+    [
+        ((0.0, 1e9), np.int32),  # parts on other origins, moved onto one
+        ((0.0, 3e9), np.float64),  # too far apart for an int32: kept in ms
+        ((0.0, 0.5), np.float64),  # a part off whole ms
+    ],
+)
+def test_parts_on_other_origins_stack_as_their_ms_would(shifts, dtype) -> None:
+    rng = np.random.default_rng(7)
+    parts, plain = [], []
+    for shift in shifts:
+        start = np.sort(rng.integers(0, 10**6, 300)).astype(np.float64) + shift
+        end = start + rng.integers(0, 5000, 300)
+        key = rng.integers(0, 5, 300)
+        parts.append(Intervals.make(start, end, key))
+        plain.append((start, end, key))
+    stack = Stack(parts)
+    assert stack.level(0).ls.dtype == dtype
+    for (start, end, key), view in zip(plain, stack.lane_views(), strict=True):
+        order = np.argsort(start, kind="stable")
+        assert np.array_equal(view.start, start[order]) and np.array_equal(view.end, end[order])
+        assert np.array_equal(view.key, key[order])
+    for x0, x1, px in ((0, 4e9, 1e6), (shifts[1], shifts[1] + 1e5, 20.0), (5e5, 6e5, 1.0)):
+        s, e, k, lane = stack.drawable(x0, x1, px)
+        for i in range(len(parts)):
+            mine = lane == i
+            start, end, key = plain[i]
+            if mine.any():  # every drawn piece covers an interval of its lane
+                assert np.isin(s[mine], start).all() and (e[mine] >= s[mine]).all()

@@ -58,7 +58,8 @@ class Intervals:
         order = np.argsort(start, kind="stable")
         end = end[order]
         reach = np.maximum.accumulate(end) if len(end) else end.copy()
-        return cls(start[order], end, key[order], row[order].astype(np.int32), reach)
+        (ls, le, lr), origin = local_time.compact_all((start[order], end, reach))
+        return cls(ls, le, key[order], row[order].astype(np.int32), lr, origin)
 
     start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
     end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
@@ -246,12 +247,13 @@ class Stack:
         bounds = np.zeros(len(parts) + 1, np.int64)
         bounds[1:] = np.cumsum([len(p) for p in parts])
         row = np.concatenate([p.row for p in parts]) if parts else np.zeros(0, np.int32)
-        names = ("start", "end", "key", "reach")
-        self._init(Level(*(_joined(parts, name) for name in names), bounds), row, mixed_max)
+        self._init(_joined(parts, bounds), row, mixed_max)
 
     @staticmethod
     def _compacted(level: Level) -> Level:
         """``level`` with its times as offsets from one origin (int32 where exact)."""
+        if level.ls.dtype == np.int32:
+            return level  # its parts' offsets, already on one origin
         (ls, le, lr), origin = local_time.compact_all((level.ls, level.le, level.lr))
         return replace(level, ls=ls, le=le, lr=lr, origin=level.origin + origin)
 
@@ -432,7 +434,23 @@ def _reach_shared(level: Level) -> Level:
     return replace(level, lr=level.le)
 
 
-def _joined(parts: list[Intervals], name: str) -> np.ndarray:
+def _joined(parts: list[Intervals], bounds: np.ndarray) -> Level:
+    """The parts end to end: their int32 offsets moved onto one origin where they all
+    have them and it holds them all (no float64 copy of every part); else in ms."""
+    key = np.concatenate([p.key for p in parts]) if parts else np.zeros(0, np.int32)
+    full = [p for p in parts if len(p)]
+    if full and all(p.ls.dtype == np.int32 for p in full):
+        origin = min(p.origin for p in full)
+        if max(p.origin - origin + float(p.le.max()) for p in full) <= local_time.SPAN:
+
+            def moved(p: Intervals, name: str) -> np.ndarray:
+                local = getattr(p, name)
+                return local + np.int32(p.origin - origin) if p.origin != origin else local
+
+            times = [np.concatenate([moved(p, n) for p in full]) for n in ("ls", "le", "lr")]
+            return Level(times[0], times[1], key, times[2], bounds, origin)
     if not parts:
-        return np.zeros(0, np.int32 if name == "key" else np.float64)
-    return np.concatenate([getattr(p, name) for p in parts])
+        empty = np.zeros(0, np.float64)
+        return Level(empty, empty, key, empty, bounds)
+    times = [np.concatenate([getattr(p, n) for p in parts]) for n in ("start", "end", "reach")]
+    return Level(times[0], times[1], key, times[2], bounds)
