@@ -90,3 +90,30 @@ def test_an_empty_counter_is_zero(px) -> None:
     env = Envelope(step_counts(np.zeros(0), np.zeros(0)))
     lo, hi = env.columns(0.0, px, 10)
     assert (lo == 0).all() and (hi == 0).all()
+
+
+def test_counts_are_kept_in_two_bytes_where_they_fit() -> None:
+    """A counter's values are int16 up to 32767 (2 bytes a step on logs of 10^6 steps) and
+    int32 past it (40 000 intervals at once), read alike."""
+    few = step_counts(np.arange(5.0), np.arange(5.0) + 2)
+    many = step_counts(np.zeros(40_000), np.ones(40_000))
+    assert few.value.dtype == np.int16 and many.value.dtype == np.int32
+    assert many.peak == 40_000 and many.at(0.5) == 40_000 and few.at(2.5) == 2
+    lo, hi = Envelope(many).columns(-1.0, 1.0, 3)
+    assert lo.tolist() == [0, 40_000, 0] and hi.tolist() == [0, 40_000, 0]
+
+
+def test_the_lanes_let_the_synthesis_packing_go_unless_it_was_made_before() -> None:
+    from viewer.analysis.cache import made
+    from viewer.analysis.stages import synthesis_rows
+    from viewer.lanes.data import build_lanes
+
+    session = pipeline([40_000.0 + 37_000 * j for j in range(3)])
+    lanes = build_lanes(session)
+    packing = synthesis_rows.__wrapped__  # the function the memo is keyed on
+    assert packing not in made(session)
+    assert any(group.name == "synthesis" for group in lanes.groups)
+    other = pipeline([40_000.0 + 37_000 * j for j in range(3)])
+    synthesis_rows(other)
+    build_lanes(other)
+    assert packing in made(other)

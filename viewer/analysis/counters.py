@@ -47,12 +47,16 @@ class Steps:
     where exact, 4 bytes a step rather than 8)."""
 
     local: np.ndarray  # time - origin, strictly increasing
-    value: np.ndarray  # int32
+    value: np.ndarray  # int16 or int32
     origin: float = 0.0
 
     @classmethod
     def of(cls, time: np.ndarray, value: np.ndarray) -> Steps:
+        """Steps at ``time`` (ms): times as offsets, values as int16 where they fit (a
+        counter's are counts and whole GiB: 2 bytes a step rather than 4)."""
         local, origin = local_time.compact(time)
+        if len(value) and value.min() >= -(2**15) and value.max() < 2**15:
+            value = value.astype(np.int16)
         return cls(local, value, origin)
 
     @property

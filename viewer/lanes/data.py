@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
+from viewer.analysis.cache import drop, made
 from viewer.analysis.counters import COUNTERS, Envelope, counters
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.stages import synthesis_rows
@@ -304,6 +305,7 @@ def _extent(session: Session) -> tuple[float, float]:
 def build_lanes(session: Session) -> SessionLanes:
     """The lanes of ``session``: per GPU its workers and busy lane, then the synthesis rows."""
     p = session.partitions
+    had = made(session)
     # The counters first: the memory curve's events take 5x the curve while they are
     # summed (24 MB on 10^5 one-call jobs), before the lanes hold anything.
     steps = counters(session)
@@ -364,4 +366,7 @@ def build_lanes(session: Session) -> SessionLanes:
             stack.data.build_levels(max_px)
     for envelope in out.counters.values():
         envelope.build_levels(max_px)
+    # The synthesis stacks hold what the view needs of the rows' packing: the packing itself
+    # goes (22 MB on 1.5 M one-call jobs), unless something else had made it.
+    drop(session, synthesis_rows, unless=had)
     return out
