@@ -27,8 +27,33 @@ MERGE_GAIN = 0.5
 JOIN_SAMPLE = 4096  # neighbour pairs sampled to tell whether a merge is worth computing
 
 
+class _Offsets:
+    """Intervals held as offsets ``ls``, ``le`` (ends) and ``lr`` (reach) from ``origin``
+    (int32 where exact, ``local_time.compact``), read as ms."""
+
+    ls: np.ndarray
+    le: np.ndarray
+    lr: np.ndarray
+    origin: float
+
+    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
+    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
+    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
+
+    def starts(self, at) -> np.ndarray:
+        """The starts at positions ``at``, ms."""
+        return _ms(self.ls[at], self.origin)
+
+    def ends(self, at) -> np.ndarray:
+        """The ends at positions ``at``, ms."""
+        return _ms(self.le[at], self.origin)
+
+    def __len__(self) -> int:
+        return len(self.ls)
+
+
 @dataclass(frozen=True)
-class Intervals:
+class Intervals(_Offsets):
     """Intervals of one lane layer sorted by start; ``reach`` = running max of ``end``.
 
     Times are held as offsets from ``origin`` (``ls``, ``le``, ``lr``: int32 where exact,
@@ -60,21 +85,6 @@ class Intervals:
         reach = np.maximum.accumulate(end) if len(end) else end.copy()
         (ls, le, lr), origin = local_time.compact_all((start[order], end, reach))
         return cls(ls, le, key[order], row[order].astype(np.int32), lr, origin)
-
-    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
-    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
-    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
-
-    def starts(self, at) -> np.ndarray:
-        """The starts at positions ``at``, ms."""
-        return _ms(self.ls[at], self.origin)
-
-    def ends(self, at) -> np.ndarray:
-        """The ends at positions ``at``, ms."""
-        return _ms(self.le[at], self.origin)
-
-    def __len__(self) -> int:
-        return len(self.ls)
 
     def visible(self, x0: float, x1: float) -> slice:
         """The positions that may intersect [x0, x1]."""
@@ -169,7 +179,7 @@ def level_of(px: float) -> int:
 
 
 @dataclass(frozen=True)
-class Level:
+class Level(_Offsets):
     """Pieces of every lane of a stack end to end: lane i owns [bounds[i], bounds[i + 1]).
     Times are offsets from ``origin`` (``ls``, ``le``, ``lr``), as in ``Intervals``."""
 
@@ -179,21 +189,6 @@ class Level:
     lr: np.ndarray  # running max of ``le`` within each lane
     bounds: np.ndarray
     origin: float = 0.0
-
-    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
-    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
-    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
-
-    def starts(self, at) -> np.ndarray:
-        """The starts at positions ``at``, ms."""
-        return _ms(self.ls[at], self.origin)
-
-    def ends(self, at) -> np.ndarray:
-        """The ends at positions ``at``, ms."""
-        return _ms(self.le[at], self.origin)
-
-    def __len__(self) -> int:
-        return len(self.ls)
 
     def lane_ids(self) -> np.ndarray:
         return np.repeat(np.arange(len(self.bounds) - 1), np.diff(self.bounds))
