@@ -150,10 +150,12 @@ def find(session: Session, query: Query | str) -> Matches:
     p = session.partitions
     keep = np.ones(len(p), dtype=bool)
     if query.jobs:
-        ids = np.char.lower(session.jobs["job_id"].astype(str))
+        ids = session.jobs["job_id"]
+        # numpy's strings (``keys.TEXT``) as they are; an object column as fixed-width text
+        ids = np.strings.lower(ids if ids.dtype.kind == "T" else ids.astype(str))
         hit = np.zeros(len(ids), dtype=bool)
         for prefix in query.jobs:
-            hit |= np.char.startswith(ids, prefix)
+            hit |= np.strings.startswith(ids, prefix)
         keep &= hit[p["job"]]
     for values, column in (
         (query.partitions, "partition"),

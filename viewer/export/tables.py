@@ -113,7 +113,7 @@ def _csv_cells(values: np.ndarray) -> list:
     cells = values.tolist()
     if values.dtype.kind == "f":
         return ["" if x != x else x for x in cells]
-    if values.dtype == object:
+    if values.dtype.kind in "OT":  # objects, or numpy's strings
         return [csv_cell(x) if isinstance(x, str) else "" if x != x else x for x in cells]
     return cells
 

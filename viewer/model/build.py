@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from viewer.model.frame import Frame, constant, is_constant
-from viewer.model.keys import factorize
+from viewer.model.keys import factorize, text_take
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
     EVENT_TIMES,
@@ -80,7 +80,9 @@ def session_tables(
     parts = frame_of(cols, PARTITION_COLUMNS)
     row_bounds = np.searchsorted(session[order], np.arange(sessions + 1))
 
-    ids = np.asarray(job_ids, dtype=object)[uniques % max(len(job_ids), 1)]
+    # The ids as text, the list's entries let go as copied (``consume``: the reader's list
+    # is its only holder, and the ids then live once while they are copied).
+    ids = text_take(job_ids, uniques % max(len(job_ids), 1), consume and isinstance(job_ids, list))
     jobs = frame_of(
         {
             "job_id": ids,
@@ -262,7 +264,7 @@ def lazy_session(
     del part
     jobs = frame_of(
         {
-            "job_id": np.asarray(job_ids, dtype=object)[uniques],
+            "job_id": text_take(list(job_ids), uniques),
             "kind": np.asarray(kinds, dtype=object)[uniques],
             "partitions": np.bincount(codes, minlength=len(uniques)).astype(np.int32),
             "monolithic": mono,

@@ -317,6 +317,8 @@ class Frame:
             total += v.nbytes
             if v.dtype == object:
                 total += sum(map(sys.getsizeof, v.tolist()))
+            elif v.dtype.kind == "T":  # numpy's strings: past 15 bytes, held out of line
+                total += sum(n for n in map(len, v.tolist()) if n > 15)
         return total
 
     def to_dict(self) -> dict[str, np.ndarray]:
@@ -372,7 +374,10 @@ class Frame:
         import pandas as pd
 
         return pd.DataFrame(
-            {k: pd.Series(v, dtype=object) if v.dtype == object else v for k, v in self.items()}
+            {
+                k: pd.Series(v.astype(object), dtype=object) if v.dtype.kind in "OT" else v
+                for k, v in self.items()
+            }
         )
 
 

@@ -21,6 +21,7 @@ import numpy as np
 
 from viewer.model.facts import NOTHING, Facts
 from viewer.model.frame import Frame, empty_like
+from viewer.model.keys import TEXT
 
 KERNEL_SOURCE_TIMING = "cuzk_timing"
 KERNEL_SOURCE_GPU_MS = "gpu_ms"
@@ -139,8 +140,12 @@ def frame_of(arrays: Mapping[str, object], columns: dict[str, str]) -> Frame:
     """A frame of ``arrays`` in ``columns``' order and dtypes."""
     out = {}
     for k, dtype in columns.items():
-        a = np.asarray(arrays[k], dtype=object if dtype == "object" else None)
-        out[k] = a if dtype == "object" else a.astype(dtype, copy=False)
+        a = arrays[k]
+        if dtype == "object":  # text kept as text (``keys.TEXT``), anything else as objects
+            keep = isinstance(a, np.ndarray) and a.dtype == TEXT
+            out[k] = a if keep else np.asarray(a, dtype=object)
+        else:
+            out[k] = np.asarray(a).astype(dtype, copy=False)
     return Frame(out)
 
 
