@@ -266,8 +266,11 @@ class Frame:
                 )
             return Frame._trusted({k: self._cols[k] for k in key}, self._len)
         if isinstance(key, slice):  # views of read-only arrays are read-only
-            n = len(range(self._len)[key])
-            return Frame._trusted({k: v[key] for k, v in self._cols.items()}, n)
+            span = range(self._len)[key]
+            if not isinstance(self._cols, dict):  # a lazy frame's unread columns stay so
+                rows = slice(span.start, span.stop) if span.step == 1 else np.array(span)
+                return Frame._trusted(_Taken(self._cols, rows), len(span))  # type: ignore[arg-type]
+            return Frame._trusted({k: v[key] for k, v in self._cols.items()}, len(span))
         rows = np.asarray(key)
         if rows.dtype == bool:
             if len(rows) != self._len:
