@@ -99,3 +99,33 @@ def test_an_unsorted_table_holds_nothing_per_row_and_sorts_back(qtbot):
     view.sortByColumn(-1, QtCore.Qt.SortOrder.AscendingOrder)
     assert [model.frame_row(r) for r in (0, 1, n - 1)] == [0, 1, n - 1]
     assert model.column_texts(1, 3) == [model.copy_text(r, 1) for r in range(3)]
+
+
+def test_transition_ids_are_shown_from_job_numbers_not_a_copy_of_every_id(qtbot):
+    """The transitions panel holds a summary's job numbers for "from" and "to" and shows
+    (and copies) each as its id: a column of every transition's ids took 52 bytes a row
+    (2 x 78 MB on 1.5 M one-call jobs).  "from" sorts by job number: the session's order."""
+    from pathlib import Path
+
+    from viewer.analysis import summarize
+    from viewer.io import open_log
+    from viewer.ui.panels.tables import TransitionsPanel
+
+    log = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+    s = open_log(log).sessions[0]
+    summary = summarize(s)
+    panel = TransitionsPanel()
+    qtbot.addWidget(panel)
+    panel.set_summary(summary)
+    model = panel.table.source
+    column = [c for c, _ in panel.COLUMNS].index("from_id")
+    assert model._arrays[column].dtype.kind == "i"
+    ids = s.jobs["job_id"]
+    t = summary.transitions
+    for row in range(len(t)):
+        assert model.copy_text(row, column) == ids[int(t["from_job"][row])]
+        shown = model.data(model.index(row, column))
+        assert shown.startswith(ids[int(t["from_job"][row])][:8]) and "…" in shown
+    panel.table.sortByColumn(column, QtCore.Qt.SortOrder.DescendingOrder)
+    firsts = [int(t["from_job"][model.frame_row(r)]) for r in range(len(t))]
+    assert firsts == sorted(firsts, reverse=True)
