@@ -73,3 +73,28 @@ def test_copying_ids_from_the_readers_list_holds_them_once(monkeypatch) -> None:
     text = held - (strings - 85 * n)  # what is left once the strings went: the text
     assert len(out) == n and all(v is None for v in values)
     assert peak - strings < 0.5 * text
+
+
+def test_take_ids_of_every_row_in_order_is_the_array_itself() -> None:
+    ids = text_array(["a", "b", "c"])
+    assert keys.take_ids(ids, np.arange(3)) is ids
+    assert keys.take_ids(ids, np.array([2, 0])).tolist() == ["c", "a"]
+    assert keys.take_ids(["a", "b", "c"], np.array([1, 1])) == ["b", "b"]
+
+
+def test_a_replay_plays_the_logs_ids_without_a_copy_of_them() -> None:
+    """The plan's ids are the log's own array (a list of str beside it took 127 MB on
+    1.5 M jobs), and the played run's session reads them."""
+    from pathlib import Path
+
+    from viewer.io import open_log
+    from viewer.whatif import Knobs, plan
+    from viewer.whatif.replay import predicted_session, replay
+
+    log = Path(__file__).resolve().parents[2] / "sample_logs" / "phase8_pw10_5sectors.log"
+    s = open_log(log).sessions[0]
+    pl = plan(s)
+    assert pl.draws.job_ids is s.jobs["job_id"]
+    played = predicted_session(pl, replay(pl, Knobs(gw=3)))
+    assert played.jobs["job_id"].dtype == TEXT
+    assert sorted(played.jobs["job_id"].tolist()) == sorted(s.jobs["job_id"].tolist())

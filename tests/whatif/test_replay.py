@@ -335,7 +335,7 @@ def test_tied_jobs_keep_the_simulator_s_order_when_its_lines_are_in_order(tmp_pa
     path = tmp_path / "run.log"
     with open(path, "wb") as out:
         write_stream(s, out, WriteOptions(disorder_ms=0))
-    assert plan(open_log(path).sessions[0]).draws.job_ids == list(s.draws.job_ids)
+    assert list(plan(open_log(path).sessions[0]).draws.job_ids) == list(s.draws.job_ids)
 
 
 def test_the_queue_order_of_tied_jobs_from_their_calls() -> None:

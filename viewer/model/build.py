@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from viewer.model.frame import Frame, constant, is_constant
-from viewer.model.keys import factorize, text_take
+from viewer.model.keys import TEXT, factorize, take_ids, text_take
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
     EVENT_TIMES,
@@ -264,7 +264,11 @@ def lazy_session(
     del part
     jobs = frame_of(
         {
-            "job_id": text_take(list(job_ids), uniques),
+            "job_id": (
+                take_ids(job_ids, uniques)
+                if isinstance(job_ids, np.ndarray) and job_ids.dtype == TEXT
+                else text_take(list(job_ids), uniques)
+            ),
             "kind": np.asarray(kinds, dtype=object)[uniques],
             "partitions": np.bincount(codes, minlength=len(uniques)).astype(np.int32),
             "monolithic": mono,

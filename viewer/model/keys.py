@@ -7,6 +7,8 @@ that a missing value (None, NaN) is a value like any other, not -1.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -84,6 +86,16 @@ def text_array(values: object) -> np.ndarray:
     with surrogate escapes from bytes that were not UTF-8)."""
     items = values.tolist() if isinstance(values, np.ndarray) else list(values)
     return text_take(items, np.arange(len(items)))
+
+
+def take_ids(ids: Sequence[str] | np.ndarray, rows: np.ndarray) -> Sequence[str] | np.ndarray:
+    """``ids[rows]``: an array's own take (the same array where ``rows`` are all of it, in
+    order), a list's entries."""
+    rows = np.asarray(rows)
+    if isinstance(ids, np.ndarray):
+        whole = len(rows) == len(ids) and bool((rows == np.arange(len(ids))).all())
+        return ids if whole else ids[rows]
+    return [ids[i] for i in rows.tolist()]
 
 
 #: Ids copied into a ``TEXT`` array at a time (``text_take``).

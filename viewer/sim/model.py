@@ -13,6 +13,7 @@ Times are integer milliseconds since the engine started.
 from __future__ import annotations
 
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -113,7 +114,7 @@ def budget_gated(
 class Draws:
     """Every drawn duration, one row per GPU call (task); edit before ``run`` to pin times."""
 
-    job_ids: list[str]
+    job_ids: Sequence[str]  # a list, or an array of text (``model.keys.TEXT``)
     job_kind: list[str]
     arrival: np.ndarray  # per job: earliest synthesis start
     assemble: np.ndarray  # per job: extra epilogue of its last dispatched call
