@@ -262,19 +262,22 @@ def lazy_session(
     parts = Frame.lazy({k: functools.partial(sorted_column, k) for k in names}, n)
     mono = np.bincount(codes, weights=part < 0, minlength=len(uniques)) > 0
     del part
-    jobs = frame_of(
+    given = frame_of(
         {
-            "job_id": (
-                take_ids(job_ids, uniques)
-                if isinstance(job_ids, np.ndarray) and job_ids.dtype == TEXT
-                else text_take(list(job_ids), uniques)
-            ),
             "kind": np.asarray(kinds, dtype=object)[uniques],
             "partitions": np.bincount(codes, minlength=len(uniques)).astype(np.int32),
             "monolithic": mono,
         },
-        JOB_COLUMNS,
+        {k: v for k, v in JOB_COLUMNS.items() if k != "job_id"},
     )
+
+    def ids() -> np.ndarray:  # when read (a report's JSON, the window): the figures do not
+        if isinstance(job_ids, np.ndarray) and job_ids.dtype == TEXT:
+            return take_ids(job_ids, uniques)
+        return text_take(list(job_ids), uniques)
+
+    makers = {"job_id": ids, **{k: functools.partial(given.__getitem__, k) for k in given.columns}}
+    jobs = Frame.lazy({k: makers[k] for k in JOB_COLUMNS}, len(uniques))
     pairs = sorted(workers.items())
     wk = frame_of(
         {
