@@ -325,3 +325,21 @@ def test_parts_on_other_origins_stack_as_their_ms_would(shifts, dtype) -> None:
             start, end, key = plain[i]
             if mine.any():  # every drawn piece covers an interval of its lane
                 assert np.isin(s[mine], start).all() and (e[mine] >= s[mine]).all()
+
+
+def test_a_cross_layer_of_every_gap_is_the_gap_layers_stack() -> None:
+    """Where every gap is cross-sector (a job a call), the busy lane's cross layer is its gap
+    layer, stacked once (24 MB on 1.5 M one-call jobs), and draws what it drew."""
+    from tests.analysis.builders import call, session
+    from viewer.lanes.data import build_lanes
+
+    one_call = session(*(call(f"j{i}", -1, 100.0 * i, 100.0 * i + 60, i % 2) for i in range(9)))
+    mixed = session(call("a", 0, 0, 60, 0), call("a", 1, 80, 140, 0), call("b", 0, 200, 260, 0))
+    for s, shared in ((one_call, True), (mixed, False)):
+        busy = build_lanes(s).groups[0]
+        stacks = busy.stacks()
+        assert (stacks["cross"].data is stacks["gap"].data) == shared
+        lane = next(lane for lane in busy.lanes if lane.kind == "busy")
+        gap, cross = lane.layers["gap"], lane.layers["cross"]
+        starts, kinds = gap.start.tolist(), gap.key.tolist()
+        assert cross.start.tolist() == [a for a, k in zip(starts, kinds, strict=True) if k >= 2]

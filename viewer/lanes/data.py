@@ -93,9 +93,16 @@ class LaneGroup:
         """Every layer of the lanes stacked (built once; lane layers become views into it)."""
         if self._stacks is None:
             stacks = {}
+            # Layers of the very same intervals are one stack (the parts are kept with it,
+            # so that no other object takes one of their ids meanwhile).
+            made: dict[tuple, tuple[list[Intervals], Stack]] = {}
             for name in dict.fromkeys(name for lane in self.lanes for name in lane.layers):
                 lanes = [lane for lane in self.lanes if name in lane.layers]
-                data = Stack([lane.layers[name] for lane in lanes], name in WORST_KEY_LAYERS)
+                parts = [lane.layers[name] for lane in lanes]
+                key = (*map(id, parts), name in WORST_KEY_LAYERS)
+                if key not in made:
+                    made[key] = (parts, Stack(parts, name in WORST_KEY_LAYERS))
+                data = made[key][1]
                 for lane, view in zip(lanes, data.lane_views(), strict=True):
                     lane.layers[name] = view
                 stacks[name] = LayerStack(lanes, data)
@@ -244,11 +251,15 @@ def _busy_lane(session: Session, gpu: int, gaps: Frame) -> Lane:
     kind = g["starved"].astype(np.int32) + 2 * g["cross_sector"].astype(np.int32)
     start, end = _col(g, "start"), _col(g, "end")
     cross = kind >= GAP_DISPATCH_CROSS
+    gap = Intervals.make(start, end, kind, rows)
     layers = {
         "busy": Intervals.make(union[:, 0], union[:, 1], np.zeros(len(union), np.int32)),
-        "gap": Intervals.make(start, end, kind, rows),
-        # Cross-sector gaps again, seen through the worker lanes above.
-        "cross": Intervals.make(start[cross], end[cross], kind[cross], rows[cross]),
+        "gap": gap,
+        # Cross-sector gaps again, seen through the worker lanes above: where every gap is
+        # (a job a call), the gap layer itself, stacked once (24 MB on 1.5 M jobs).
+        "cross": gap
+        if cross.all()
+        else Intervals.make(start[cross], end[cross], kind[cross], rows[cross]),
     }
     return Lane(f"{_gpu_name(gpu)} · busy", "busy", layers, gpu=gpu)
 
