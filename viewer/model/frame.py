@@ -297,11 +297,13 @@ class Frame:
                 v.flags.writeable = False  # new arrays of this frame's own
         return Frame._trusted(cols, n)
 
-    def row(self, i: int) -> dict[str, object]:
-        """Row ``i`` as ``{column: value}`` (numpy scalars)."""
+    def row(self, i: int, columns: Iterable[str] | None = None) -> dict[str, object]:
+        """Row ``i`` as ``{column: value}`` (numpy scalars), of ``columns`` only if given (a
+        lazy frame's other columns stay unmade)."""
         if not -self._len <= i < self._len:
             raise IndexError(f"row {i} of a frame of {self._len}")
-        return {k: v[i] for k, v in self._cols.items()}
+        names = self._cols if columns is None else columns
+        return {k: self._cols[k][i] for k in names}
 
     def rows(self) -> Iterator[tuple]:
         """Every row as a tuple of plain Python values, in column order."""
@@ -321,7 +323,8 @@ class Frame:
             if v.dtype == object:
                 total += sum(map(sys.getsizeof, v.tolist()))
             elif v.dtype.kind == "T":  # numpy's strings: past 15 bytes, held out of line
-                total += sum(n for n in map(len, v.tolist()) if n > 15)
+                sizes = (len(s.encode("utf-8")) for s in v.tolist())
+                total += sum(n for n in sizes if n > 15)
         return total
 
     def to_dict(self) -> dict[str, np.ndarray]:

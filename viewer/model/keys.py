@@ -112,7 +112,7 @@ def text_take(values: list, rows: np.ndarray, consume: bool = False) -> np.ndarr
     out = np.empty(len(rows), dtype=TEXT)
     if consume:  # the position of each entry's last copy (4 bytes an entry)
         last = np.full(len(values), -1, np.int32 if len(rows) < 2**31 else np.int64)
-        last[rows] = np.arange(len(rows), dtype=last.dtype)
+        np.maximum.at(last, rows, np.arange(len(rows), dtype=last.dtype))  # the last of repeats
     for a in range(0, len(rows), TEXT_STEP):
         chunk = rows[a : a + TEXT_STEP]
         out[a : a + len(chunk)] = [values[i] for i in chunk.tolist()]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 from PySide6 import QtCore, QtGui, QtWidgets
@@ -71,10 +71,12 @@ class FrameModel(QtCore.QAbstractTableModel):
         columns: Sequence[tuple[str, str]],
         formatters: dict[str, Formatter] | None = None,
         copied: dict[str, Formatter] | None = None,
+        text: Iterable[str] = (),
     ) -> None:
         """Show ``frame``'s ``columns`` (name, header) with optional per-column formatters;
         ``copied`` formats the copied text where it differs from the cell's (a whole id
-        where the cell shows it elided)."""
+        where the cell shows it elided); ``text``: columns shown as text (aligned left)
+        whatever their values (an id drawn from a job number)."""
         self.beginResetModel()
         self._frame = frame
         self._columns = [c for c, _ in columns]
@@ -86,7 +88,11 @@ class FrameModel(QtCore.QAbstractTableModel):
         self._copied = [
             copied.get(c, f) for c, f in zip(self._columns, self._formatters, strict=True)
         ]
-        self._right_aligned = [_numeric_column(a) for a in self._arrays]
+        text = set(text)
+        self._right_aligned = [
+            False if c in text else _numeric_column(a)
+            for c, a in zip(self._columns, self._arrays, strict=True)
+        ]
         self._order = self._sorted_order()
         self.endResetModel()
 
@@ -200,8 +206,8 @@ class CopyableTableView(QtWidgets.QTableView):
         copy.triggered.connect(self.copy_selection)
         self.addAction(copy)
 
-    def set_frame(self, frame, columns, formatters=None, copied=None) -> None:
-        self.source.set_frame(frame, columns, formatters, copied)
+    def set_frame(self, frame, columns, formatters=None, copied=None, text=()) -> None:
+        self.source.set_frame(frame, columns, formatters, copied, text)
         self.fit_columns()
 
     def fit_columns(self) -> None:

@@ -70,24 +70,25 @@ class TablePanel(QtWidgets.QWidget):
     def set_frame(self, frame: Frame) -> None:
         self._frame = frame
         shown = self.shown(self._frame)
+        own, own_copied, text = self.own_formatters()
         formatters = {
             **self.FORMATTERS,
             **dict.fromkeys(self.TIMES, _times(self._clock)),
-            **self.own_formatters()[0],
+            **own,
         }
         suffix = self._clock.suffix.strip()
         columns = tuple(
             (key, f"{head} ({suffix})" if key in self.TIMES and suffix else head)
             for key, head in self.COLUMNS
         )
-        copied = {**self.COPIED, **self.own_formatters()[1]}
-        self.table.set_frame(shown, columns, formatters, copied)
+        copied = {**self.COPIED, **own_copied}
+        self.table.set_frame(shown, columns, formatters, copied, text)
         self.count.setText(self.count_text(self._frame))
 
-    def own_formatters(self) -> tuple[dict, dict]:
-        """Formatters of the cells and of their copied text for the frame just ``shown``,
-        beyond the class's own."""
-        return {}, {}
+    def own_formatters(self) -> tuple[dict, dict, tuple[str, ...]]:
+        """For the frame just ``shown``, beyond the class's own: formatters of the cells and
+        of their copied text, and the columns shown as text whatever their values."""
+        return {}, {}, ()
 
     def frame(self) -> Frame:
         return self._frame
@@ -99,12 +100,16 @@ class TablePanel(QtWidgets.QWidget):
     def count_text(self, frame: Frame) -> str:
         return counted(len(frame), "row")
 
+    #: The columns ``span_of`` reads (a row click makes no other column of a lazy table:
+    #: the transitions' ids were 2 x 78 MB on 1.5 M one-call jobs).
+    SPAN_COLUMNS: tuple[str, ...] = ()
+
     def span_of(self, row: dict) -> tuple[float, float]:
         raise NotImplementedError
 
     def _on_row_activated(self, row: int) -> None:
         if 0 <= row < len(self._frame):
-            start, end = self.span_of(self._frame.row(row))
+            start, end = self.span_of(self._frame.row(row, self.SPAN_COLUMNS))
             if np.isfinite(start) and np.isfinite(end):
                 self.frame_requested.emit(float(start), float(end))
 
@@ -157,14 +162,12 @@ class TransitionsPanel(TablePanel):
             shown = shown.assign(from_id=frame["from_job"], to_id=frame["to_job"])
         return shown
 
-    def own_formatters(self) -> tuple[dict, dict]:
+    def own_formatters(self) -> tuple[dict, dict, tuple[str, ...]]:
         if not self._by_job or self._ids is None:
-            return {}, {}
-        ids = self._ids[1]
+            return {}, {}, ()
+        ids, names = self._ids[1], ("from_id", "to_id")
         shown, copied = (lambda j: _short(ids[int(j)])), (lambda j: str(ids[int(j)]))
-        return dict.fromkeys(("from_id", "to_id"), shown), dict.fromkeys(
-            ("from_id", "to_id"), copied
-        )
+        return dict.fromkeys(names, shown), dict.fromkeys(names, copied), names
 
     def count_text(self, frame: Frame) -> str:
         if frame.empty:
@@ -172,6 +175,8 @@ class TransitionsPanel(TablePanel):
         warm = frame[~frame["cold_start"].astype(bool)]
         tail = f"; warm gap mean {duration(float(np.nanmean(warm['gap_ms'])))}" if len(warm) else ""
         return f"{counted(len(frame), 'transition')}{tail}"
+
+    SPAN_COLUMNS = ("time", "gap_ms", "overlap_ms")
 
     def span_of(self, row: dict) -> tuple[float, float]:
         t = float(row["time"])
@@ -205,6 +210,8 @@ class GapsPanel(TablePanel):
         idle = duration(float(np.nansum(frame["ms"])))
         return f"{counted(len(frame), 'gap')}, {idle} idle; {cross} cross-sector"
 
+    SPAN_COLUMNS = ("start", "end")
+
     def span_of(self, row: dict) -> tuple[float, float]:
         start, end = float(row["start"]), float(row["end"])
         context = max(end - start, 200.0) * 3
@@ -233,6 +240,8 @@ class JobsPanel(TablePanel):
 
     def count_text(self, frame: Frame) -> str:
         return counted(len(frame), "job")
+
+    SPAN_COLUMNS = ("synth_start", "first_gpu_start", "completed")
 
     def span_of(self, row: dict) -> tuple[float, float]:
         start = row["synth_start"] if np.isfinite(row["synth_start"]) else row["first_gpu_start"]
