@@ -15,7 +15,7 @@ UNIX_MS = 1_771_462_800_000.0  # 2026-02-19 in ms since 1970: a log's wall-clock
 
 @pytest.mark.parametrize("origin", [0.0, -5000.0, UNIX_MS])
 def test_whole_ms_within_the_span_become_int32_offsets(origin) -> None:
-    t = origin + np.array([0.0, 3.0, 2**31 - 1.0, 17.0])
+    t = origin + np.array([0.0, 3.0, 2**31 - 2.0, 17.0])
     offsets, at = local_time.compact(t)
     assert offsets.dtype == np.int32 and at == origin
     assert np.array_equal(offsets + at, t)
@@ -26,6 +26,7 @@ def test_whole_ms_within_the_span_become_int32_offsets(origin) -> None:
     [
         np.array([0.0, 0.5, 3.0]),  # a fraction of a ms
         np.array([0.0, 2.0**31]),  # past the span
+        np.array([0.0, 2.0**31 - 1]),  # at it: a key clipped there would not lie after it
         np.array([0.0, np.nan]),
         np.array([0.0, np.inf]),
         np.array([1e300, 2e300]),
@@ -106,3 +107,15 @@ def test_steps_of_fractional_times_keep_them() -> None:
     steps = Steps.of(np.array([0.25, 1.5]), np.array([1, 0], np.int32))
     assert steps.local.dtype == np.float64 and steps.time.tolist() == [0.25, 1.5]
     assert steps.at(1.0) == 1 and steps.at(0.2) == 0
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_keys_at_and_past_the_span_find_what_numpy_finds(side) -> None:
+    """The last offset a compact array may hold lies before any key clipped to the span
+    (an offset at the span itself was missed by a key past it: found by a review)."""
+    t = np.array([0.0, 2.0**31 - 2])
+    offsets, origin = local_time.compact(t)
+    assert offsets.dtype == np.int32
+    keys = np.array([2.0**31 - 2.5, 2.0**31 - 2, 2.0**31 - 1.5, 2.0**31 + 5, np.inf, np.nan])
+    want = np.searchsorted(t, keys, side)
+    assert local_time.search(offsets, keys - origin, side).tolist() == want.tolist()

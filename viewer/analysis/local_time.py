@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Offsets up to this many ms from the origin fit an int32 (and a difference of two does).
+#: Offsets below this many ms from the origin are held as int32 (a difference of two fits
+#: too, and a search key clipped to it lies after every offset).
 SPAN = 2**31 - 1
 
 
 def compact(t: np.ndarray) -> tuple[np.ndarray, float]:
     """(offsets, origin) with ``offsets + origin == t`` exactly: int32 offsets from the
-    smallest time where every time is finite, whole and within ``SPAN`` of it; else
+    smallest time where every time is finite, whole and less than ``SPAN`` from it; else
     ``(t, 0.0)`` as it is."""
     (offsets,), origin = compact_all((t,))
     return offsets, origin
@@ -35,7 +36,7 @@ def compact_all(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...],
         return arrays, 0.0
     lo = min(float(np.min(t)) for t in full)
     hi = max(float(np.max(t)) for t in full)
-    if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo > SPAN or lo != np.floor(lo):
+    if not (np.isfinite(lo) and np.isfinite(hi)) or hi - lo >= SPAN or lo != np.floor(lo):
         return arrays, 0.0
     out = []
     for t in arrays:

@@ -51,6 +51,10 @@ class _Offsets:
     def __len__(self) -> int:
         return len(self.ls)
 
+    def edges(self) -> np.ndarray:
+        """Every distinct start and end, ms, sorted (no copy of the whole layer in ms)."""
+        return _ms(np.unique(np.concatenate((self.ls, self.le))), self.origin)
+
 
 @dataclass(frozen=True)
 class Intervals(_Offsets):
@@ -436,7 +440,7 @@ def _joined(parts: list[Intervals], bounds: np.ndarray) -> Level:
     full = [p for p in parts if len(p)]
     if full and all(p.ls.dtype == np.int32 for p in full):
         origin = min(p.origin for p in full)
-        if max(p.origin - origin + float(p.le.max()) for p in full) <= local_time.SPAN:
+        if max(p.origin - origin + float(p.le.max()) for p in full) < local_time.SPAN:
 
             def moved(p: Intervals, name: str) -> np.ndarray:
                 local = getattr(p, name)

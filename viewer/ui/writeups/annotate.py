@@ -735,7 +735,7 @@ class AnnotationController(QtCore.QObject):
         if self._edges[0] != key:
             chosen = [lane] if lane is not None else lanes.lanes()
             layers = [iv for ln in chosen for k, iv in ln.layers.items() if k not in WAITS]
-            parts = [a for iv in layers for a in (iv.start, iv.end)]
+            parts = [iv.edges() for iv in layers]
             v = np.unique(np.concatenate(parts)) if parts else np.zeros(0)
             self._edges = (key, v[np.isfinite(v)])
         edges = self._edges[1]
