@@ -100,9 +100,9 @@ class TablePanel(QtWidgets.QWidget):
     def count_text(self, frame: Frame) -> str:
         return counted(len(frame), "row")
 
-    #: The columns ``span_of`` reads (a row click makes no other column of a lazy table:
-    #: the transitions' ids were 2 x 78 MB on 1.5 M one-call jobs).
-    SPAN_COLUMNS: tuple[str, ...] = ()
+    #: The columns ``span_of`` reads, None for all (a row click makes no other column of a
+    #: lazy table: the transitions' ids were 2 x 78 MB on 1.5 M one-call jobs).
+    SPAN_COLUMNS: tuple[str, ...] | None = None
 
     def span_of(self, row: dict) -> tuple[float, float]:
         raise NotImplementedError
