@@ -156,7 +156,7 @@ def physical_lines(keys: np.ndarray, texts: list[str], o: WriteOptions) -> Itera
     """The file's text in chunks: noise bursts, journald prefixes and line ends added."""
     rng = np.random.default_rng([o.seed, 2])
     n = len(texts)
-    wall = keys + o.wall_start_ms
+    wall = keys.astype(np.int64) + o.wall_start_ms  # (a wall clock's ms pass an int32)
     prefixes = [""] * n
     if o.journald and n:
         secs, inverse = np.unique(wall // 1000, return_inverse=True)
