@@ -143,7 +143,8 @@ class Draws:
 
 @dataclass(frozen=True)
 class Schedule(Played):
-    """When everything happened (-1 = never), one row per task, plus the draws that made it."""
+    """When everything happened (-1 = never), one row per task, plus the draws that made it
+    (ms, int32 where a column lies within 2^30 ms: ``_narrow``)."""
 
     config: SimConfig
     draws: Draws
