@@ -62,7 +62,7 @@ class Steps:
     @property
     def time(self) -> np.ndarray:
         """The step times (float64, made when asked for)."""
-        return self.local + self.origin if self.origin else self.local.astype(np.float64)
+        return local_time.in_ms(self.local, self.origin)
 
     def __len__(self) -> int:
         return len(self.local)

@@ -50,6 +50,11 @@ def compact_all(arrays: tuple[np.ndarray, ...]) -> tuple[tuple[np.ndarray, ...],
     return tuple(out), lo
 
 
+def in_ms(offsets: np.ndarray, origin: float) -> np.ndarray:
+    """Offsets (``compact``) back as ms: float64, ``offsets + origin``."""
+    return offsets + origin if origin else offsets.astype(np.float64, copy=False)
+
+
 def search(offsets: np.ndarray, x, side: str = "left"):
     """``np.searchsorted(offsets, x, side)`` for offsets (``compact``) and keys ``x`` on
     the same scale (already less the origin), without converting ``offsets``: an int32

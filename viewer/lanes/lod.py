@@ -17,6 +17,7 @@ import numpy as np
 
 from viewer.analysis import local_time
 from viewer.analysis.intervals import group_cummax
+from viewer.analysis.local_time import in_ms
 
 #: Key of a merged run of intervals with different keys.
 MIXED = -1
@@ -36,24 +37,24 @@ class _Offsets:
     lr: np.ndarray
     origin: float
 
-    start = property(lambda self: _ms(self.ls, self.origin), doc="Starts, ms.")
-    end = property(lambda self: _ms(self.le, self.origin), doc="Ends, ms.")
-    reach = property(lambda self: _ms(self.lr, self.origin), doc="Running max of ends, ms.")
+    start = property(lambda self: in_ms(self.ls, self.origin), doc="Starts, ms.")
+    end = property(lambda self: in_ms(self.le, self.origin), doc="Ends, ms.")
+    reach = property(lambda self: in_ms(self.lr, self.origin), doc="Running max of ends, ms.")
 
     def starts(self, at) -> np.ndarray:
         """The starts at positions ``at``, ms."""
-        return _ms(self.ls[at], self.origin)
+        return in_ms(self.ls[at], self.origin)
 
     def ends(self, at) -> np.ndarray:
         """The ends at positions ``at``, ms."""
-        return _ms(self.le[at], self.origin)
+        return in_ms(self.le[at], self.origin)
 
     def __len__(self) -> int:
         return len(self.ls)
 
     def edges(self) -> np.ndarray:
         """Every distinct start and end, ms, sorted (no copy of the whole layer in ms)."""
-        return _ms(np.unique(np.concatenate((self.ls, self.le))), self.origin)
+        return in_ms(np.unique(np.concatenate((self.ls, self.le))), self.origin)
 
 
 @dataclass(frozen=True)
@@ -108,11 +109,6 @@ class Intervals(_Offsets):
         # The narrowest hit is the one the user is pointing at.
         best = hit[np.argmin(e[hit] - s[hit])]
         return sl.start + int(best)
-
-
-def _ms(local: np.ndarray, origin: float) -> np.ndarray:
-    """Offsets from ``origin`` as ms (float64)."""
-    return local + origin if origin else local.astype(np.float64, copy=False)
 
 
 def _runs(breaks: np.ndarray) -> np.ndarray:
@@ -377,7 +373,7 @@ def drawable(
         if total := len(idx):
             lane += lane_base
             extra = (np.full(total, narrow_px), np.full(total, stack.mixed_max))
-            times = (lvl.starts(idx), lvl.ends(idx), _ms(lvl.lr[idx], lvl.origin))  # ms
+            times = (lvl.starts(idx), lvl.ends(idx), in_ms(lvl.lr[idx], lvl.origin))  # ms
             parts.append((times[0], times[1], lvl.key[idx], times[2], lane, *extra))
         lane_base += len(lo)
     if not parts or px <= 0:
