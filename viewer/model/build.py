@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from viewer.model.frame import Frame, constant, is_constant
-from viewer.model.keys import TEXT, factorize, take_ids, text_take
+from viewer.model.keys import factorize, text_take
 from viewer.model.timeline import (
     BLOCK_COLUMNS,
     EVENT_TIMES,
@@ -270,13 +270,9 @@ def lazy_session(
         },
         {k: v for k, v in JOB_COLUMNS.items() if k != "job_id"},
     )
-
-    def ids() -> np.ndarray:  # when read (a report's JSON, the window): the figures do not
-        if isinstance(job_ids, np.ndarray) and job_ids.dtype == TEXT:
-            return take_ids(job_ids, uniques)
-        return text_take(list(job_ids), uniques)
-
-    makers = {"job_id": ids, **{k: functools.partial(given.__getitem__, k) for k in given.columns}}
+    makers = {k: functools.partial(given.__getitem__, k) for k in given.columns}
+    # The ids when read (a report's JSON, the window): the figures do not read them.
+    makers["job_id"] = lambda: text_take(job_ids, uniques)
     jobs = Frame.lazy({k: makers[k] for k in JOB_COLUMNS}, len(uniques))
     pairs = sorted(workers.items())
     wk = frame_of(

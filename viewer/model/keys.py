@@ -102,11 +102,16 @@ def take_ids(ids: Sequence[str] | np.ndarray, rows: np.ndarray) -> Sequence[str]
 TEXT_STEP = 1 << 16
 
 
-def text_take(values: list, rows: np.ndarray, consume: bool = False) -> np.ndarray:
+def text_take(
+    values: Sequence[str] | np.ndarray, rows: np.ndarray, consume: bool = False
+) -> np.ndarray:
     """``values[rows]`` as ``text_array`` gives it, filled a slice at a time (a whole
-    ``TEXT`` array made first, then indexed, left its ~65 MB of 1.5 M ids in the heap).
-    ``consume``: each entry of ``values`` is set to None once copied for the last time,
-    so that the ids live once, not twice, while they are copied."""
+    ``TEXT`` array made first, then indexed, left its ~65 MB of 1.5 M ids in the heap);
+    of a ``TEXT`` array, its own take (``take_ids``).  ``consume``: each entry of a list
+    ``values`` is set to None once copied for the last time, so that the ids live once,
+    not twice, while they are copied."""
+    if isinstance(values, np.ndarray) and values.dtype == TEXT:
+        return take_ids(values, rows)
     if not _all_text(values):
         return np.asarray(values, dtype=object)[rows]
     out = np.empty(len(rows), dtype=TEXT)
