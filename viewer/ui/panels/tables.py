@@ -142,7 +142,6 @@ class TransitionsPanel(TablePanel):
 
     def __init__(self, parent: QtWidgets.QWidget | None = None) -> None:
         self._ids: tuple[Frame, np.ndarray] | None = None  # a summary's frame, its job ids
-        self._by_job = False  # the frame shown gives its ids as job numbers
         super().__init__(parent)
 
     def set_summary(self, summary) -> None:
@@ -157,15 +156,19 @@ class TransitionsPanel(TablePanel):
         column of every transition's ids took 52 bytes a row (2 x 78 MB on 1.5 M)."""
         a, b = (np.asarray(frame.get(c, ()), dtype=np.int64) for c in ("from_job", "to_job"))
         shown = frame.assign(sector=(a << 32) | (b & 0xFFFFFFFF))
-        self._by_job = self._ids is not None and self._ids[0] is frame
-        if self._by_job:
+        if self._ids_of(frame) is not None:
             shown = shown.assign(from_id=frame["from_job"], to_id=frame["to_job"])
         return shown
 
+    def _ids_of(self, frame: Frame) -> np.ndarray | None:
+        """The job ids of ``frame`` where it is a summary's (its ids then shown from its job
+        numbers), else None."""
+        return self._ids[1] if self._ids is not None and self._ids[0] is frame else None
+
     def own_formatters(self) -> tuple[dict, dict, tuple[str, ...]]:
-        if not self._by_job or self._ids is None:
+        ids, names = self._ids_of(self._frame), ("from_id", "to_id")
+        if ids is None:
             return {}, {}, ()
-        ids, names = self._ids[1], ("from_id", "to_id")
         shown, copied = (lambda j: _short(ids[int(j)])), (lambda j: str(ids[int(j)]))
         return dict.fromkeys(names, shown), dict.fromkeys(names, copied), names
 
