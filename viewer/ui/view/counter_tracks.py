@@ -14,12 +14,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.counters import Envelope
 from viewer.lanes.data import LaneGroup
 from viewer.ui.palette import Theme
+from viewer.ui.view.lanes import GroupItem
 
 #: Pixel columns per view, at most (views are a few thousand pixels wide).
 MAX_COLUMNS = 1 << 14
@@ -40,7 +40,7 @@ class Track:
     rect: QtCore.QRectF
 
 
-class CounterTrackItem(pg.GraphicsObject):
+class CounterTrackItem(GroupItem):
     """Every counter lane of ``group``, each scaled from 0 to its peak."""
 
     def __init__(
@@ -120,18 +120,8 @@ class CounterTrackItem(pg.GraphicsObject):
         self.update()
 
     def _update_bounds(self) -> None:
-        rect = QtCore.QRectF(
-            self._x_min - (self._x_max - self._x_min),
-            self.group.top,
-            3 * (self._x_max - self._x_min),
-            max(self.group.bottom - self.group.top, 1.0),
-        )
-        if rect != self._bounds:
-            self.prepareGeometryChange()
-            self._bounds = rect
-
-    def boundingRect(self) -> QtCore.QRectF:
-        return QtCore.QRectF(self._bounds)
+        span = self._x_max - self._x_min
+        self._set_bounds(self._x_min - span, 3 * span)
 
     def paint(self, painter: QtGui.QPainter, *args) -> None:
         painter.setRenderHint(QtGui.QPainter.RenderHint.SmoothPixmapTransform, False)

@@ -105,7 +105,27 @@ class RectBatch:
             painter.drawRects(shiboken6.wrapInstance(base + first * stride, QtCore.QRectF), count)
 
 
-class LaneGroupItem(pg.GraphicsObject):
+class GroupItem(pg.GraphicsObject):
+    """An item drawing one lane group: its bounds span the group's rows, tracked as the
+    scene needs them (``prepareGeometryChange`` before they move)."""
+
+    group: LaneGroup
+    _bounds: QtCore.QRectF
+
+    def _set_bounds(self, left: float, width: float) -> None:
+        """Bounds from ``left``, ``width`` ms wide, over the group's rows."""
+        rect = QtCore.QRectF(
+            left, self.group.top, width, max(self.group.bottom - self.group.top, 1.0)
+        )
+        if rect != self._bounds:
+            self.prepareGeometryChange()
+            self._bounds = rect
+
+    def boundingRect(self) -> QtCore.QRectF:
+        return QtCore.QRectF(self._bounds)
+
+
+class LaneGroupItem(GroupItem):
     """All lanes of one group (a GPU's workers and busy lane, or the synthesis rows)."""
 
     def __init__(
@@ -332,19 +352,9 @@ class LaneGroupItem(pg.GraphicsObject):
 
     def _update_bounds(self, px: float) -> None:
         pad = max(px, 0.0)
-        rect = QtCore.QRectF(
-            self._x_min - pad,
-            self.group.top,
-            self._x_max - self._x_min + 2 * pad,
-            max(self.group.bottom - self.group.top, 1.0),
-        )
-        if rect != self._bounds:
-            self.prepareGeometryChange()
-            self._bounds = rect
+        self._set_bounds(self._x_min - pad, self._x_max - self._x_min + 2 * pad)
 
     # ------------------------------------------------------------ paint
-    def boundingRect(self) -> QtCore.QRectF:
-        return QtCore.QRectF(self._bounds)
 
     def rect_count(self) -> int:
         return len(self._batch)
