@@ -78,7 +78,8 @@ def play_loaded(  # noqa: ANN201
     gw, cap, warmup = shape.gw, shape.queue_cap, float(shape.warmup_ms)
     nan = math.nan
     ss, se, qd, pk, st, lk, aq, ke, rl, en = (array("d", [nan]) * n for _ in range(10))
-    worker_of, warm = array("q", [-1]) * n, array("q", [0]) * n
+    worker_of = array("q", [-1]) * n
+    warm: dict[int, int] = {}  # the task each GPU's warm-up went to (one a GPU)
     workers = Workers(gw, shape.gpus, 0.0)
     mutex_busy = [False] * shape.gpus
     warmed = [False] * shape.gpus
@@ -99,7 +100,7 @@ def play_loaded(  # noqa: ANN201
     full = gate.full_gib.tolist() if gate else []
     abc = gate.abc_gib.tolist() if gate else []
     held = array("d", [0.0]) * (n if gate else 0)
-    acquired = array("q", [0]) * n
+    acquired: dict[int, int] = {}  # a call in its kernel: when it took the mutex (seq)
 
     def push(when: float, kind: int, arg: int) -> None:
         seq[0] += 1
@@ -163,10 +164,10 @@ def play_loaded(  # noqa: ANN201
         seq[0] += 1
         acquired[i] = seq[0]
         if kernel_loaded:
-            begin(KERNEL, i, kernel[i] + warm[i])
+            begin(KERNEL, i, kernel[i] + warm.get(i, 0))
         else:
             busy[0] += 1
-            push(now + kernel[i] + warm[i], KERNEL_END, i)
+            push(now + kernel[i] + warm.get(i, 0), KERNEL_END, i)
 
     def kernel_done(i: int, now: float) -> None:
         ke[i] = now
@@ -174,7 +175,7 @@ def play_loaded(  # noqa: ANN201
         push(rl[i], RELEASE, worker_of[i] // gw)
         if gate:
             push(rl[i], FREE, i)  # gpu_prove_start returns: its a/b/c are freed
-        begin(CPU_POST, i, post0[i], acquired[i])
+        begin(CPU_POST, i, post0[i], acquired.pop(i))
 
     def ended(i: int, now: float) -> None:
         nonlocal released
@@ -262,16 +263,26 @@ def play_loaded(  # noqa: ANN201
             else:
                 ended(i, now)
 
-    def ms(values: array | list[float]) -> np.ndarray:
-        a = np.asarray(values, dtype=np.float64)
-        return np.where(np.isfinite(a), np.rint(a), -1).astype(np.int64)
+    # The inputs go before the outputs are made, and each played column as it is made
+    # (emptied in place: the engine's functions hold them). 1.5 M calls: ~290 MB at the
+    # peak of the play, where inputs, played doubles and int64 outputs were ~455.
+    for spent in (synth, qdelay, pickup, dispatch, prelock, kernel, hold, post0, assemble):
+        del spent[:]
+    del job[:], left[:], unfinished[:], held[:]
+    times = []
+    for col in (ss, se, qd, pk, st, aq, ke, rl, en):
+        times.append(_ms(col))
+        del col[:]
+    warmed_calls = np.zeros(n, dtype=np.int64)
+    warmed_calls[list(warm)] = list(warm.values())
+    played = Played(*times, worker=np.array(worker_of, dtype=np.int64), warm=warmed_calls)
+    return played, Extra(lock=_ms(lk), arrival=_ms(arrival))
 
-    played = Played(
-        *(ms(c) for c in (ss, se, qd, pk, st, aq, ke, rl, en)),
-        worker=np.asarray(worker_of, dtype=np.int64),
-        warm=np.asarray(warm, dtype=np.int64),
-    )
-    return played, Extra(lock=ms(lk), arrival=ms(arrival))
+
+def _ms(values: array) -> np.ndarray:
+    """Float ms (NaN: never happened) as whole ms (-1: never happened)."""
+    a = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
+    return np.where(np.isfinite(a), np.rint(a), -1).astype(np.int64)
 
 
 def _doubles(values: np.ndarray) -> array:
