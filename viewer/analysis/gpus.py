@@ -38,14 +38,22 @@ def overall_efficiency(gpus: list[GpuStats]) -> float:
     return busy / span if span > 0 else float("nan")
 
 
+def busy_by_gpu(session: Session, rng: Range = None) -> dict[int, float]:
+    """Per GPU that ran a call, its busy ms (the union of its calls) within ``rng``, without
+    the rest of ``gpu_stats`` (its cold starts need the transitions table)."""
+    blocks = busy_blocks(session)
+    by_gpu = Groups(blocks["group"])
+    bs, be = clip(blocks["start"], blocks["end"], check_range(rng))
+    return by_gpu.as_dict(by_gpu.sum(be - bs))
+
+
 def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     """Busy, idle, efficiency and cold start of every GPU of the session, ascending."""
     rng = check_range(rng)
     c = calls(session)
     blocks = busy_blocks(session)
     by_gpu = Groups(blocks["group"])
-    bs, be = clip(blocks["start"], blocks["end"], rng)
-    busy = by_gpu.as_dict(by_gpu.sum(be - bs))
+    busy = busy_by_gpu(session, rng)
     first = by_gpu.as_dict(by_gpu.min(blocks["start"]))
     last = by_gpu.as_dict(by_gpu.max(blocks["end"]))
     cold = cold_start_regions(session)

@@ -619,9 +619,9 @@ def _kernel_share(session: Session, gpu: np.ndarray, call: np.ndarray) -> np.nda
     CUZK_TIMING: a GPU's kernel regions never overlap (its mutex), so together they fit in
     its busy time (the union of its calls): each call's share is that union over the sum
     of the GPU's calls (1 where they never overlapped)."""
-    from viewer.analysis.gpus import gpu_stats
+    from viewer.analysis.gpus import busy_by_gpu
 
-    busy = {int(g.gpu): float(g.busy_ms) for g in gpu_stats(session)}
+    busy = busy_by_gpu(session)
     share = np.ones(len(call))
     for g in np.unique(gpu).tolist():
         mine = gpu == g
