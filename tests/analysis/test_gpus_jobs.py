@@ -8,6 +8,7 @@ import pytest
 
 from tests.analysis.builders import call, pipeline, session
 from viewer.analysis import gpu_stats, job_table, throughput
+from viewer.analysis.gpus import busy_by_gpu, overall_efficiency, session_efficiency
 from viewer.analysis.jobs import proof_size
 from viewer.analysis.kernels import kernel_stats
 from viewer.io import open_log
@@ -127,3 +128,20 @@ def test_a_mixed_run_has_a_kernel_floor_of_its_average_proof() -> None:
     k = kernel_stats(s)
     assert tp.partitions_per_proof == round(len(s.partitions) / len(s.jobs), 2) == 2.93
     assert tp.theoretical_s_per_proof == pytest.approx(k.mean_ms * 2.93 / 1000)
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")))
+def test_session_efficiency_is_the_overall_efficiency_of_gpu_stats(name: str) -> None:
+    """The what-if's efficiency from the busy blocks alone equals gpu_stats' to the bit,
+    on every sample session (GPUs without calls, several GPUs, damaged logs)."""
+    for s in open_log(SAMPLES / name).sessions:
+        want = overall_efficiency(gpu_stats(s))
+        got = session_efficiency(s)
+        assert got == want or (math.isnan(got) and math.isnan(want))
+
+
+def test_session_efficiency_skips_a_gpu_without_calls_as_gpu_stats_does() -> None:
+    s = session(call("a", 0, 0, 100, 0), call("a", 1, 300, 350, 2), workers={0: 0, 2: 1, 4: 2})
+    assert session_efficiency(s) == overall_efficiency(gpu_stats(s)) == 150 / 150
+    assert busy_by_gpu(s) == {0: 100.0, 1: 50.0}
+    assert busy_by_gpu(s, (0, 40)) == {0: 40.0, 1: 0.0}

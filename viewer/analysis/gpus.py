@@ -41,21 +41,53 @@ def overall_efficiency(gpus: list[GpuStats]) -> float:
 def busy_by_gpu(session: Session, rng: Range = None) -> dict[int, float]:
     """Per GPU that ran a call, its busy ms (the union of its calls) within ``rng``, without
     the rest of ``gpu_stats`` (its cold starts need the transitions table)."""
+    return _busy_spans(session, check_range(rng))[0]
+
+
+def session_efficiency(session: Session) -> float:
+    """``overall_efficiency(gpu_stats(session))``, from the busy blocks alone: the
+    transitions table its cold starts need is not made (a what-if's played runs)."""
+    busy, first, last = _busy_spans(session, None)
+    return overall_efficiency(
+        [_gpu(g, (), float(first[g]), float(last[g]), float(busy[g]), 0.0) for g in sorted(first)]
+    )
+
+
+def _busy_spans(
+    session: Session, rng: Range
+) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+    """Per GPU that ran a call: its busy ms within ``rng``, its first start, its last end."""
     blocks = busy_blocks(session)
     by_gpu = Groups(blocks["group"])
-    bs, be = clip(blocks["start"], blocks["end"], check_range(rng))
-    return by_gpu.as_dict(by_gpu.sum(be - bs))
+    bs, be = clip(blocks["start"], blocks["end"], rng)
+    busy = by_gpu.as_dict(by_gpu.sum(be - bs))
+    first = by_gpu.as_dict(by_gpu.min(blocks["start"]))
+    last = by_gpu.as_dict(by_gpu.max(blocks["end"]))
+    return busy, first, last
+
+
+def _gpu(
+    gpu: int, workers: tuple[int, ...], lo: float, hi: float, b: float, cold: float
+) -> GpuStats:
+    """One GPU's figures from its span (``lo``..``hi``, NaN: no call) and busy ms ``b``."""
+    span = hi - lo if np.isfinite(lo) else 0.0
+    return GpuStats(
+        gpu=gpu,
+        workers=workers,
+        first_start_ms=lo,
+        last_end_ms=hi,
+        busy_ms=b,
+        idle_ms=max(0.0, span - b),
+        efficiency=b / span if span > 0 else float("nan"),
+        cold_start_ms=cold,
+    )
 
 
 def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
     """Busy, idle, efficiency and cold start of every GPU of the session, ascending."""
     rng = check_range(rng)
     c = calls(session)
-    blocks = busy_blocks(session)
-    by_gpu = Groups(blocks["group"])
-    busy = busy_by_gpu(session, rng)
-    first = by_gpu.as_dict(by_gpu.min(blocks["start"]))
-    last = by_gpu.as_dict(by_gpu.max(blocks["end"]))
+    busy, first, last = _busy_spans(session, rng)
     cold = cold_start_regions(session)
     cs, ce = clip(cold["start"], cold["end"], rng)
     by_cold = Groups(cold["gpu"])
@@ -75,18 +107,7 @@ def gpu_stats(session: Session, rng: Range = None) -> list[GpuStats]:
             lo, hi = max(lo, rng[0]), min(hi, rng[1])
             if hi < lo:
                 lo = hi = np.nan
-        span = hi - lo if np.isfinite(lo) else 0.0
-        b = float(busy.get(gpu, 0.0))
-        out.append(
-            GpuStats(
-                gpu=gpu,
-                workers=tuple(sorted({*workers.get(gpu, ()), *seen_workers.get(gpu, ())})),
-                first_start_ms=lo,
-                last_end_ms=hi,
-                busy_ms=b,
-                idle_ms=max(0.0, span - b),
-                efficiency=b / span if span > 0 else float("nan"),
-                cold_start_ms=float(cold_ms.get(gpu, 0.0)),
-            )
-        )
+        workers_seen = tuple(sorted({*workers.get(gpu, ()), *seen_workers.get(gpu, ())}))
+        b, in_cold = float(busy.get(gpu, 0.0)), float(cold_ms.get(gpu, 0.0))
+        out.append(_gpu(gpu, workers_seen, lo, hi, b, in_cold))
     return out

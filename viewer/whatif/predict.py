@@ -12,7 +12,7 @@ import numpy as np
 
 from viewer.analysis.cache import forget
 from viewer.analysis.floors import LABEL, Floors, arrivals, floors
-from viewer.analysis.gpus import gpu_stats, overall_efficiency
+from viewer.analysis.gpus import session_efficiency
 from viewer.analysis.jobs import completions, no_spacing_reason, seconds_per_proof, throughput
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
@@ -194,7 +194,7 @@ def measure(session: Session) -> Outcome:
     done = completions(session)
     return Outcome(
         s_per_proof=tp.measured_s_per_proof,
-        gpu_efficiency=overall_efficiency(gpu_stats(session)),
+        gpu_efficiency=session_efficiency(session),
         floors=floors(session, None, kernel, tp),
         run=session,
         wall_s_per_proof=wall_per_proof(done, arrivals(session)["arrival"]),
@@ -222,7 +222,7 @@ def outcome(
     through = throughput_of(pl, s)
     # Each figure's tables of the played run are let go before the next is made (its
     # columns are made from the schedule when read: 1.5 M calls, 12 MB a column).
-    efficiency = overall_efficiency(gpu_stats(played))
+    efficiency = session_efficiency(played)
     forget(played)
     out = Outcome(
         s_per_proof=through.s_per_proof,
