@@ -24,6 +24,7 @@ of the stage it differs in, and is named.
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -73,20 +74,41 @@ class Profile:
     t: np.ndarray
     busy: np.ndarray
 
-    def integral(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
-        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count)."""
+    def integral(
+        self, start: np.ndarray, end: np.ndarray, weight: np.ndarray, cum: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count;
+        ``cum``: its ``cumulative(weight)`` when already made)."""
         if len(self.t) < 2:
             return np.asarray(end, float) - np.asarray(start, float)
-        level = weight[np.minimum(self.busy[:-1], len(weight) - 1)]
-        cum = np.r_[0.0, np.cumsum(np.diff(self.t) * level)]
+        cum = self.cumulative(weight) if cum is None else cum
         lo = np.interp(start, self.t, cum)
         hi = np.interp(end, self.t, cum)
         return hi - lo
 
+    def cumulative(self, weight: np.ndarray) -> np.ndarray:
+        """The integral of ``weight[busy(t)]`` dt from ``t[0]`` to each ``t[k]``, made in
+        one array (the what-if's peak on 1.5 M played calls was here: ``r_`` of a
+        ``cumsum`` of a product of ``diff``, five arrays of the profile's length)."""
+        cum = np.empty(len(self.t))
+        cum[:1] = 0.0
+        np.subtract(self.t[1:], self.t[:-1], out=cum[1:])
+        cum[1:] *= weight[np.minimum(self.busy[:-1], len(weight) - 1)]
+        np.cumsum(cum[1:], out=cum[1:])
+        return cum
+
     def mean_busy(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Per interval (each longer than 0), the mean number of busy threads over it."""
-        levels = np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
-        return self.integral(start, end, levels) / (end - start)
+        return self.integral(start, end, self._levels, self._busy_cum) / (end - start)
+
+    @functools.cached_property
+    def _levels(self) -> np.ndarray:
+        return np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
+
+    @functools.cached_property
+    def _busy_cum(self) -> np.ndarray | None:
+        """``cumulative(levels)``, made once for every ``mean_busy`` of the profile."""
+        return self.cumulative(self._levels) if len(self.t) >= 2 else None
 
 
 @dataclass(frozen=True, eq=False)

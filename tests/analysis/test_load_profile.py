@@ -1,0 +1,81 @@
+"""The load profile (``analysis.load``): the busy threads over time and integrals over it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from viewer.analysis.load import profile
+
+
+def _spans(rng: np.random.Generator, n: int, whole_ms: bool) -> dict:
+    out = {}
+    for name in ("synth", "prep", "kernel", "post"):
+        a = rng.uniform(0, 1000, n)
+        b = a + rng.uniform(-5, 200, n)  # some empty or reversed: left out
+        if whole_ms:
+            a, b = np.rint(a), np.rint(b)
+        a[rng.random(n) < 0.05] = np.nan
+        out[name] = (a, b)
+    return out
+
+
+def _busy_at(spans: dict, t: float) -> int:
+    """Brute force: the intervals (start <= t < end) holding ``t``."""
+    return sum(int(((a <= t) & (t < b) & (b > a)).sum()) for a, b in spans.values())
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_integrals_match_a_brute_force_sum(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    spans = _spans(rng, 40, whole_ms=seed % 2 == 0)
+    prof = profile(spans)
+    weight = rng.uniform(0.5, 2.0, 200)
+    starts = rng.uniform(0, 1100, 30)
+    ends = starts + rng.uniform(1, 300, 30)
+    got = prof.integral(starts, ends, weight)
+    cuts = np.unique(np.r_[prof.t, starts, ends])
+    for s, e, g in zip(starts, ends, got, strict=True):
+        # Time outside the profile (before its first instant, after its last) counts for
+        # nothing: a stage's own interval always lies inside it.
+        s, e = max(s, prof.t[0]), min(e, prof.t[-1])
+        if e <= s:
+            assert g == 0
+            continue
+        pts = np.r_[s, cuts[(cuts > s) & (cuts < e)], e]
+        mids = (pts[:-1] + pts[1:]) / 2
+        want = sum(
+            weight[_busy_at(spans, m)] * (q - p)
+            for m, p, q in zip(mids, pts[:-1], pts[1:], strict=True)
+        )
+        assert g == pytest.approx(want, rel=1e-9, abs=1e-6)
+    levels = np.arange(int(prof.busy.max()) + 2, dtype=np.float64)
+    assert np.allclose(
+        prof.mean_busy(starts, ends), prof.integral(starts, ends, levels) / (ends - starts)
+    )
+
+
+def test_cumulative_is_the_sum_it_replaced_to_the_bit() -> None:
+    """``cumulative`` is made in one array: the same numbers as ``r_[0, cumsum(diff * w)]``."""
+    rng = np.random.default_rng(7)
+    prof = profile(_spans(rng, 5000, whole_ms=False))
+    weight = 1.0 / (1.0 + 0.05 * np.arange(64))
+    level = weight[np.minimum(prof.busy[:-1], len(weight) - 1)]
+    want = np.r_[0.0, np.cumsum(np.diff(prof.t) * level)]
+    assert np.array_equal(prof.cumulative(weight), want)
+    levels = np.arange(int(prof.busy.max()) + 2, dtype=np.float64)
+    a = np.sort(rng.uniform(0, 1000, 100))
+    b = a + 10
+    old = (
+        np.interp(b, prof.t, np.r_[0.0, np.cumsum(np.diff(prof.t) * levels[prof.busy[:-1]])])
+        - np.interp(a, prof.t, np.r_[0.0, np.cumsum(np.diff(prof.t) * levels[prof.busy[:-1]])])
+    ) / (b - a)
+    assert np.array_equal(prof.mean_busy(a, b), old)
+
+
+def test_a_profile_of_nothing_or_one_instant() -> None:
+    empty = profile({"synth": (np.zeros(0), np.zeros(0))})
+    assert empty.integral(np.array([0.0]), np.array([5.0]), np.ones(3)).tolist() == [0.0]
+    assert empty.mean_busy(np.array([0.0]), np.array([5.0])).tolist() == [0.0]
+    one = profile({"synth": (np.array([2.0]), np.array([4.0]))})
+    assert one.mean_busy(np.array([2.0, 3.0]), np.array([4.0, 4.0])).tolist() == [1.0, 1.0]
