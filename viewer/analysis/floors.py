@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from viewer.analysis.cache import per_session
-from viewer.analysis.intervals import Range, check_range, clip
+from viewer.analysis.intervals import Range, check_range, chosen, clip
 from viewer.analysis.jobs import Throughput, throughput
 from viewer.analysis.kernels import KernelStats, kernel_stats
 from viewer.analysis.stages import stages
@@ -219,15 +219,15 @@ def floors(
 
     start, end = p["gpu_start"], p["gpu_end"]
     calls = np.isfinite(start) & np.isfinite(end) & _touching(start, end, rng)
-    workers = _distinct(_rows(p["worker"], calls & (p["worker"] >= 0)))
+    workers = _distinct(chosen(p["worker"], calls & (p["worker"] >= 0)))
     timing = not kernel.upper_bound
     per_call = s["prep_ms"] + s["kernel_ms"] + s["post_ms"] if timing else s["call_ms"]
-    per_call = _rows(per_call, calls & np.isfinite(per_call))
+    per_call = chosen(per_call, calls & np.isfinite(per_call))
     worker_s = _per_proof(per_call, per_proof, workers)
 
     s0, s1 = p["synth_start"], p["synth_end"]
     synth = s["synth_ms"]
-    synth = _rows(
+    synth = chosen(
         synth, np.isfinite(s0) & np.isfinite(s1) & _touching(s0, s1, rng) & np.isfinite(synth)
     )
     pw = slots_seen(session, rng) if pw is None else pw
@@ -246,10 +246,10 @@ def floors(
     kernel_s = tp.theoretical_s_per_proof
     means = {
         "synth": _mean(synth),
-        "prep": _mean(_rows(s["prep_ms"], calls)) if timing else math.nan,
+        "prep": _mean(chosen(s["prep_ms"], calls)) if timing else math.nan,
         "kernel": float(kernel.mean_ms),
-        "post": _mean(_rows(s["post_ms"], calls)) if timing else math.nan,
-        "call": _mean(_rows(s["call_ms"], calls)),
+        "post": _mean(chosen(s["post_ms"], calls)) if timing else math.nan,
+        "call": _mean(chosen(s["call_ms"], calls)),
     }
     return Floors(
         kernel_s=float(kernel_s),
@@ -274,14 +274,8 @@ def _touching(start: np.ndarray, end: np.ndarray, rng: Range) -> np.ndarray:
 
 
 def _mean(values: np.ndarray) -> float:
-    v = _rows(values, np.isfinite(values))
+    v = chosen(values, np.isfinite(values))
     return float(v.mean()) if len(v) else math.nan
-
-
-def _rows(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
-    """``values[mask]``; ``values`` itself where every row is chosen (a whole run's calls:
-    no copy of a 12 MB column for one mean)."""
-    return values if mask.all() else values[mask]
 
 
 def _distinct(values: np.ndarray) -> int:

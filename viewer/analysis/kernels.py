@@ -8,7 +8,7 @@ import numpy as np
 
 from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
-from viewer.analysis.intervals import Range, calls, check_range, overlap_ms
+from viewer.analysis.intervals import Range, calls, check_range, chosen, overlap_ms
 from viewer.analysis.units import percent
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.model.frame import Frame
@@ -98,7 +98,9 @@ def kernel_intervals(session: Session) -> Frame:
     if session.kernel_source == KERNEL_SOURCE_TIMING:
         c = c[np.isfinite(c["kernel_ms"])]
         start = c["kernel_start"]
-        start = np.where(np.isfinite(start), start, c["start"])
+        known = np.isfinite(start)
+        if not known.all():
+            start = np.where(known, start, c["start"])
         ms = c["kernel_ms"]
     else:
         c = c[c["closed"]]
@@ -135,14 +137,17 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
 
     c = calls(session)
     closed = c["closed"]
-    call_ms = overlap_ms(c["start"][closed], c["end"][closed], rng)
+    call_ms = overlap_ms(chosen(c["start"], closed), chosen(c["end"], closed), rng)
 
+    # Where every row is chosen (a played run's), no copy of a column is made.
     p = session.partitions
     s_end = p["synth_end"]
     s_start = p["synth_start"]
-    s_start = np.where(np.isfinite(s_start), s_start, s_end - p["synth_ms"])
+    started = np.isfinite(s_start)
+    if not started.all():
+        s_start = np.where(started, s_start, s_end - p["synth_ms"])
     ok = np.isfinite(s_start) & np.isfinite(s_end)
-    synth = overlap_ms(s_start[ok], s_end[ok], rng)
+    synth = overlap_ms(chosen(s_start, ok), chosen(s_end, ok), rng)
 
     n = int(touching.sum())
     return KernelStats(
