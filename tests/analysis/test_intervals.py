@@ -5,6 +5,7 @@ import pytest
 
 from tests.analysis.builders import call, session
 from viewer.analysis import busy_union
+from viewer.analysis.intervals import chosen
 
 
 def test_union_merges_overlapping_and_touching_calls() -> None:
@@ -47,3 +48,10 @@ def test_reversed_range_is_an_error() -> None:
     s = session(call("a", 0, 0, 100, 0))
     with pytest.raises(ValueError):
         busy_union(s, 0, (10, 5))
+
+
+def test_a_column_chosen_on_every_row_is_the_column_itself() -> None:
+    col = np.arange(5.0)
+    assert chosen(col, np.ones(5, bool)) is col
+    assert chosen(col, np.array([True, False, True, False, False])).tolist() == [0.0, 2.0]
+    assert chosen(col[:0], np.zeros(0, bool)).tolist() == []
