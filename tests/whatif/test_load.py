@@ -287,3 +287,48 @@ def test_a_machine_whose_woken_gpu_workers_share_a_cpu_is_the_bands_end() -> Non
         assert w.scenario.s_per_proof < 0.94 * truth
         assert woken == pytest.approx(truth, rel=0.01)
         assert w.band[0] <= truth <= w.band[1]
+
+
+THIRD = Path(__file__).resolve().parent / "data" / "h200_third"
+#: Runs of a third H200 host of the class, all in one device session of 6 minutes
+#: (realpipe.py, 12 jobs of 8 partitions, 16 CPU threads): base1a first and base1b last
+#: (pw 8, gw 2: 2.395 and 2.394 s/proof, no drift within the session), knobs against them.
+THIRD_RUNS = {
+    "base1b": Knobs(),
+    "gw1b": Knobs(gw=1),
+    "gw1pw4": Knobs(pw=4, gw=1),
+    "gw1pw16": Knobs(pw=16, gw=1),
+    "gw3pw8": Knobs(gw=3),
+    "pw12": Knobs(pw=12),
+    "k05b": Knobs(kernel_scale=0.5),
+}
+
+
+def _third_loo(name: str) -> tuple[float, float]:
+    """(predicted, real) s/proof of run ``name`` of the third host, from its base1a with the
+    load fitted on every other run of the session (leave-one-out)."""
+    runs = {p.name.removesuffix(".log.gz"): p for p in sorted(THIRD.glob("*.log.gz"))}
+    sessions = {n: open_log(p).sessions[0] for n, p in runs.items()}
+    load = fit([sample(s, n, facts(runs[n]).cpus) for n, s in sessions.items() if n != name])
+    predicted = what_if(sessions["base1a"], THIRD_RUNS[name], load=load).scenario.s_per_proof
+    return predicted, throughput(sessions[name]).measured_s_per_proof
+
+
+@pytest.mark.parametrize("name", [n for n in THIRD_RUNS if n != "k05b"])
+def test_a_third_host_each_run_within_5_percent_from_a_fresh_base(name: str) -> None:
+    """From the third host's base1a, calibrated with that session's other runs, each run
+    within 5 % (measured: base1b -0.1, gw1b +1.3, gw1pw16 -0.8, gw1pw4 -4.5, gw3pw8 -0.2,
+    pw12 -1.2 %).  shared/real_h200's gw1 misses by 5.05 % from its base1, whose GPU-worker
+    prep ran 19 % above the rest of its session: from a base without that, gw 1 holds."""
+    predicted, real = _third_loo(name)
+    assert predicted == pytest.approx(real, rel=0.05)
+
+
+@pytest.mark.xfail(strict=True, reason="the kernel region's host spin costs synthesis more "
+                   "than a busy thread: half kernels made synthesis 6.5 % faster (2322 -> "
+                   "2170 ms), where the load explains ~2 %")  # fmt: skip
+def test_a_third_host_half_kernels_within_5_percent() -> None:
+    """k05b is predicted 5.2 % slow (2.232 against 2.122 s/proof), as shared/real_h200's
+    k05 is (+5.1 %): a limit of the load model on two hosts, not one base run's drift."""
+    predicted, real = _third_loo("k05b")
+    assert predicted == pytest.approx(real, rel=0.05)
