@@ -74,17 +74,11 @@ class Profile:
     t: np.ndarray
     busy: np.ndarray
 
-    def integral(
-        self, start: np.ndarray, end: np.ndarray, weight: np.ndarray, cum: np.ndarray | None = None
-    ) -> np.ndarray:
-        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count;
-        ``cum``: its ``cumulative(weight)`` when already made)."""
+    def integral(self, start: np.ndarray, end: np.ndarray, weight: np.ndarray) -> np.ndarray:
+        """Per interval, the integral of ``weight[busy(t)]`` dt (``weight`` by busy count)."""
         if len(self.t) < 2:
             return np.asarray(end, float) - np.asarray(start, float)
-        cum = self.cumulative(weight) if cum is None else cum
-        lo = np.interp(start, self.t, cum)
-        hi = np.interp(end, self.t, cum)
-        return hi - lo
+        return self._between(start, end, self.cumulative(weight))
 
     def cumulative(self, weight: np.ndarray) -> np.ndarray:
         """The integral of ``weight[busy(t)]`` dt from ``t[0]`` to each ``t[k]``, made in
@@ -99,16 +93,19 @@ class Profile:
 
     def mean_busy(self, start: np.ndarray, end: np.ndarray) -> np.ndarray:
         """Per interval (each longer than 0), the mean number of busy threads over it."""
-        return self.integral(start, end, self._levels, self._busy_cum) / (end - start)
+        if len(self.t) < 2:  # (``integral`` is then the interval's length, any weight)
+            return self.integral(start, end, np.ones(1)) / (end - start)
+        return self._between(start, end, self._busy_cum) / (end - start)
 
     @functools.cached_property
-    def _levels(self) -> np.ndarray:
-        return np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
+    def _busy_cum(self) -> np.ndarray:
+        """``cumulative`` of the busy count itself, made once for every ``mean_busy``."""
+        levels = np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
+        return self.cumulative(levels)
 
-    @functools.cached_property
-    def _busy_cum(self) -> np.ndarray | None:
-        """``cumulative(levels)``, made once for every ``mean_busy`` of the profile."""
-        return self.cumulative(self._levels) if len(self.t) >= 2 else None
+    def _between(self, start: np.ndarray, end: np.ndarray, cum: np.ndarray) -> np.ndarray:
+        """Per interval, ``cum`` (a ``cumulative``) at its end less at its start."""
+        return np.interp(end, self.t, cum) - np.interp(start, self.t, cum)
 
 
 @dataclass(frozen=True, eq=False)
