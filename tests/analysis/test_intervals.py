@@ -5,7 +5,7 @@ import pytest
 
 from tests.analysis.builders import call, session
 from viewer.analysis import busy_union
-from viewer.analysis.intervals import chosen
+from viewer.analysis.intervals import chosen, known_or
 
 
 def test_union_merges_overlapping_and_touching_calls() -> None:
@@ -55,3 +55,16 @@ def test_a_column_chosen_on_every_row_is_the_column_itself() -> None:
     assert chosen(col, np.ones(5, bool)) is col
     assert chosen(col, np.array([True, False, True, False, False])).tolist() == [0.0, 2.0]
     assert chosen(col[:0], np.zeros(0, bool)).tolist() == []
+
+
+def test_known_values_kept_and_the_fallback_made_only_where_one_is_unknown() -> None:
+    made = []
+
+    def fallback() -> np.ndarray:
+        made.append(1)
+        return np.full(3, 9.0)
+
+    col = np.array([1.0, 2.0, 3.0])
+    assert known_or(col, fallback) is col and not made
+    got = known_or(np.array([1.0, np.nan, np.inf]), fallback)
+    assert got.tolist() == [1.0, 9.0, 9.0] and made == [1]

@@ -14,6 +14,8 @@ session offsets, or None for the whole session):
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from viewer.analysis.cache import per_session
@@ -148,6 +150,13 @@ def chosen(values: np.ndarray, mask: np.ndarray) -> np.ndarray:
     """``values[mask]``; ``values`` itself where every row is chosen (a whole run's calls:
     no copy of a 12 MB column for one sum or mean)."""
     return values if mask.all() else values[mask]
+
+
+def known_or(values: np.ndarray, fallback: Callable[[], np.ndarray]) -> np.ndarray:
+    """``values`` where finite, ``fallback()``'s elsewhere; ``values`` itself, with no
+    fallback made, where every one is known (a whole run's columns: no 12 MB copy)."""
+    known = np.isfinite(values)
+    return values if known.all() else np.where(known, values, fallback())
 
 
 def overlap_ms(starts: np.ndarray, ends: np.ndarray, rng: Range) -> np.ndarray:

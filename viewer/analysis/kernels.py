@@ -8,7 +8,7 @@ import numpy as np
 
 from viewer.analysis.cache import per_session
 from viewer.analysis.groups import Groups
-from viewer.analysis.intervals import Range, calls, check_range, chosen, overlap_ms
+from viewer.analysis.intervals import Range, calls, check_range, chosen, known_or, overlap_ms
 from viewer.analysis.units import percent
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.model.frame import Frame
@@ -97,10 +97,7 @@ def kernel_intervals(session: Session) -> Frame:
     c = calls(session)
     if session.kernel_source == KERNEL_SOURCE_TIMING:
         c = c[np.isfinite(c["kernel_ms"])]
-        start = c["kernel_start"]
-        known = np.isfinite(start)
-        if not known.all():
-            start = np.where(known, start, c["start"])
+        start = known_or(c["kernel_start"], lambda: c["start"])
         ms = c["kernel_ms"]
     else:
         c = c[c["closed"]]
@@ -139,13 +136,10 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     closed = c["closed"]
     call_ms = overlap_ms(chosen(c["start"], closed), chosen(c["end"], closed), rng)
 
-    # Where every row is chosen (a played run's), no copy of a column is made.
+    # Where every row is known and chosen (a played run's), no column is copied.
     p = session.partitions
     s_end = p["synth_end"]
-    s_start = p["synth_start"]
-    started = np.isfinite(s_start)
-    if not started.all():
-        s_start = np.where(started, s_start, s_end - p["synth_ms"])
+    s_start = known_or(p["synth_start"], lambda: s_end - p["synth_ms"])
     ok = np.isfinite(s_start) & np.isfinite(s_end)
     synth = overlap_ms(chosen(s_start, ok), chosen(s_end, ok), rng)
 
