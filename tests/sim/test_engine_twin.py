@@ -70,3 +70,60 @@ def test_the_backend_is_chosen_once_by_compiled(monkeypatch: pytest.MonkeyPatch)
     assert not engine.compiled()
     monkeypatch.delenv("CUZK_PURE_PYTHON")
     assert engine.compiled()
+
+
+def _held(values: np.ndarray, how: str) -> np.ndarray:
+    """``values`` held as a plan holds them: int32, a column of one value (stride 0), or a
+    strided view."""
+    if how == "int32":
+        return values.astype(np.int32)
+    if how == "one value" and len(values) and (values == values[0]).all():
+        return np.broadcast_to(values[:1].astype(np.int32), values.shape)
+    if how == "strided":
+        return np.repeat(values, 2)[::2]
+    return values
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    pipelines(),
+    st.lists(st.sampled_from(["int64", "int32", "one value", "strided"]), min_size=11, max_size=11),
+)
+def test_the_compiled_engine_reads_columns_as_they_are_held(
+    pipeline: tuple[Shape, Tasks], hows: list[str]
+) -> None:
+    shape, tasks = pipeline
+    held = Tasks(
+        **{k: _held(v, how) for (k, v), how in zip(tasks.__dict__.items(), hows, strict=True)}
+    )
+    a, b = play_python(shape, tasks), play_compiled(shape, held)
+    for name in a.__dataclass_fields__:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+        assert getattr(b, name).dtype == np.int32  # every time within 2^30 ms
+
+
+def test_a_schedule_past_2_to_the_30_ms_comes_back_in_int64() -> None:
+    one = np.ones(2, np.int64)
+    late = 2**30 - 5  # the second task ends past 2^30 ms: int32 times would not do
+    tasks = Tasks(
+        job=np.array([0, 1]), arrival=np.array([0, late]), assemble=np.zeros(2, np.int64),
+        synth=one * 3, qdelay=one * 0, pickup=one, dispatch=one, prelock=one,
+        kernel=one * 4, hold=one * 0, post=one * 2,
+    )  # fmt: skip
+    a, b = play_python(Shape(1, 1, 1), tasks), play_compiled(Shape(1, 1, 1), tasks)
+    assert b.end.dtype == np.int64 and b.end[1] > 2**30
+    for name in a.__dataclass_fields__:
+        assert np.array_equal(getattr(a, name), getattr(b, name)), name
+
+
+def test_a_column_of_another_type_is_refused_by_the_compiled_engine() -> None:
+    tasks = Tasks(*(np.zeros(3, np.int64) for _ in range(11)))
+    from viewer.sim import _engine
+
+    cols = [np.zeros(3, np.int16)] + [np.zeros(3, np.int64)] * 8
+    out = [np.zeros(3, np.int64) for _ in range(11)]
+    with pytest.raises(ValueError, match="int32 or int64"):
+        _engine.play(cols, tasks.arrival, tasks.assemble, out, 1, 1, 1, -1, 0)
+    with pytest.raises(ValueError, match="int32 or int64"):
+        _engine.play([np.zeros(3, np.int64)] * 9, tasks.arrival, tasks.assemble,
+                     [np.zeros(3, np.float64)] * 11, 1, 1, 1, -1, 0)  # fmt: skip

@@ -110,13 +110,37 @@ enum { OUT_SS, OUT_SE, OUT_Q, OUT_PK, OUT_ST, OUT_AQ, OUT_KE, OUT_RL, OUT_EN, OU
 enum { IN_JOB, IN_SYNTH, IN_QDELAY, IN_PICKUP, IN_DISPATCH, IN_PRELOCK, IN_KERNEL, IN_HOLD, IN_POST,
        N_TASK_IN };
 
+/* An input column: int32 or int64 values, any stride (0: one value for every row, as
+ * ``frame.constant`` holds a column of one value). */
+typedef struct {
+    const char *p;
+    Py_ssize_t step;
+    int wide;
+} In;
+
+static inline int64_t at(const In *c, Py_ssize_t i) {
+    const char *q = c->p + i * c->step;
+    return c->wide ? *(const int64_t *)q : (int64_t)*(const int32_t *)q;
+}
+
+/* An output column: contiguous int64, or int32 where the caller expects every time to lie
+ * within +-2^30 ms (sim.model's narrow rule); one that does not is flagged, not written
+ * wrapped. */
+typedef struct {
+    char *p;
+    int wide;
+} Out;
+
+#define NARROW_LIMIT ((int64_t)1 << 30)
+
 typedef struct {
     /* inputs */
     Py_ssize_t n, jobs;
-    const int64_t *in[N_TASK_IN], *arrival, *assemble;
+    In in[N_TASK_IN], arrival, assemble;
     int64_t pw, gw, gpus, cap, warmup;
     /* outputs, N_OUT rows of n */
-    int64_t *out[N_OUT];
+    Out out[N_OUT];
+    int overflow; /* a time did not fit an int32 output */
     /* state */
     int64_t *post, *left, *next_waiter, *wait_head, *wait_tail, *blocked;
     Py_ssize_t blocked_head, blocked_n;
@@ -129,15 +153,30 @@ typedef struct {
     int64_t seq, pool, nxt, wake;
 } Engine;
 
+static inline int64_t got(const Engine *e, int k, Py_ssize_t i) {
+    const Out *c = &e->out[k];
+    return c->wide ? ((const int64_t *)c->p)[i] : (int64_t)((const int32_t *)c->p)[i];
+}
+
+static inline void put(Engine *e, int k, Py_ssize_t i, int64_t v) {
+    Out *c = &e->out[k];
+    if (c->wide) {
+        ((int64_t *)c->p)[i] = v;
+    } else if (v < NARROW_LIMIT && v > -NARROW_LIMIT) {
+        ((int32_t *)c->p)[i] = (int32_t)v;
+    } else {
+        e->overflow = 1;
+    }
+}
+
 static int push(Engine *e, int64_t t, int kind, int64_t arg) {
     Event ev = {t, ++e->seq, kind, arg};
     return ev_push(&e->events, ev);
 }
 
 static int try_synth(Engine *e, int64_t now) {
-    const int64_t *job = e->in[IN_JOB], *synth = e->in[IN_SYNTH];
     while (e->pool && e->nxt < e->n) {
-        int64_t i = e->nxt, a = e->arrival[job[i]];
+        int64_t i = e->nxt, a = at(&e->arrival, at(&e->in[IN_JOB], i));
         if (a > now) {
             if (e->wake != a) {
                 e->wake = a;
@@ -147,15 +186,16 @@ static int try_synth(Engine *e, int64_t now) {
         }
         e->nxt++;
         e->pool--;
-        e->out[OUT_SS][i] = now;
-        e->out[OUT_SE][i] = now + synth[i];
-        if (push(e, now + synth[i], SYNTH_END, i)) return -1;
+        int64_t end = now + at(&e->in[IN_SYNTH], i);
+        put(e, OUT_SS, i, now);
+        put(e, OUT_SE, i, end);
+        if (push(e, end, SYNTH_END, i)) return -1;
     }
     return 0;
 }
 
 static void enqueue(Engine *e, int64_t i, int64_t now) {
-    e->out[OUT_Q][i] = now;
+    put(e, OUT_Q, i, now);
     pair_push(&e->ready, i, i);
     e->pool++;
 }
@@ -185,38 +225,40 @@ static void give_back(Engine *e, int64_t w, int64_t now) {
 }
 
 static int try_dispatch(Engine *e, int64_t now) {
-    const int64_t *job = e->in[IN_JOB], *pickup = e->in[IN_PICKUP], *dispatch = e->in[IN_DISPATCH],
-                  *prelock = e->in[IN_PRELOCK];
     while (e->ready.n && e->free) {
-        int64_t w = take_worker(e), i = pair_pop(&e->ready), j = job[i];
+        int64_t w = take_worker(e), i = pair_pop(&e->ready), j = at(&e->in[IN_JOB], i);
+        int64_t pickup = at(&e->in[IN_PICKUP], i), dispatch = at(&e->in[IN_DISPATCH], i);
         e->left[j]--;
-        e->out[OUT_W][i] = w;
-        e->out[OUT_PK][i] = now + (pickup[i] < dispatch[i] ? pickup[i] : dispatch[i]);
-        e->out[OUT_ST][i] = now + dispatch[i];
-        if (push(e, now + dispatch[i] + prelock[i], LOCK, i)) return -1;
+        put(e, OUT_W, i, w);
+        put(e, OUT_PK, i, now + (pickup < dispatch ? pickup : dispatch));
+        put(e, OUT_ST, i, now + dispatch);
+        if (push(e, now + dispatch + at(&e->in[IN_PRELOCK], i), LOCK, i)) return -1;
         if (e->blocked_n) {
             int64_t b = e->blocked[e->blocked_head++];
             e->blocked_n--;
             enqueue(e, b, now);
         }
-        if (e->left[j] == 0) e->post[i] += e->assemble[j];
+        if (e->left[j] == 0) e->post[i] += at(&e->assemble, j);
     }
     return try_synth(e, now);
 }
 
 static int acquire(Engine *e, int64_t i, int64_t now, int64_t g) {
+    int64_t warm = 0;
     if (!e->warmed[g]) {
         e->warmed[g] = 1;
-        e->out[OUT_WARM][i] = e->warmup;
+        warm = e->warmup;
+        put(e, OUT_WARM, i, warm);
     }
     e->busy[g] = 1;
-    e->out[OUT_AQ][i] = now;
-    int64_t ke = now + e->in[IN_KERNEL][i] + e->out[OUT_WARM][i];
-    e->out[OUT_KE][i] = ke;
-    e->out[OUT_RL][i] = ke + e->in[IN_HOLD][i];
-    e->out[OUT_EN][i] = ke + e->post[i];
-    if (push(e, e->out[OUT_RL][i], RELEASE, g)) return -1;
-    return push(e, e->out[OUT_EN][i], END, i);
+    put(e, OUT_AQ, i, now);
+    int64_t ke = now + at(&e->in[IN_KERNEL], i) + warm;
+    int64_t release = ke + at(&e->in[IN_HOLD], i), end = ke + e->post[i];
+    put(e, OUT_KE, i, ke);
+    put(e, OUT_RL, i, release);
+    put(e, OUT_EN, i, end);
+    if (push(e, release, RELEASE, g)) return -1;
+    return push(e, end, END, i);
 }
 
 static int run(Engine *e) {
@@ -229,7 +271,7 @@ static int run(Engine *e) {
         int64_t now = ev.t, i = ev.arg;
         switch (ev.kind) {
         case SYNTH_END:
-            if (push(e, now + e->in[IN_QDELAY][i], QUEUED, i)) return -1;
+            if (push(e, now + at(&e->in[IN_QDELAY], i), QUEUED, i)) return -1;
             break;
         case QUEUED:
             if (e->cap < 0 || e->ready.n < e->cap) {
@@ -240,7 +282,7 @@ static int run(Engine *e) {
             }
             break;
         case LOCK: {
-            int64_t g = e->out[OUT_W][i] / e->gw;
+            int64_t g = got(e, OUT_W, i) / e->gw;
             if (e->busy[g]) {
                 e->next_waiter[i] = -1;
                 if (e->wait_tail[g] < 0)
@@ -263,7 +305,7 @@ static int run(Engine *e) {
             }
             break;
         case END:
-            give_back(e, e->out[OUT_W][i], now);
+            give_back(e, got(e, OUT_W, i), now);
             if (try_dispatch(e, now)) return -1;
             break;
         default:
@@ -273,12 +315,17 @@ static int run(Engine *e) {
     return 0;
 }
 
+/* A signed integer column of n values, 4 or 8 bytes each: any stride to read (``wide``
+ * set to its width), contiguous to write. */
 static int get_buffer(PyObject *obj, Py_buffer *b, Py_ssize_t n, int writable, const char *name) {
-    if (PyObject_GetBuffer(obj, b, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT |
-                                        (writable ? PyBUF_WRITABLE : 0)) < 0)
-        return -1;
-    if (b->itemsize != 8 || b->len != n * 8 || !b->format || strchr("qlQL", b->format[0]) == NULL) {
-        PyErr_Format(PyExc_ValueError, "%s: expected %zd int64 values", name, n);
+    int flags = PyBUF_FORMAT | (writable ? PyBUF_WRITABLE | PyBUF_C_CONTIGUOUS : PyBUF_STRIDES);
+    if (PyObject_GetBuffer(obj, b, flags) < 0) return -1;
+    int size = (int)b->itemsize;
+    const char *f = b->format ? b->format : "";
+    if (*f == '=' || *f == '@') f++;
+    if (b->ndim != 1 || b->shape[0] != n || (size != 4 && size != 8) || !*f ||
+        strchr("ilq", *f) == NULL) {
+        PyErr_Format(PyExc_ValueError, "%s: expected %zd int32 or int64 values", name, n);
         PyBuffer_Release(b);
         b->obj = NULL;
         return -1;
@@ -286,14 +333,20 @@ static int get_buffer(PyObject *obj, Py_buffer *b, Py_ssize_t n, int writable, c
     return 0;
 }
 
-#define PLAY_DOC                                                                                \
-    "play(tasks, arrival, assemble, out, pw, gw, gpus, queue_cap, warmup): tasks is a sequence " \
-    "of 9 C int64 arrays of n: job, synth, qdelay, pickup, dispatch, prelock, kernel, hold, "   \
-    "post; out a sequence of 11 writable int64 arrays of n for synth_start, synth_end, queued, " \
-    "pickup, start, acquire, kernel_end, release, end, worker, warm (filled with -1 / 0 by the " \
-    "caller). queue_cap < 0: unbounded."
+static In in_of(const Py_buffer *b) {
+    In c = {(const char *)b->buf, b->strides ? b->strides[0] : b->itemsize, b->itemsize == 8};
+    return c;
+}
 
-/* The buffers of the ``rows`` arrays of sequence ``obj``, each of n int64 (n: the first's
+#define PLAY_DOC                                                                                 \
+    "play(tasks, arrival, assemble, out, pw, gw, gpus, queue_cap, warmup): tasks is a sequence " \
+    "of 9 int32 or int64 arrays of n (any stride): job, synth, qdelay, pickup, dispatch, "      \
+    "prelock, kernel, hold, post; out a sequence of 11 writable C-contiguous int64 or int32 "   \
+    "arrays of n for synth_start, synth_end, queued, pickup, start, acquire, kernel_end, "      \
+    "release, end, worker, warm (filled with -1 / 0 by the caller). queue_cap < 0: unbounded. " \
+    "OverflowError where a time does not lie within 2^30 ms for an int32 output."
+
+/* The buffers of the ``rows`` arrays of sequence ``obj``, each of n values (n: the first's
  * length when n < 0). */
 static int get_rows(PyObject *obj, Py_buffer *b, int rows, Py_ssize_t *n, int writable,
                     const char *name) {
@@ -339,12 +392,16 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
         get_buffer(o_assemble, &bs, e.jobs, 0, "assemble") ||
         get_rows(o_out, bo, N_OUT, &e.n, 1, "out"))
         goto done;
-    for (int k = 0; k < N_TASK_IN; k++) e.in[k] = (const int64_t *)bt[k].buf;
-    for (int k = 0; k < N_OUT; k++) e.out[k] = (int64_t *)bo[k].buf;
-    e.arrival = ba.buf;
-    e.assemble = bs.buf;
+    for (int k = 0; k < N_TASK_IN; k++) e.in[k] = in_of(&bt[k]);
+    for (int k = 0; k < N_OUT; k++) {
+        e.out[k].p = bo[k].buf;
+        e.out[k].wide = bo[k].itemsize == 8;
+    }
+    e.arrival = in_of(&ba);
+    e.assemble = in_of(&bs);
     for (Py_ssize_t i = 0; i < e.n; i++) {
-        if (e.in[IN_JOB][i] < 0 || e.in[IN_JOB][i] >= e.jobs) {
+        int64_t j = at(&e.in[IN_JOB], i);
+        if (j < 0 || j >= e.jobs) {
             PyErr_SetString(PyExc_ValueError, "a task's job is out of range");
             goto done;
         }
@@ -377,8 +434,10 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
         e.idle[g].key = idle_keys + g * e.gw;
         e.idle[g].id = idle_ids + g * e.gw;
     }
-    memcpy(e.post, e.in[IN_POST], (size_t)e.n * 8);
-    for (Py_ssize_t i = 0; i < e.n; i++) e.left[e.in[IN_JOB][i]]++;
+    for (Py_ssize_t i = 0; i < e.n; i++) {
+        e.post[i] = at(&e.in[IN_POST], i);
+        e.left[at(&e.in[IN_JOB], i)]++;
+    }
     for (int64_t g = 0; g < e.gpus; g++) e.wait_head[g] = e.wait_tail[g] = -1;
     e.wake = -1;
     e.pool = e.pw;
@@ -388,6 +447,10 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
     Py_END_ALLOW_THREADS
     if (rc) {
         PyErr_NoMemory();
+        goto done;
+    }
+    if (e.overflow) {
+        PyErr_SetString(PyExc_OverflowError, "a time does not lie within 2^30 ms (int32 out)");
         goto done;
     }
     res = Py_NewRef(Py_None);

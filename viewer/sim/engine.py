@@ -63,7 +63,7 @@ class Shape:
 
 @dataclass(frozen=True)
 class Tasks:
-    """Every task's durations (ms, int64 arrays), tasks in dispatch-priority order."""
+    """Every task's durations (ms, int32 or int64 arrays), tasks in dispatch-priority order."""
 
     job: np.ndarray  # per task: its job, jobs numbered in arrival order
     arrival: np.ndarray  # per job
@@ -80,7 +80,8 @@ class Tasks:
 
 @dataclass(frozen=True)
 class Played:
-    """When everything happened, one row per task (int64 ms)."""
+    """When everything happened, one row per task (ms: int64, or int32 where the compiled
+    engine's times all lie within 2^30 ms)."""
 
     synth_start: np.ndarray
     synth_end: np.ndarray
@@ -113,25 +114,31 @@ TASK_ROWS = ("job", "synth", "qdelay", "pickup", "dispatch", "prelock", "kernel"
 
 
 def play_compiled(shape: Shape, t: Tasks) -> Played:
-    """``play`` by the C twin."""
+    """``play`` by the C twin.  Its inputs are read as they are held (int32 or int64, a
+    column of one value included: no int64 copy of each), and its times come back int32
+    where they all lie within 2^30 ms (``sim.model``'s narrow rule), int64 otherwise."""
     n = len(t.job)
-    # A column each, not one block of all (a block over the heap's big-block threshold is
-    # mapped apart, and freed memory of the heap goes unused beside it).
-    tasks = [np.ascontiguousarray(getattr(t, k), dtype=np.int64) for k in TASK_ROWS]
-    out = [np.full(n, -1, dtype=np.int64) for _ in range(len(fields(Played)) - 1)]
-    out.append(np.zeros(n, dtype=np.int64))  # warm
-    _engine.play(
-        tasks,
-        np.ascontiguousarray(t.arrival, dtype=np.int64),
-        np.ascontiguousarray(t.assemble, dtype=np.int64),
-        out,
-        shape.pw,
-        shape.gw,
-        shape.gpus,
-        -1 if shape.queue_cap is None else shape.queue_cap,
-        int(shape.warmup_ms),
-    )
-    return Played(*out)
+    tasks = [_engine_input(getattr(t, k)) for k in TASK_ROWS]
+    args = (tasks, _engine_input(t.arrival), _engine_input(t.assemble))
+    rest = (shape.pw, shape.gw, shape.gpus, -1 if shape.queue_cap is None else shape.queue_cap)
+    for dtype in (np.int32, np.int64):
+        # A column each, not one block of all (a block over the heap's big-block threshold
+        # is mapped apart, and freed memory of the heap goes unused beside it).
+        out = [np.full(n, -1, dtype=dtype) for _ in range(len(fields(Played)) - 1)]
+        out.append(np.zeros(n, dtype=dtype))  # warm
+        try:
+            _engine.play(*args, out, *rest, int(shape.warmup_ms))
+        except OverflowError:  # a time past 2^30 ms: played again in int64
+            del out
+            continue
+        return Played(*out)
+    raise AssertionError("an int64 play does not overflow")
+
+
+def _engine_input(values: np.ndarray) -> np.ndarray:
+    """``values`` as the C engine reads them: int32 or int64 as they are, others as int64."""
+    values = np.asarray(values)
+    return values if values.dtype in (np.int32, np.int64) else values.astype(np.int64)
 
 
 def ints(values: np.ndarray) -> array:
