@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import gc
 import weakref
+from dataclasses import fields, replace
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from viewer.io import open_log
+from viewer.sim.model import run
 from viewer.whatif import Knobs, plan, what_if
 from viewer.whatif.predict import Throughput
+from viewer.whatif.replay import NARROW_MS, held
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
@@ -94,3 +98,39 @@ def test_a_consumed_session_is_let_go_before_the_replays_play(monkeypatch) -> No
     del session
     what_if(given.pop(), Knobs(gw=1), consume=True)
     assert seen and all(seen)
+
+
+def _wide(d):
+    """``d`` with every column a full int64 array (as plans held them before ``held``)."""
+    skip = ("job_ids", "job_kind")
+    return replace(
+        d,
+        **{f.name: np.array(getattr(d, f.name), np.int64) for f in fields(d) if f.name not in skip},
+    )
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in SAMPLES.glob("*.log")))
+def test_a_plan_holds_its_whole_ms_compacted_and_plays_them_as_they_were(name: str) -> None:
+    for s in open_log(SAMPLES / name).sessions:
+        try:
+            pl = plan(s)
+        except ValueError:
+            continue
+        for f in fields(pl.draws):
+            col = getattr(pl.draws, f.name)
+            if f.name not in ("job_ids", "job_kind"):
+                # int32, or one value held once (stride 0)
+                assert col.dtype == np.int32 or col.strides == (0,), f.name
+        assert pl.rows.dtype == np.int32
+        a, b = run(pl.cfg, pl.draws), run(pl.cfg, _wide(pl.draws))
+        for k in ("synth_start", "queued", "start", "acquire", "end", "worker"):
+            assert np.array_equal(getattr(a, k), getattr(b, k)), k
+        assert pl.draws.kernel.sum() == _wide(pl.draws).kernel.sum()  # summed in int64
+
+
+def test_a_plan_keeps_int64_where_its_ms_lie_past_2_to_the_28() -> None:
+    pl = plan(open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions[0])
+    late = _wide(pl.draws)
+    late = held(replace(late, arrival=late.arrival + NARROW_MS))
+    assert late.arrival.dtype == np.int64 and late.synth.dtype == np.int32
+    assert np.array_equal(late.arrival, pl.draws.arrival.astype(np.int64) + NARROW_MS)
