@@ -79,3 +79,49 @@ def test_a_profile_of_nothing_or_one_instant() -> None:
     assert empty.mean_busy(np.array([0.0]), np.array([5.0])).tolist() == [0.0]
     one = profile({"synth": (np.array([2.0]), np.array([4.0]))})
     assert one.mean_busy(np.array([2.0, 3.0]), np.array([4.0, 4.0])).tolist() == [1.0, 1.0]
+
+
+def _profile_by_one_sort(spans: dict):
+    """The profile as it was made before: every change sorted in one order, the running
+    count kept after the last change of each instant (the reference for ``profile``)."""
+    kept = []
+    for a, b in spans.values():
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+        kept.append((a[ok], b[ok]))
+    starts = sum(len(a) for a, _ in kept)
+    t = np.concatenate([a for a, _ in kept] + [b for _, b in kept])
+    step = np.ones(len(t), np.int8)
+    step[starts:] = -1
+    order = np.argsort(t)
+    busy = np.maximum(np.cumsum(step[order], dtype=np.int32), 0)
+    t = t[order]
+    keep = np.r_[t[1:] != t[:-1], True]
+    return t[keep], busy[keep]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_the_profile_is_the_one_every_change_sorted_gives(
+    seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Counted from the sorted starts and ends, in floats or whole ms, in chunks: the same
+    instants and counts to the bit as one sort of every change (ties and all)."""
+    rng = np.random.default_rng(seed)
+    spans = _spans(rng, int(rng.integers(1, 400)), whole_ms=seed % 3 != 0)
+    if seed % 3 == 2:  # a played run's spans: whole ms in int32, -1 for never
+        spans = {
+            k: tuple(np.nan_to_num(x, nan=-1).astype(np.int32) for x in ab)
+            for k, ab in spans.items()
+        }
+    if seed % 4 == 1:  # many chunks, some cut inside a run of ties
+        monkeypatch.setattr("viewer.analysis.load._CHUNK", 7)
+    prof = profile(spans)
+    t, busy = _profile_by_one_sort(spans)
+    assert prof.t.dtype == np.float64 and np.array_equal(prof.t, t)
+    assert np.array_equal(prof.busy, busy)
+
+
+def test_a_profile_of_nothing_is_empty_but_usable() -> None:
+    prof = profile({"synth": (np.array([np.nan, 3.0]), np.array([1.0, 3.0]))})
+    assert len(prof.t) == 2 and prof.busy.max() == 0
+    assert profile({}).busy.max() == 0

@@ -14,8 +14,9 @@ import pytest
 from viewer.io import open_log
 from viewer.sim.model import run
 from viewer.whatif import Knobs, plan, what_if
+from viewer.whatif.load import intervals
 from viewer.whatif.predict import Throughput
-from viewer.whatif.replay import NARROW_MS, held
+from viewer.whatif.replay import NARROW_MS, held, played_intervals, predicted_session, replay
 
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
@@ -134,3 +135,16 @@ def test_a_plan_keeps_int64_where_its_ms_lie_past_2_to_the_28() -> None:
     late = held(replace(late, arrival=late.arrival + NARROW_MS))
     assert late.arrival.dtype == np.int64 and late.synth.dtype == np.int32
     assert np.array_equal(late.arrival, pl.draws.arrival.astype(np.int64) + NARROW_MS)
+
+
+@pytest.mark.parametrize(("name", "knobs"), CONSUMED)
+def test_a_played_runs_intervals_are_its_sessions_without_the_session(name, knobs) -> None:
+    """``played_intervals``: per stage, the spans ``load.intervals`` reads from the played
+    run's Session (its rows sorted otherwise), from the schedule alone."""
+    pl = plan(open_log(SAMPLES / name).sessions[0])
+    s = replay(pl, knobs)
+    got, want = played_intervals(s), intervals(predicted_session(pl, s))
+    assert got.keys() == want.keys() == {"synth", "prep", "kernel", "post"}
+    for stage, (a, b) in want.items():
+        pairs = sorted(zip(a.tolist(), b.tolist(), strict=True))
+        assert sorted(zip(*(x.tolist() for x in got[stage]), strict=True)) == pairs, stage

@@ -155,28 +155,36 @@ def profile(spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> Profile:
     waiting for the mutex (CPU prep, the kernel region, whose host thread waits for the
     GPU by spinning as CUDA does by default, and post-processing).
 
-    Built with a byte a change and one sort order held at a time (the what-if's peak on
-    10^6 calls was here, at ~260 bytes a call): only the count after the last change at an
-    instant is kept, and that is the same in any order of the instant's changes."""
-    kept = []
+    ``spans``: (start, end) per stage, float (NaN: not shown) or whole ms.  The count at an
+    instant is the one after every change there: the intervals started by then less those
+    ended, counted in the sorted starts and the sorted ends (no sort order of all the
+    changes held: on a played run of 1.5 M calls that was 96 MB beside the times)."""
+    starts, ends = [], []
     for a, b in spans.values():
-        ok = np.isfinite(a) & np.isfinite(b) & (b > a)
-        kept.append((a[ok], b[ok]))
-    starts = sum(len(a) for a, _ in kept)
-    t = np.concatenate([a for a, _ in kept] + [b for _, b in kept]) if kept else np.zeros(0)
-    del kept
-    if not len(t):
+        ok = b > a
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            ok &= np.isfinite(a) & np.isfinite(b)
+        starts.append(a[ok])
+        ends.append(b[ok])
+        del ok
+    a, b = np.concatenate(starts or [np.zeros(0)]), np.concatenate(ends or [np.zeros(0)])
+    del starts, ends
+    if not len(a):
         return Profile(np.zeros(2), np.zeros(2, np.int64))
-    step = np.ones(len(t), np.int8)
-    step[starts:] = -1
-    order = np.argsort(t)
-    step = step[order]
-    del order
-    t.sort()  # the values t[order] holds
-    busy = np.cumsum(step, dtype=np.int32)
-    np.maximum(busy, 0, out=busy)
-    keep = np.r_[t[1:] != t[:-1], True]  # the count after the last change at an instant
-    return Profile(t[keep], busy[keep])
+    a.sort()
+    b.sort()
+    t = np.concatenate([a, b])
+    t.sort()
+    t = t[np.r_[t[1:] != t[:-1], True]]  # each instant once
+    busy = np.empty(len(t), np.int32)
+    for i in range(0, len(t), _CHUNK):
+        at = t[i : i + _CHUNK]
+        busy[i : i + _CHUNK] = np.searchsorted(a, at, "right") - np.searchsorted(b, at, "right")
+    return Profile(t.astype(np.float64, copy=False), busy)
+
+
+#: Instants counted at a time (``profile``): two int64 positions each.
+_CHUNK = 1 << 20
 
 
 def sample(

@@ -29,7 +29,6 @@ from viewer.whatif.load import (
     STAGE_CLASS,
     LoadFit,
     fit,
-    intervals,
     profile,
     sample,
     synthesis_peak,
@@ -39,6 +38,7 @@ from viewer.whatif.replay import (
     load_factors,
     plan,
     played_facts,
+    played_intervals,
     played_session,
     predicted_session,
     queue_depth,
@@ -362,10 +362,8 @@ def what_if(
     else:
         # Only the scenario is made a Session, and only for its figures: the other ends
         # are their throughput alone.
-        played = predicted_session(pl, scen)
-        scenario = outcome(pl, scen, memory_model, played)
-        beyond, sides = _beyond(load, played)
-        del played
+        scenario = outcome(pl, scen, memory_model)
+        beyond, sides = _beyond(load, played_intervals(scen))
         if pl.latest is not None and not closed:
             late = throughput_of(pl, replay(pl, knobs, latest=True, ends=True))
         unbounded = pl.cfg.queue_cap is None and knobs.queue_cap is None
@@ -454,10 +452,12 @@ def _taken_from(
 SHAPE_KNOBS = ("gw", "pw", "gpus", "jobs", "concurrency", "queue_cap", "budget_gib")
 
 
-def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
-    """The stage classes whose load in the played run leaves what the logs cover, in words
-    ("synthesis at 18 busy threads (the logs: 6-10)"), and the sides ("above", "below")."""
-    spans = intervals(played)
+def _beyond(
+    load: LoadFit, spans: dict[str, tuple[np.ndarray, np.ndarray]]
+) -> tuple[tuple[str, ...], set[str]]:
+    """The stage classes whose load in a played run (its ``played_intervals``) leaves what
+    the logs cover, in words ("synthesis at 18 busy threads (the logs: 6-10)"), and the
+    sides ("above", "below")."""
     prof = profile(spans)
     out = []
     sides: set[str] = set()
@@ -465,7 +465,7 @@ def _beyond(load: LoadFit, played: Session) -> tuple[tuple[str, ...], set[str]]:
         loads = []
         for st in (st for st in spans if STAGE_CLASS[st] == cls):
             a, b = spans[st]
-            ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+            ok = b > a  # (whole ms: none unknown)
             if ok.any():
                 loads.append(prof.mean_busy(a[ok], b[ok]))
         if not loads:
