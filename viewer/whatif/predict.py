@@ -224,12 +224,16 @@ def outcome(
     # columns are made from the schedule when read: 1.5 M calls, 12 MB a column).
     efficiency = session_efficiency(played)
     forget(played)
+    kernel = kernel_stats(played)  # (the kernel intervals and calls tables: ~200 MB)
+    forget(played)
+    tp = throughput(played, None, kernel)
+    forget(played)
     out = Outcome(
         s_per_proof=through.s_per_proof,
         gpu_efficiency=efficiency,
         # The slots as `report` on its --out log counts them (issue 27 item 6): the knob
         # divided the synthesis floor where the run held fewer at once.
-        floors=floors(played),
+        floors=floors(played, None, kernel, tp),
         run=(pl.session.index, s),  # not the plan: a cache keyed on it holds this
         wall_s_per_proof=through.wall_s_per_proof,
     )
