@@ -132,9 +132,9 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
             str(k) if k is not None else ("monolithic" if m else "porep-c2")
             for k, m in zip(kinds, mono, strict=True)
         ],
-        arrival=_ms(arrival),
+        arrival=_compact(_ms(arrival)),
         assemble=constant(0, len(jobs), np.int64),
-        job=rank[job[rows]].astype(np.int64),
+        job=_compact(rank[job[rows]]),
         **tasks,
     )
     del tasks
@@ -183,27 +183,28 @@ def _task_draws(
     """Per task (the partitions at ``rows``, in order), the durations the engine plays in
     whole ms: ``Draws``' per-task columns but ``job``; the median synthesis (ms), how many
     partitions a full queue held, and the most seen queued at once.  Each measured column
-    is let go once its whole ms are made, and a column that is one value by construction
-    (a log without CUZK_TIMING has no hold, b_g2 or kernel parts) is held once: the plan of
-    1.5 M one-call jobs held ~40 columns of 12 MB at once."""
+    is let go once its whole ms are made, and those are held as they are made in the
+    fewest bytes that keep them (``_compact``: a log without CUZK_TIMING has no hold, b_g2
+    or kernel parts, one value each): the plan of 1.5 M one-call jobs held ~40 columns of
+    12 MB at once."""
     p = session.partitions
 
     def col(name: str) -> np.ndarray:
         return take_rows(p[name], rows)
 
-    out: dict[str, np.ndarray] = {"part": _one_value(p["partition"][rows].astype(np.int64))}
+    out: dict[str, np.ndarray] = {"part": _compact(p["partition"][rows].astype(np.int64))}
     synth = _filled(st["synth_ms"][rows], "synthesis", notes)
     synth_median = float(np.nanmedian(synth))
-    out["synth"] = _ms(synth)
+    out["synth"] = _compact(_ms(synth))
     del synth
     delay = st["queue_delay_ms"][rows]
     blocked = np.isfinite(delay) & (delay > BLOCKED_MS)
-    out["qdelay"] = _ms(_filled(np.where(blocked, np.nan, delay), "", notes, default=0.0))
+    out["qdelay"] = _compact(_ms(_filled(np.where(blocked, np.nan, delay), "", notes, default=0.0)))
     del delay
     dispatch = _filled(st["dispatch_ms"][rows], "", notes, default=0.0)
-    out["pickup"] = _ms(np.minimum(_filled(st["pickup_ms"][rows], "", notes), dispatch))
+    out["pickup"] = _compact(_ms(np.minimum(_filled(st["pickup_ms"][rows], "", notes), dispatch)))
     queue_seen = _queue_cap(st, rows, p["gpu_start"][rows] - dispatch)
-    out["dispatch"] = _ms(dispatch)
+    out["dispatch"] = _compact(_ms(dispatch))
     del dispatch
     if timing:
         prelock = _filled(st["prep_ms"][rows], "CPU prep", notes)
@@ -228,10 +229,11 @@ def _task_draws(
         post = hold = constant(0.0, len(rows), np.float64)
     prep_msm = col("prep_msm_ms")
     prep_msm = np.where(np.isfinite(prep_msm), np.minimum(prep_msm, prelock), prelock)
-    out["prep"] = _ms(prep_msm)
-    out["prelock_extra"] = _one_value(_ms(prelock) - out["prep"])
+    out["prep"] = _compact(_ms(prep_msm))
+    out["prelock_extra"] = _compact(_ms(prelock) - out["prep"])
     del prep_msm, prelock
-    out["ntt"], out["barrier"], out["batch"], out["tail"] = _kernel_parts(p, rows, kernel)
+    parts = (_compact(x) for x in _kernel_parts(p, rows, kernel))
+    out["ntt"], out["barrier"], out["batch"], out["tail"] = parts
     del kernel
     # post = hold + b_g2 + epilogue, in whole ms, none negative.
     post_ms = _ms(post)
@@ -239,10 +241,10 @@ def _task_draws(
     del post, hold
     b_g2_ms = np.clip(_ms(np.nan_to_num(col("b_g2_msm_ms"), nan=0.0)), 0, None)
     b_g2_ms = np.minimum(b_g2_ms, post_ms - hold_ms)
-    out["b_g2"] = _one_value(b_g2_ms)
-    out["epilogue"] = _one_value(post_ms - hold_ms - b_g2_ms)
-    out["circuits"] = _one_value(_ms(np.nan_to_num(col("num_circuits"), nan=1.0)))
-    out["hold"] = _one_value(hold_ms)
+    out["b_g2"] = _compact(b_g2_ms)
+    out["epilogue"] = _compact(post_ms - hold_ms - b_g2_ms)
+    out["circuits"] = _compact(_ms(np.nan_to_num(col("num_circuits"), nan=1.0)))
+    out["hold"] = _compact(hold_ms)
     return out, synth_median, int(blocked.sum()), queue_seen
 
 
