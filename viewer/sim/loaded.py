@@ -59,26 +59,30 @@ def play_loaded(  # noqa: ANN201
     gate: Gate | None = None,
 ):
     """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
-    from viewer.sim.engine import Played, Workers, ints
+    from viewer.sim.engine import Played, Workers
 
     n = len(t.job)
     jobs = len(t.arrival)
-    job = ints(t.job)  # (a Python int a task over 256 was ~36 bytes)
-    arrival = _doubles(t.arrival)
-    if concurrency is not None:
-        first = min(arrival) if arrival else 0.0
+    # Every input is read where it is held (a memoryview: no copy, a column of one value
+    # included), one value at a time as a Python number (an object per value, as
+    # ``tolist`` makes, was ~20 a task at 10^6 events, left scattered over the
+    # interpreter's small-object arenas after the play).
+    job, arrival = _view(t.job), _view(t.arrival)
+    if concurrency is not None:  # (the loop's arrivals are its own, set as it plays)
+        first = float(np.min(t.arrival)) if jobs else 0.0
         arrival = array("d", [first if j < concurrency else math.inf for j in range(jobs)])
     released = min(concurrency, jobs) if concurrency is not None else jobs
-    synth, qdelay = _doubles(t.synth), _doubles(t.qdelay)
-    pickup, dispatch, prelock = _doubles(t.pickup), _doubles(t.dispatch), _doubles(t.prelock)
-    kernel, hold, post0 = _doubles(t.kernel), _doubles(t.hold), _doubles(t.post)
-    assemble = _doubles(t.assemble)
+    synth, qdelay = _view(t.synth), _view(t.qdelay)
+    pickup, dispatch, prelock = _view(t.pickup), _view(t.dispatch), _view(t.prelock)
+    kernel, hold, post0 = _view(t.kernel), _view(t.hold), _view(t.post)
+    assemble = _view(t.assemble)
+    assembled: dict[int, float] = {}  # a job's last dispatched call: its proof assembly
     left = np.bincount(t.job, minlength=jobs).tolist()  # calls not yet dispatched
     unfinished = list(left)  # calls not yet ended
     gw, cap, warmup = shape.gw, shape.queue_cap, float(shape.warmup_ms)
     nan = math.nan
     ss, se, qd, pk, st, lk, aq, ke, rl, en = (array("d", [nan]) * n for _ in range(10))
-    worker_of = array("q", [-1]) * n
+    worker_of = array("i", [-1]) * n
     warm: dict[int, int] = {}  # the task each GPU's warm-up went to (one a GPU)
     workers = Workers(gw, shape.gpus, 0.0)
     mutex_busy = [False] * shape.gpus
@@ -152,7 +156,7 @@ def play_loaded(  # noqa: ANN201
             if blocked:
                 enqueue(blocked.popleft(), now)
             if left[j] == 0:
-                post0[i] += assemble[j]
+                assembled[i] = assemble[j]
         try_synth(now)
 
     def acquire(i: int, now: float, g: int) -> None:
@@ -175,7 +179,7 @@ def play_loaded(  # noqa: ANN201
         push(rl[i], RELEASE, worker_of[i] // gw)
         if gate:
             push(rl[i], FREE, i)  # gpu_prove_start returns: its a/b/c are freed
-        begin(CPU_POST, i, post0[i], acquired.pop(i))
+        begin(CPU_POST, i, post0[i] + assembled.pop(i, 0), acquired.pop(i))
 
     def ended(i: int, now: float) -> None:
         nonlocal released
@@ -263,32 +267,34 @@ def play_loaded(  # noqa: ANN201
             else:
                 ended(i, now)
 
-    # The inputs go before the outputs are made, and each played column as it is made
-    # (emptied in place: the engine's functions hold them). 1.5 M calls: ~290 MB at the
-    # peak of the play, where inputs, played doubles and int64 outputs were ~455.
-    for spent in (synth, qdelay, pickup, dispatch, prelock, kernel, hold, post0, assemble):
-        del spent[:]
-    del job[:], left[:], unfinished[:], held[:]
+    # Each played column is converted as it is made and emptied in place (the engine's
+    # functions hold them).  1.5 M calls: ~290 MB at the peak of
+    # the play, where inputs, played doubles and int64 outputs were ~455.
+    del left[:], unfinished[:], held[:]
     times = []
     for col in (ss, se, qd, pk, st, aq, ke, rl, en):
         times.append(_ms(col))
         del col[:]
-    warmed_calls = np.zeros(n, dtype=np.int64)
+    warmed_calls = np.zeros(n, dtype=times[0].dtype if times else np.int64)
     warmed_calls[list(warm)] = list(warm.values())
-    played = Played(*times, worker=np.array(worker_of, dtype=np.int64), warm=warmed_calls)
+    worker = np.frombuffer(worker_of, dtype=np.int32).copy() if n else np.zeros(0, np.int32)
+    played = Played(*times, worker=worker, warm=warmed_calls)
     return played, Extra(lock=_ms(lk), arrival=_ms(arrival))
 
 
-def _ms(values: array) -> np.ndarray:
-    """Float ms (NaN: never happened) as whole ms (-1: never happened)."""
-    a = np.frombuffer(values, dtype=np.float64) if len(values) else np.zeros(0)
-    return np.where(np.isfinite(a), np.rint(a), -1).astype(np.int64)
+def _ms(values: array | memoryview) -> np.ndarray:
+    """Ms (NaN: never happened) as whole ms (-1: never happened): int32 where they lie
+    within 2^30 ms (``sim.model``'s narrow rule), int64 otherwise."""
+    a = np.asarray(values, dtype=np.float64)
+    out = np.where(np.isfinite(a), np.rint(a), -1)
+    fits = not len(out) or (out.min() > -(2**30) and out.max() < 2**30)
+    return out.astype(np.int32 if fits else np.int64)
 
 
-def _doubles(values: np.ndarray) -> array:
-    """``values`` as C doubles (exact for whole ms): an object per value, as ``tolist``
-    makes, was ~20 of them per task at 10^6 events (~90 MB), left scattered over the
-    interpreter's small-object arenas after the play."""
-    out = array("d")
-    out.frombytes(memoryview(np.ascontiguousarray(values, dtype=np.float64)).cast("B"))
-    return out
+def _view(values: np.ndarray) -> memoryview:
+    """``values`` read in place, a value at a time (int32, int64 or float64 as held; other
+    types as float64)."""
+    values = np.asarray(values)
+    if values.dtype not in (np.int32, np.int64, np.float64):
+        values = values.astype(np.float64)
+    return memoryview(values)
