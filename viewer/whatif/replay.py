@@ -17,7 +17,9 @@ from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 
+from viewer.analysis.cache import drop, made
 from viewer.analysis.floors import arrivals, max_overlap, slots_seen
+from viewer.analysis.intervals import busy_blocks, calls
 from viewer.analysis.jobs import completions
 from viewer.analysis.stages import BLOCKED_MS, stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
@@ -83,7 +85,11 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
 
     A budget-gated session (its ``facts`` state a budget) is replayed as its daemon ran:
     the synthesis workers it logged, its budget played with ``baseline_gib`` of SRS and
-    PCE held from the start (``viewer.sim.budget``)."""
+    PCE held from the start (``viewer.sim.budget``).
+
+    The whole-session tables the plan makes go once it has read them (those the caller
+    had, a window's, stay): 1.5 M one-call jobs, ~200 MB beside the plan at its end."""
+    had = made(session)
     p = session.partitions
     st = stages(session)
     arr = arrivals(session)
@@ -114,14 +120,20 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
     tasks, synth_median, blocked, queue_seen = _task_draws(session, st, rows, timing, notes)
+    synth_ms = st["synth_ms"][rows]
+    del st
+    drop(session, stages, calls, busy_blocks, unless=had)
     first = arr["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - synth_median)
     arrival = np.maximum(arrival[jobs], 0.0)
+    del first
     hidden = arr["inferred"][jobs]
     latest = None
     if hidden.any():
         latest = _ms(np.where(hidden, np.fmax(arr["first_synth"][jobs], arrival), arrival))
     counted = np.isfinite(completions(session))[jobs]
+    del arr
+    drop(session, arrivals, completions, unless=had)
     kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
     mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
     d = Draws(
@@ -173,7 +185,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     return Plan(
         session, cfg, d, rows, counted, not timing, blocked, tuple(notes),
         latest, int(hidden.sum()), queue_seen, other_order, max_parallel,
-        p["synth_start"][rows], st["synth_ms"][rows],
+        p["synth_start"][rows], synth_ms,
     )  # fmt: skip
 
 
