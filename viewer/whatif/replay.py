@@ -119,7 +119,13 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     notes: list[str] = [f"the log: {n}" for n in session.notes]
 
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
-    tasks, synth_median, blocked, queue_seen = _task_draws(session, st, rows, timing, notes)
+    # What needs the calls' tables first, and those let go (1.5 M calls: ~150 MB at once).
+    shares = None
+    if not timing:
+        shares = _gpu_shares(session, p["gpu"][rows], _filled(st["call_ms"][rows], "", []))
+    slots = max(1, slots_seen(session))
+    drop(session, calls, busy_blocks, unless=had)
+    tasks, synth_median, blocked, queue_seen = _task_draws(session, st, rows, notes, shares)
     synth_ms = st["synth_ms"][rows]
     del st
     drop(session, stages, calls, busy_blocks, unless=had)
@@ -163,7 +169,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     cfg = SimConfig(
         sectors=len(jobs),
         partitions=max(1, int(np.bincount(d.job).max())),
-        pw=max(1, slots_seen(session)),
+        pw=slots,
         gw=gw,
         gpus=max(1, len(gpus)),
         queue_cap=queue_cap,
@@ -190,11 +196,17 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
 
 
 def _task_draws(
-    session: Session, st: Frame, rows: np.ndarray, timing: bool, notes: list[str]
+    session: Session,
+    st: Frame,
+    rows: np.ndarray,
+    notes: list[str],
+    shares: dict[int, float] | None,
 ) -> tuple[dict[str, np.ndarray], float, int, int]:
     """Per task (the partitions at ``rows``, in order), the durations the engine plays in
     whole ms: ``Draws``' per-task columns but ``job``; the median synthesis (ms), how many
-    partitions a full queue held, and the most seen queued at once.  Each measured column
+    partitions a full queue held, and the most seen queued at once.  ``shares``: per GPU,
+    the share of a call taken as kernel time, where the log has no CUZK_TIMING (None where
+    it has: ``_gpu_shares``).  Each measured column
     is let go once its whole ms are made, and those are held as they are made in the
     fewest bytes that keep them (``_compact``: a log without CUZK_TIMING has no hold, b_g2
     or kernel parts, one value each): the plan of 1.5 M one-call jobs held ~40 columns of
@@ -218,7 +230,7 @@ def _task_draws(
     queue_seen = _queue_cap(st, rows, p["gpu_start"][rows] - dispatch)
     out["dispatch"] = _compact(_ms(dispatch))
     del dispatch
-    if timing:
+    if shares is None:  # CUZK_TIMING: each stage as timed
         prelock = _filled(st["prep_ms"][rows], "CPU prep", notes)
         kernel = _filled(st["kernel_ms"][rows], "kernel", notes)
         post = _filled(st["post_ms"][rows], "post-processing", notes)
@@ -227,7 +239,11 @@ def _task_draws(
         del held
     else:
         call = _filled(st["call_ms"][rows], "GPU call", notes)
-        share = _kernel_share(session, p["gpu"][rows], call)
+        gpu = p["gpu"][rows]
+        share = np.ones(len(call))
+        for g, of_call in (shares or {}).items():
+            share[gpu == g] = of_call
+        del gpu
         overlapped = float(np.average(1.0 - share, weights=call)) if call.sum() > 0 else 0.0
         notes.append(
             "no CUZK_TIMING lines: the kernel region of each GPU call is not in the log; "
@@ -678,21 +694,19 @@ def _kernel_parts(
     return ntt, barrier, batch, total - ntt - barrier - batch
 
 
-def _kernel_share(session: Session, gpu: np.ndarray, call: np.ndarray) -> np.ndarray:
-    """Per call (its GPU ``gpu``), the share of it that can be kernel time without a log's
-    CUZK_TIMING: a GPU's kernel regions never overlap (its mutex), so together they fit in
-    its busy time (the union of its calls): each call's share is that union over the sum
-    of the GPU's calls (1 where they never overlapped)."""
+def _gpu_shares(session: Session, gpu: np.ndarray, call: np.ndarray) -> dict[int, float]:
+    """Per GPU of the calls (``gpu``, ``call``: per call), the share of a call that can be
+    kernel time without a log's CUZK_TIMING: a GPU's kernel regions never overlap (its
+    mutex), so together they fit in its busy time (the union of its calls): that union
+    over the sum of the GPU's calls (1 where they never overlapped)."""
     from viewer.analysis.gpus import busy_by_gpu
 
     busy = busy_by_gpu(session)
-    share = np.ones(len(call))
+    out = {}
     for g in np.unique(gpu).tolist():
-        mine = gpu == g
-        total = float(call[mine].sum())
-        if total > 0 and g in busy:
-            share[mine] = min(1.0, busy[g] / total)
-    return share
+        total = float(call[gpu == g].sum())
+        out[g] = min(1.0, busy[g] / total) if total > 0 and g in busy else 1.0
+    return out
 
 
 def _queue_cap(st: Frame, rows: np.ndarray, took: np.ndarray) -> int:
