@@ -148,3 +148,21 @@ def test_a_played_runs_intervals_are_its_sessions_without_the_session(name, knob
     for stage, (a, b) in want.items():
         pairs = sorted(zip(a.tolist(), b.tolist(), strict=True))
         assert sorted(zip(*(x.tolist() for x in got[stage]), strict=True)) == pairs, stage
+
+
+def test_a_consuming_what_if_lets_the_unchanged_replay_go_and_keeps_its_figures() -> None:
+    """The command line's what-if holds one played schedule, not two: the baseline keeps its
+    figures, facts and memory, and says why it cannot give its run again."""
+    path = SAMPLES / "budget_gated.log"
+    kept = what_if(open_log(path).sessions[0], Knobs(budget_gib=300))
+    given = [open_log(path).sessions[0]]
+    c = what_if(given.pop(), Knobs(budget_gib=300), consume=True)
+    assert c.baseline.run is None and kept.baseline.run is not None
+    assert c.baseline.facts == kept.baseline.facts and c.baseline.facts.budget_gated
+    assert c.memory_gib(c.baseline) == kept.memory_gib(kept.baseline)
+    assert c.baseline.floors == kept.baseline.floors
+    with pytest.raises(ValueError, match="let go"):
+        _ = c.baseline.session
+    assert c.scenario.session is not None  # the scenario's schedule stays: --out writes it
+    unchanged = what_if(open_log(path).sessions[0], Knobs(), consume=True)
+    assert unchanged.baseline.run is not None  # the scenario is the unchanged replay
