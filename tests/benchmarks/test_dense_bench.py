@@ -32,6 +32,12 @@ SHAPES = {
     "1.5 M one-call jobs (.gz)": (1_500_000, ".log.gz"),
     "105 000 one-call jobs (49 MB)": (105_000, ".log"),
 }
+#: The 1.5 M shape with each job's durations its own (``dense.varied_ms``): no column one
+#: value, as a real daemon's log (a what-if's plan holds a column of one value once).
+VARIED = "1.5 M one-call jobs, varied durations (.gz)"
+#: The commands run on the varied shape too: the what-if, whose plan and played runs are
+#: where one value held once made the difference.
+VARIED_COMMANDS = ("whatif --gw 3", "whatif --gw 3 --out")
 COMMANDS = {
     "info": ["-m", "viewer", "info", "{LOG}"],
     "report": ["-m", "viewer", "report", "{LOG}"],
@@ -54,12 +60,12 @@ WRAPPER = (
 )
 
 
-def _log(jobs: int, suffix: str) -> Path:
-    path = DATA / f"dense-jobs-{jobs}{suffix}"
+def _log(jobs: int, suffix: str, varied: bool = False) -> Path:
+    path = DATA / f"dense-{'varied-' if varied else ''}jobs-{jobs}{suffix}"
     if not path.exists():
         DATA.mkdir(exist_ok=True)
         part = path.with_name(f"{path.name}.part{suffix}")  # (.gz: written compressed)
-        dense_jobs(part, jobs).rename(path)
+        dense_jobs(part, jobs, varied=varied).rename(path)
     return path
 
 
@@ -108,7 +114,17 @@ def test_dense_jobs(shape: str, command: str, pure: bool, interpreter: int) -> N
     if pure and command not in BOTH_SCANNERS:
         pytest.skip("the pure-Python scanner: open_log and the what-if (the others share it)")
     jobs, suffix = SHAPES[shape]
-    big, tenth = _log(jobs, suffix), _log(jobs // 10, suffix)
+    _rows(shape, command, pure, interpreter, _log(jobs, suffix), _log(jobs // 10, suffix))
+
+
+@pytest.mark.parametrize("command", VARIED_COMMANDS)
+def test_dense_varied_jobs(command: str, interpreter: int) -> None:
+    big, tenth = _log(1_500_000, ".log.gz", True), _log(150_000, ".log.gz", True)
+    _rows(VARIED, command, False, interpreter, big, tenth)
+
+
+def _rows(shape: str, command: str, pure: bool, interpreter: int, big: Path, tenth: Path) -> None:
+    """The time and peak memory rows of ``command`` on ``big`` (``tenth``: a tenth its size)."""
     argv = COMMANDS[command]
     small_s, _ = _run(argv, tenth, pure)
     seconds, peak = _run(argv, big, pure)

@@ -7,6 +7,10 @@ The run is a steady pipeline of known figures: job ``i`` arrives (its SYNTH_STAR
 one GPU for GPU_MS, so a job completes every PERIOD_MS (measured s/proof PERIOD_MS / 1000)
 and the GPU is busy GPU_MS of every PERIOD_MS.  The lines are written in the order of their
 offsets, as a daemon writes them.
+
+``varied``: each job's synthesis and GPU call last their own time (``varied_ms``: spread
+over SYNTH_SPREAD and GPU_SPREAD ms about the figures above, the same mean), as a real
+daemon's do: no column of the log is one value, as a what-if's plan could hold once.
 """
 
 from __future__ import annotations
@@ -21,6 +25,19 @@ SYNTH_MS = 120  # every event within 22 ms after a job's arrival: no arrival is 
 GPU_MS = 90  # GPU_START -> GPU_END on worker i % 2: the GPU busy 90 % of the time
 WORKERS = 2
 KINDS = ("window-post", "winning-post")  # job i's kind: KINDS[i % 20 == 0] (1 in 20 winning)
+
+
+SYNTH_SPREAD = 41  # varied: synthesis SYNTH_MS - 20 .. SYNTH_MS + 20 ms
+GPU_SPREAD = 11  # varied: the call GPU_MS - 5 .. GPU_MS + 5 ms (a worker's next call is 200 ms on)
+
+
+def varied_ms(i: int) -> tuple[int, int]:
+    """Job ``i``'s (synthesis, GPU call) ms in a varied log: spread evenly over their ranges
+    (multiplicative hashing), means SYNTH_MS and GPU_MS over whole cycles."""
+    return (
+        SYNTH_MS - SYNTH_SPREAD // 2 + (i * 7919) % SYNTH_SPREAD,
+        GPU_MS - GPU_SPREAD // 2 + (i * 104_729) % GPU_SPREAD,
+    )
 
 
 def job_id(i: int) -> str:
@@ -67,15 +84,44 @@ def dense_text(jobs: int, first: int = 0, last: int | None = None) -> str:
     return "".join(out)
 
 
-def dense_jobs(path: Path, jobs: int) -> Path:
+def varied_text(jobs: int, first: int, last: int) -> str:
+    """``dense_text`` of a varied log (module docstring): the lines whose offsets fall in
+    the periods ``first`` to ``last``, in offset order (a job's own in event order)."""
+    reach = (SYNTH_MS + SYNTH_SPREAD + GPU_MS + GPU_SPREAD + 2) // PERIOD_MS + 1
+    lo, hi = first * PERIOD_MS, last * PERIOD_MS
+    out = []
+    for i in range(max(0, first - reach), min(jobs, last)):
+        synth, gpu = varied_ms(i)
+        t0, j, w, k = i * PERIOD_MS, job_id(i), i % WORKERS, KINDS[i % 20 == 0]
+        lines = (
+            (t0, f"TIMELINE,{t0},SYNTH_START,{j},kind={k}\n"),
+            (t0 + synth, f"TIMELINE,{t0 + synth},SYNTH_END,{j},synth_ms={synth}\n"),
+            (t0 + synth, f"TIMELINE,{t0 + synth},GPU_QUEUE,{j},monolithic\n"),
+            (t0 + synth + 1, f"TIMELINE,{t0 + synth + 1},GPU_PICKUP,{j},worker={w}\n"),
+            (t0 + synth + 2, f"TIMELINE,{t0 + synth + 2},GPU_START,{j},worker={w}\n"),
+            (
+                t0 + synth + 2 + gpu,
+                f"TIMELINE,{t0 + synth + 2 + gpu},GPU_END,{j},worker={w},gpu_ms={gpu}\n",
+            ),
+        )
+        out.extend((t, i, e, line) for e, (t, line) in enumerate(lines) if lo <= t < hi)
+    out.sort()
+    return "".join(line for *_, line in out)
+
+
+def dense_jobs(path: Path, jobs: int, varied: bool = False) -> Path:
     """A log of ``jobs`` one-call jobs at ``path``, gzip-compressed when it ends in .gz
-    (~310 B a job as text; 1.5 M jobs: ~465 MB, ~13 MB compressed)."""
+    (~310 B a job as text; 1.5 M jobs: ~465 MB, ~13 MB compressed); ``varied``: each job's
+    durations its own (module docstring)."""
     opener = gzip.open if path.suffix == ".gz" else open
     kwargs = {"compresslevel": 6} if path.suffix == ".gz" else {}
     periods = jobs + _EVENTS[-1][0] // PERIOD_MS + 1
+    if varied:
+        periods = jobs + (SYNTH_MS + SYNTH_SPREAD + GPU_MS + GPU_SPREAD + 2) // PERIOD_MS + 1
+    text = varied_text if varied else dense_text
     with opener(path, "wt", encoding="utf-8", newline="\n", **kwargs) as out:
         out.write(f"{DAEMON_START}\n{worker_lines()}")
         step = 20_000
         for k in range(0, periods, step):
-            out.write(dense_text(jobs, k, min(k + step, periods)))
+            out.write(text(jobs, k, min(k + step, periods)))
     return path
