@@ -37,6 +37,9 @@ def window(path: str) -> dict[str, float]:
     from first_frame import watch_open  # Qt: not in the command line's process
     from PySide6 import QtCore, QtWidgets
 
+    # The process as ``python -m viewer`` makes it: its heap settings (``viewer.heap``: one
+    # malloc arena, big blocks reused) are the command line's, made before any thread.
+    import viewer.cli  # noqa: F401
     from viewer.ui import MainWindow
 
     app = QtWidgets.QApplication(["shape-probe"])
