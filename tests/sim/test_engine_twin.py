@@ -74,13 +74,15 @@ def test_the_backend_is_chosen_once_by_compiled(monkeypatch: pytest.MonkeyPatch)
 
 def _held(values: np.ndarray, how: str) -> np.ndarray:
     """``values`` held as a plan holds them: int32, a column of one value (stride 0), or a
-    strided view."""
+    view with another stride (a negative one too)."""
     if how == "int32":
         return values.astype(np.int32)
     if how == "one value" and len(values) and (values == values[0]).all():
         return np.broadcast_to(values[:1].astype(np.int32), values.shape)
     if how == "strided":
         return np.repeat(values, 2)[::2]
+    if how == "backwards":  # the same values read through a negative stride
+        return np.ascontiguousarray(values[::-1].astype(np.int32))[::-1]
     return values
 
 
