@@ -153,3 +153,30 @@ def test_past_the_cores_a_woken_gpu_worker_shares_one_cpu() -> None:
     assert woken.factor("cpu", 16) == even.factor("cpu", 16) == 1.0
     assert woken.factor("synth", 34) == even.factor("synth", 34)
     assert "sharing a CPU" in woken.describe() and "(50 % of calls)" in half.describe()
+
+
+def test_the_loaded_engine_reads_columns_as_they_are_held() -> None:
+    """Inputs are read in place (no float64 copy of each): int32 columns, a column of one
+    value (stride 0), a job column given as floats, all play as the int64 columns do; the
+    times come back int32 where they fit."""
+    rng = np.random.default_rng(11)
+    load = Contention(synth=0.05, cpu=0.02, cores=4.0)
+    for k in range(40):
+        tasks = _tasks(int(rng.integers(1, 7)), int(rng.integers(1, 6)), rng)
+        shape = Shape(pw=int(rng.integers(1, 5)), gw=2, gpus=int(rng.integers(1, 3)))
+        held = replace(
+            tasks,
+            job=tasks.job.astype(np.float64),
+            synth=tasks.synth.astype(np.int32),
+            hold=np.broadcast_to(np.int32(1), tasks.hold.shape),
+            post=tasks.post[::-1].copy()[::-1],
+        )
+        want, want_extra = play_loaded(shape, replace(tasks, hold=np.ones_like(tasks.hold)), load)
+        got, got_extra = play_loaded(shape, held, load, concurrency=None if k % 2 else 2)
+        if k % 2:
+            for f in vars(want):
+                assert np.array_equal(getattr(want, f), getattr(got, f)), f
+                assert getattr(got, f).dtype == np.int32, f
+            assert np.array_equal(want_extra.lock, got_extra.lock)
+        else:  # a closed loop of 2 jobs in flight: every call still ends
+            assert (got.end >= 0).all()

@@ -67,7 +67,7 @@ def play_loaded(  # noqa: ANN201
     # included), one value at a time as a Python number (an object per value, as
     # ``tolist`` makes, was ~20 a task at 10^6 events, left scattered over the
     # interpreter's small-object arenas after the play).
-    job, arrival = _view(t.job), _view(t.arrival)
+    job, arrival = _view(t.job, np.int64), _view(t.arrival)
     if concurrency is not None:  # (the loop's arrivals are its own, set as it plays)
         first = float(np.min(t.arrival)) if jobs else 0.0
         arrival = array("d", [first if j < concurrency else math.inf for j in range(jobs)])
@@ -77,7 +77,7 @@ def play_loaded(  # noqa: ANN201
     kernel, hold, post0 = _view(t.kernel), _view(t.hold), _view(t.post)
     assemble = _view(t.assemble)
     assembled: dict[int, float] = {}  # a job's last dispatched call: its proof assembly
-    left = np.bincount(t.job, minlength=jobs).tolist()  # calls not yet dispatched
+    left = np.bincount(np.asarray(job), minlength=jobs).tolist()  # calls not yet dispatched
     unfinished = list(left)  # calls not yet ended
     gw, cap, warmup = shape.gw, shape.queue_cap, float(shape.warmup_ms)
     nan = math.nan
@@ -291,10 +291,11 @@ def _ms(values: array | memoryview) -> np.ndarray:
     return out.astype(np.int32 if fits else np.int64)
 
 
-def _view(values: np.ndarray) -> memoryview:
-    """``values`` read in place, a value at a time (int32, int64 or float64 as held; other
-    types as float64)."""
+def _view(values: np.ndarray, other: type = np.float64) -> memoryview:
+    """``values`` read in place, a value at a time: int32, int64 (or float64, where
+    ``other`` is float64) as held; other types as ``other``."""
     values = np.asarray(values)
-    if values.dtype not in (np.int32, np.int64, np.float64):
-        values = values.astype(np.float64)
+    kept = (np.int32, np.int64) if other is np.int64 else (np.int32, np.int64, np.float64)
+    if values.dtype not in kept:
+        values = values.astype(other)
     return memoryview(values)
