@@ -227,13 +227,11 @@ def wall_per_proof(done: np.ndarray, arrived: np.ndarray) -> float | None:
     return span / int(ok.sum()) / 1000.0 if span > 0 else None
 
 
-def outcome(
-    pl: Plan, s: Schedule, memory_model: MemoryModel | None = None, played: Session | None = None
-) -> Outcome:
+def outcome(pl: Plan, s: Schedule, memory_model: MemoryModel | None = None) -> Outcome:
     """A played run's figures: s/proof over the jobs the log completed, and its floors as a
     report on the played run's log gives them (and the memory it holds under
-    ``memory_model``, while its Session is at hand).  ``played``: that Session when made."""
-    played = predicted_session(pl, s) if played is None else played
+    ``memory_model``, while its Session is at hand)."""
+    played = predicted_session(pl, s)
     through = throughput_of(pl, s)
     # Each figure's tables of the played run are let go before the next is made (its
     # columns are made from the schedule when read: 1.5 M calls, 12 MB a column).
