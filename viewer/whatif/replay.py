@@ -128,7 +128,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
     tasks, synth_median, blocked, queue_seen = _task_draws(session, st, rows, notes, shares)
     synth_ms = st["synth_ms"][rows]
     del st
-    drop(session, stages, calls, busy_blocks, unless=had)
+    drop(session, stages, unless=had)
     first = arr["arrival"]
     arrival = np.where(np.isfinite(first), first, first_seen - synth_median)
     arrival = np.maximum(arrival[jobs], 0.0)
@@ -139,7 +139,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
         latest = _ms(np.where(hidden, np.fmax(arr["first_synth"][jobs], arrival), arrival))
     counted = np.isfinite(completions(session))[jobs]
     del arr
-    drop(session, arrivals, completions, unless=had)
+    drop(session, arrivals, unless=had)
     kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
     mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
     d = Draws(
@@ -206,11 +206,10 @@ def _task_draws(
     whole ms: ``Draws``' per-task columns but ``job``; the median synthesis (ms), how many
     partitions a full queue held, and the most seen queued at once.  ``shares``: per GPU,
     the share of a call taken as kernel time, where the log has no CUZK_TIMING (None where
-    it has: ``_gpu_shares``).  Each measured column
-    is let go once its whole ms are made, and those are held as they are made in the
-    fewest bytes that keep them (``_compact``: a log without CUZK_TIMING has no hold, b_g2
-    or kernel parts, one value each): the plan of 1.5 M one-call jobs held ~40 columns of
-    12 MB at once."""
+    it has: ``_gpu_shares``).  Each measured column is let go once its whole ms are made,
+    and those are held as they are made in the fewest bytes that keep them (``_compact``:
+    a log without CUZK_TIMING has no hold, b_g2 or kernel parts, one value each): the plan
+    of 1.5 M one-call jobs held ~40 columns of 12 MB at once."""
     p = session.partitions
 
     def col(name: str) -> np.ndarray:
@@ -241,7 +240,7 @@ def _task_draws(
         call = _filled(st["call_ms"][rows], "GPU call", notes)
         gpu = p["gpu"][rows]
         share = np.ones(len(call))
-        for g, of_call in (shares or {}).items():
+        for g, of_call in shares.items():
             share[gpu == g] = of_call
         del gpu
         overlapped = float(np.average(1.0 - share, weights=call)) if call.sum() > 0 else 0.0
