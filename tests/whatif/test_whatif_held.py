@@ -166,3 +166,22 @@ def test_a_consuming_what_if_lets_the_unchanged_replay_go_and_keeps_its_figures(
     assert c.scenario.session is not None  # the scenario's schedule stays: --out writes it
     unchanged = what_if(open_log(path).sessions[0], Knobs(), consume=True)
     assert unchanged.baseline.run is not None  # the scenario is the unchanged replay
+
+
+def test_a_plan_lets_go_of_the_tables_it_made_and_keeps_the_callers() -> None:
+    """The plan's own whole-session tables go once read; those a window had made stay."""
+    from viewer.analysis.cache import made
+    from viewer.analysis.floors import arrivals
+    from viewer.analysis.intervals import busy_blocks, calls
+    from viewer.analysis.stages import stages
+
+    mine = {f.__wrapped__ for f in (stages, calls, busy_blocks, arrivals)}
+    fresh = open_log(SAMPLES / "two_gpus.log").sessions[0]
+    pl = plan(fresh)
+    assert not made(fresh) & mine
+    window = open_log(SAMPLES / "two_gpus.log").sessions[0]
+    stages(window), calls(window)  # the window's own, made before
+    again = plan(window)
+    assert {stages.__wrapped__, calls.__wrapped__} <= made(window)
+    assert not made(window) & {busy_blocks.__wrapped__, arrivals.__wrapped__}
+    assert again.cfg == pl.cfg and np.array_equal(again.rows, pl.rows)

@@ -139,7 +139,7 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
         latest = _ms(np.where(hidden, np.fmax(arr["first_synth"][jobs], arrival), arrival))
     counted = np.isfinite(completions(session))[jobs]
     del arr
-    drop(session, arrivals, unless=had)
+    drop(session, arrivals, stages, unless=had)  # (the completions made stages again)
     kinds = session.jobs["kind"].astype(object, copy=False)[jobs]
     mono = session.jobs["monolithic"].astype(bool, copy=False)[jobs]
     d = Draws(
