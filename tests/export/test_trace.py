@@ -265,3 +265,23 @@ def test_write_trace_streams_the_same_bytes_a_chunk_at_a_time(
         for rng in (None, (36_000.0, 80_000.0)):
             want = json_bytes(trace_events(tl, rng=rng), newline=False)
             assert write_trace(tl, tmp_path / "t.json", rng=rng).read_bytes() == want
+
+
+def test_a_session_traced_keeps_no_table_and_a_windows_keep_theirs() -> None:
+    """Each session's tables go once its events are written (30 000 daemon restarts kept
+    ~20 KB of them each: 666 MB above the interpreter on a 35 MB log); a session whose
+    tables a window had made keeps those, and no other."""
+    from viewer.analysis.cache import made
+    from viewer.analysis.intervals import calls
+    from viewer.analysis.stages import stages
+
+    many = Timeline(Path("x.log"), [pipeline([35_000]) for _ in range(3)])
+    for i, s in enumerate(many.sessions):
+        s.index = i
+    window = many.sessions[1]
+    stages(window)  # the window's own, made before
+    before = json.dumps(trace_events(many))
+    assert made(many.sessions[0]) == made(many.sessions[2]) == set()
+    assert made(window) == {stages.__wrapped__}
+    assert calls.__wrapped__ not in made(window)
+    assert json.dumps(trace_events(many)) == before  # made again, the same trace

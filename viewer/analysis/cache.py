@@ -70,3 +70,13 @@ def forget(session: Session) -> None:
         _memo.pop(session, None)
     for frame in (session.partitions, session.jobs, session.workers, session.unattributed):
         frame.release()
+
+
+def forget_since(session: Session, had: set[Callable]) -> None:
+    """Let go of what was made of ``session`` since ``had`` (its ``made`` then): every
+    table, and the column views its own tables made, where it had none (a command's
+    session read once); else only the tables made since (a window's stay)."""
+    if had:
+        drop(session, *(made(session) - had))
+    else:
+        forget(session)

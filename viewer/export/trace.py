@@ -29,7 +29,7 @@ import numpy as np
 
 from viewer import __version__
 from viewer.analysis import cold_start_regions, idle_gaps, transitions
-from viewer.analysis.cache import drop, made
+from viewer.analysis.cache import drop, forget_since, made
 from viewer.analysis.gaps import TABLE as gaps_table
 from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range
@@ -308,6 +308,8 @@ class _Builder:
             pids["synthesis"] = synth_pid
         self.sink(self.meta)  # the session's process and track names
         self.meta = []
+        # Nothing reads the session's tables again: 30 000 restarts kept ~20 KB each.
+        forget_since(s, had)
         return {
             "session": s.number,
             "index": s.index,
