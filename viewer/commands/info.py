@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+import textwrap
+from collections.abc import Iterator
 
+from viewer.analysis.cache import forget_since, made
 from viewer.commands.common import add_workers_argument, load, named
 from viewer.model import Session
+from viewer.model.timeline import display_path
 
 DESCRIPTION = """\
 Read a cuzk daemon log (plain, .gz or .zst) and print, for every daemon run
@@ -46,12 +51,41 @@ def run(args: argparse.Namespace) -> int:
     timeline = load("info", args.path, args.workers_per_gpu)
     if timeline is None:
         return 2
-    summaries = [session_summary(s) for s in timeline.sessions]
-    if args.json:
-        print(json.dumps({"sessions": summaries}, indent=2))
-    else:
-        print(format_text(args.path, timeline.sessions, summaries))
+    pieces = json_pieces if args.json else text_pieces
+    for piece in pieces(args.path, timeline.sessions):
+        sys.stdout.write(piece)
     return 0
+
+
+def _summaries(sessions: list[Session]) -> Iterator[tuple[Session, dict]]:
+    """Each session with its summary, its tables let go once it is written (30 000 daemon
+    restarts held every summary, their text and the views read: ~150 MB)."""
+    for session in sessions:
+        had = made(session)
+        yield session, session_summary(session)
+        forget_since(session, had)
+
+
+def json_pieces(path: str, sessions: list[Session]) -> Iterator[str]:
+    """``json.dumps({"sessions": [summaries]}, indent=2)`` and a newline, a session at a
+    time (the same text)."""
+    if not sessions:
+        yield json.dumps({"sessions": []}, indent=2) + "\n"
+        return
+    yield '{\n  "sessions": ['
+    sep = "\n"
+    for _, summary in _summaries(sessions):
+        yield sep + textwrap.indent(json.dumps(summary, indent=2), "    ")
+        sep = ",\n"
+    yield "\n  ]\n}\n"
+
+
+def text_pieces(path: str, sessions: list[Session]) -> Iterator[str]:
+    """``format_text``'s lines and a newline, a session at a time."""
+    yield f"{display_path(path)}: {len(sessions)} session(s)"
+    for session, summary in _summaries(sessions):
+        yield "\n" + "\n".join(_session_lines(session, summary))
+    yield "\n"
 
 
 def session_summary(session: Session) -> dict:
@@ -77,38 +111,37 @@ def session_summary(session: Session) -> dict:
 
 
 def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> str:
-    from viewer.analysis.budget import budget
-    from viewer.model.timeline import display_path
-
     """A few readable lines per session."""
     lines = [f"{display_path(path)}: {len(sessions)} session(s)"]
     for session, s in zip(sessions, summaries, strict=True):
-        span_s = (s["end_ms"] - s["start_ms"]) / 1000
-        skipped = sum(s["skipped"].values())
-        lines += [
-            "",
-            f"session {session.number}",
-            f"  events accepted   {s['events']}",
-            f"  skipped lines     {skipped}"
-            + (
-                " (" + ", ".join(f"{k}: {v}" for k, v in s["skipped"].items()) + ")"
-                if skipped
-                else ""
-            ),
-            f"  jobs              {s['jobs']}",
-            f"  partitions        {s['partitions']}",
-            "  gpus              "
-            + (
-                "; ".join(
-                    f"GPU {g}: workers {', '.join(map(str, ws))}" for g, ws in s["gpus"].items()
-                )
-                or "none"
-            ),
-            f"  open intervals    {s['open_intervals']}",
-            f"  time span         {s['start_ms']} - {s['end_ms']} ms ({span_s:.1f} s)",
-            f"  kernel time from  {session.kernel_source}",
-        ]
-        if "budget" in s:
-            lines.append(f"  memory budget     {budget(session).describe()}")
-        lines += [f"  note: {n}" for n in session.notes]
+        lines += _session_lines(session, s)
     return "\n".join(lines)
+
+
+def _session_lines(session: Session, s: dict) -> list[str]:
+    """The lines of one session (``format_text``), the blank line before them first."""
+    span_s = (s["end_ms"] - s["start_ms"]) / 1000
+    skipped = sum(s["skipped"].values())
+    lines = [
+        "",
+        f"session {session.number}",
+        f"  events accepted   {s['events']}",
+        f"  skipped lines     {skipped}"
+        + (" (" + ", ".join(f"{k}: {v}" for k, v in s["skipped"].items()) + ")" if skipped else ""),
+        f"  jobs              {s['jobs']}",
+        f"  partitions        {s['partitions']}",
+        "  gpus              "
+        + (
+            "; ".join(f"GPU {g}: workers {', '.join(map(str, ws))}" for g, ws in s["gpus"].items())
+            or "none"
+        ),
+        f"  open intervals    {s['open_intervals']}",
+        f"  time span         {s['start_ms']} - {s['end_ms']} ms ({span_s:.1f} s)",
+        f"  kernel time from  {session.kernel_source}",
+    ]
+    if "budget" in s:
+        from viewer.analysis.budget import budget
+
+        lines.append(f"  memory budget     {budget(session).describe()}")
+    lines += [f"  note: {n}" for n in session.notes]
+    return lines
