@@ -129,3 +129,11 @@ def test_a_column_of_another_type_is_refused_by_the_compiled_engine() -> None:
     with pytest.raises(ValueError, match="int32 or int64"):
         _engine.play([np.zeros(3, np.int64)] * 9, tasks.arrival, tasks.assemble,
                      [np.zeros(3, np.float64)] * 11, 1, 1, 1, -1, 0)  # fmt: skip
+
+
+def test_an_argument_out_of_range_is_said_as_it_is_not_retried() -> None:
+    """Only a time past an int32 output plays again in int64: a warm-up of inf fails as
+    itself, not as an engine that stopped short twice."""
+    tasks = Tasks(*(np.zeros(2, np.int64) for _ in range(11)))
+    with pytest.raises(OverflowError):
+        play_compiled(Shape(1, 1, 1, None, float("inf")), tasks)

@@ -180,3 +180,12 @@ def test_the_loaded_engine_reads_columns_as_they_are_held() -> None:
             assert np.array_equal(want_extra.lock, got_extra.lock)
         else:  # a closed loop of 2 jobs in flight: every call still ends
             assert (got.end >= 0).all()
+
+
+def test_a_warm_up_past_2_to_the_30_ms_is_held_in_int64() -> None:
+    """The warm-up column keeps the narrow rule of its own (its times' dtype is not its)."""
+    rng = np.random.default_rng(3)
+    tasks = _tasks(2, 2, rng)
+    for warmup, dtype in ((7, np.int32), (2**31 + 5, np.int64)):
+        played, _ = play_loaded(Shape(2, 1, 1, warmup_ms=warmup), tasks, NONE, concurrency=2)
+        assert played.warm.dtype == dtype and played.warm.max() == warmup

@@ -266,7 +266,7 @@ static int run(Engine *e) {
     for (int64_t w = 0; w < workers; w++) pair_push(&e->idle[w / e->gw], 0, w);
     e->free = workers;
     if (try_synth(e, 0)) return -1;
-    while (e->events.n) {
+    while (e->events.n && !e->overflow) { /* a time past an int32 output: played again */
         Event ev = ev_pop(&e->events);
         int64_t now = ev.t, i = ev.arg;
         switch (ev.kind) {
@@ -344,7 +344,8 @@ static In in_of(const Py_buffer *b) {
     "prelock, kernel, hold, post; out a sequence of 11 writable C-contiguous int64 or int32 "   \
     "arrays of n for synth_start, synth_end, queued, pickup, start, acquire, kernel_end, "      \
     "release, end, worker, warm (filled with -1 / 0 by the caller). queue_cap < 0: unbounded. " \
-    "OverflowError where a time does not lie within 2^30 ms for an int32 output."
+    "Returns False, the outputs unfinished, where a time does not lie within 2^30 ms for an " \
+    "int32 output (the play stops there); True once played."
 
 /* The buffers of the ``rows`` arrays of sequence ``obj``, each of n values (n: the first's
  * length when n < 0). */
@@ -449,11 +450,7 @@ static PyObject *play(PyObject *Py_UNUSED(self), PyObject *args) {
         PyErr_NoMemory();
         goto done;
     }
-    if (e.overflow) {
-        PyErr_SetString(PyExc_OverflowError, "a time does not lie within 2^30 ms (int32 out)");
-        goto done;
-    }
-    res = Py_NewRef(Py_None);
+    res = Py_NewRef(e.overflow ? Py_False : Py_True);
 done:
     free(e.post);
     free(e.left);

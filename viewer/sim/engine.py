@@ -120,19 +120,17 @@ def play_compiled(shape: Shape, t: Tasks) -> Played:
     n = len(t.job)
     tasks = [_engine_input(getattr(t, k)) for k in TASK_ROWS]
     args = (tasks, _engine_input(t.arrival), _engine_input(t.assemble))
-    rest = (shape.pw, shape.gw, shape.gpus, -1 if shape.queue_cap is None else shape.queue_cap)
+    cap = -1 if shape.queue_cap is None else shape.queue_cap
+    rest = (shape.pw, shape.gw, shape.gpus, cap, int(shape.warmup_ms))
     for dtype in (np.int32, np.int64):
         # A column each, not one block of all (a block over the heap's big-block threshold
         # is mapped apart, and freed memory of the heap goes unused beside it).
         out = [np.full(n, -1, dtype=dtype) for _ in range(len(fields(Played)) - 1)]
         out.append(np.zeros(n, dtype=dtype))  # warm
-        try:
-            _engine.play(*args, out, *rest, int(shape.warmup_ms))
-        except OverflowError:  # a time past 2^30 ms: played again in int64
-            del out
-            continue
-        return Played(*out)
-    raise AssertionError("an int64 play does not overflow")
+        if _engine.play(*args, out, *rest):
+            return Played(*out)
+        del out  # a time past 2^30 ms: played again in int64 (which never stops short)
+    raise AssertionError("an int64 play stopped short")
 
 
 def _engine_input(values: np.ndarray) -> np.ndarray:

@@ -275,8 +275,10 @@ def play_loaded(  # noqa: ANN201
     for col in (ss, se, qd, pk, st, aq, ke, rl, en):
         times.append(_ms(col))
         del col[:]
-    warmed_calls = np.zeros(n, dtype=times[0].dtype if times else np.int64)
+    warmed_calls = np.zeros(n, dtype=np.int64)
     warmed_calls[list(warm)] = list(warm.values())
+    if not warm or max(warm.values()) < 2**30:  # (the narrow rule of its own)
+        warmed_calls = warmed_calls.astype(np.int32)
     worker = np.frombuffer(worker_of, dtype=np.int32).copy() if n else np.zeros(0, np.int32)
     played = Played(*times, worker=worker, warm=warmed_calls)
     return played, Extra(lock=_ms(lk), arrival=_ms(arrival))

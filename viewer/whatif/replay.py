@@ -581,7 +581,7 @@ def played_intervals(s: Schedule) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     schedule's whole ms, a row a task in task order (the Session's rows are sorted
     otherwise).  1.5 M calls: 8 columns of int32 where the Session's were float64, beside
     the float64 columns its tables made to get them."""
-    kernel_end = s.acquire + s.kernel
+    kernel_end = s.acquire.astype(np.int64) + s.kernel  # (a warm-up near 2^30 ms: no wrap)
     return {
         "synth": (s.synth_start, s.synth_end),
         "prep": (s.start, s.start + s.prelock),
