@@ -133,6 +133,18 @@ def play_compiled(shape: Shape, t: Tasks) -> Played:
     raise AssertionError("an int64 play stopped short")
 
 
+#: Times are held in int32 where they all lie within this of 0 (12.4 days): the sum or
+#: difference of two still fits (``_engine.c``'s NARROW_LIMIT is the same rule).
+NARROW_MS = 2**30
+
+
+def narrowed(values: np.ndarray) -> np.ndarray:
+    """Whole ms ``values`` as int32 where they all lie within ``NARROW_MS`` of 0, as int64
+    otherwise (an empty column too)."""
+    fits = len(values) and values.min() > -NARROW_MS and values.max() < NARROW_MS
+    return values.astype(np.int32 if fits else np.int64, copy=False)
+
+
 def _engine_input(values: np.ndarray) -> np.ndarray:
     """``values`` as the C engine reads them: int32 or int64 as they are, others as int64."""
     values = np.asarray(values)

@@ -34,6 +34,7 @@ import numpy as np
 
 from viewer.sim.budget import Gate
 from viewer.sim.contention import Contention
+from viewer.sim.engine import Played, Shape, Tasks, Workers, narrowed
 
 QUEUED, PREP, RELEASE, KERNEL_END, WAKE, FREE = range(6)
 SYNTH, CPU_PREP, CPU_POST, KERNEL = range(4)
@@ -51,16 +52,14 @@ class Extra:
     arrival: np.ndarray  # per job, ms
 
 
-def play_loaded(  # noqa: ANN201
-    shape,  # noqa: ANN001
-    t,  # noqa: ANN001
+def play_loaded(
+    shape: Shape,
+    t: Tasks,
     load: Contention,
     concurrency: int | None = None,
     gate: Gate | None = None,
-):
+) -> tuple[Played, Extra]:
     """``(Played, Extra)`` of ``t`` through ``shape`` under ``load`` (module docstring)."""
-    from viewer.sim.engine import Played, Workers
-
     n = len(t.job)
     jobs = len(t.arrival)
     # Every input is read where it is held (a memoryview: no copy, a column of one value
@@ -268,8 +267,8 @@ def play_loaded(  # noqa: ANN201
                 ended(i, now)
 
     # Each played column is converted as it is made and emptied in place (the engine's
-    # functions hold them).  1.5 M calls: ~290 MB at the peak of
-    # the play, where inputs, played doubles and int64 outputs were ~455.
+    # functions hold them).  1.5 M calls: ~290 MB at the peak of the play, where inputs,
+    # played doubles and int64 outputs were ~455.
     del left[:], unfinished[:], held[:]
     times = []
     for col in (ss, se, qd, pk, st, aq, ke, rl, en):
@@ -277,8 +276,7 @@ def play_loaded(  # noqa: ANN201
         del col[:]
     warmed_calls = np.zeros(n, dtype=np.int64)
     warmed_calls[list(warm)] = list(warm.values())
-    if not warm or max(warm.values()) < 2**30:  # (the narrow rule of its own)
-        warmed_calls = warmed_calls.astype(np.int32)
+    warmed_calls = narrowed(warmed_calls)  # (the narrow rule of its own, not its times')
     worker = np.frombuffer(worker_of, dtype=np.int32).copy() if n else np.zeros(0, np.int32)
     played = Played(*times, worker=worker, warm=warmed_calls)
     return played, Extra(lock=_ms(lk), arrival=_ms(arrival))
@@ -288,9 +286,7 @@ def _ms(values: array | memoryview) -> np.ndarray:
     """Ms (NaN: never happened) as whole ms (-1: never happened): int32 where they lie
     within 2^30 ms (``sim.model``'s narrow rule), int64 otherwise."""
     a = np.asarray(values, dtype=np.float64)
-    out = np.where(np.isfinite(a), np.rint(a), -1)
-    fits = not len(out) or (out.min() > -(2**30) and out.max() < 2**30)
-    return out.astype(np.int32 if fits else np.int64)
+    return narrowed(np.where(np.isfinite(a), np.rint(a), -1))
 
 
 def _view(values: np.ndarray, other: type = np.float64) -> memoryview:

@@ -27,7 +27,7 @@ from viewer.sim.budget import (
     synth_workers,
 )
 from viewer.sim.contention import NONE, Contention
-from viewer.sim.engine import Played, Shape, Tasks, play
+from viewer.sim.engine import Played, Shape, Tasks, narrowed, play
 from viewer.sim.loaded import Extra, play_loaded
 
 #: Proof kinds; porep-c2 is partitioned, the others are one GPU call per job.
@@ -275,11 +275,7 @@ def _narrow(played: Played) -> dict[str, np.ndarray]:
     44 bytes a call where 88 were (the what-if keeps two schedules; 1.5 M calls: 132 MB
     less).  The sum or difference of two such times still fits an int32, and numpy sums a
     column in int64; a longer schedule stays int64."""
-    out = {}
-    for name, col in vars(played).items():
-        fits = col.dtype == np.int64 and len(col) and col.min() > -(2**30) and col.max() < 2**30
-        out[name] = col.astype(np.int32) if fits else col
-    return out
+    return {name: narrowed(col) for name, col in vars(played).items()}
 
 
 def scaled(d: Draws, **factor: np.ndarray | float) -> Draws:
