@@ -151,12 +151,11 @@ def plan(session: Session, baseline_gib: float = BASELINE_GIB) -> Plan:
             for k, m in zip(kinds, mono, strict=True)
         ],
         arrival=_compact(_ms(arrival)),
-        assemble=constant(0, len(jobs), np.int64),
+        assemble=constant(0, len(jobs), np.int32),
         job=_compact(rank[job[rows]]),
         **tasks,
     )
     del tasks
-    d = held(d)
     gpus = session.gpus
     gw = max((len(ws) for ws in gpus.values()), default=1)
     queue_cap = queue_seen if blocked else None
