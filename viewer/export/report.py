@@ -20,7 +20,7 @@ import numpy as np
 
 from viewer.analysis import SessionSummary, summarize
 from viewer.analysis.budget import Budget, budget
-from viewer.analysis.cache import forget, holds
+from viewer.analysis.cache import forget_since, made
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors, no_floors
 from viewer.analysis.groups import Groups
 from viewer.analysis.headroom import Headroom, remedy
@@ -141,10 +141,9 @@ def summaries(
 
 def _summaries(sessions: list, rng: Range) -> Iterator[SessionSummary]:
     for s in sessions:
-        kept = holds(s)
+        had = made(s)
         yield summarize(s, rng)
-        if not kept:
-            forget(s)
+        forget_since(s, had)
 
 
 # ---- JSON -----------------------------------------------------------------------------------
