@@ -74,12 +74,12 @@ def test_help_mentions_json_and_workers(capsys):
 
 def test_sessions_are_written_one_at_a_time_as_one_text(tmp_path, capsys):
     """The text and the JSON are written a session at a time, each session's tables let
-    go once it is (30 000 daemon restarts: 247 -> 75 MB above the interpreter), and read
-    the same as the whole output made at once."""
+    go once it is (30 000 daemon restarts: 247 -> 75 MB above the interpreter): the JSON
+    the same as the whole made at once, the text each session's block in order."""
     from pathlib import Path
 
     from viewer.analysis.cache import made
-    from viewer.commands.info import format_text, json_pieces, session_summary, text_pieces
+    from viewer.commands.info import json_pieces, session_summary, text_pieces
     from viewer.io import open_log
 
     path = tmp_path / "three.log"
@@ -88,11 +88,17 @@ def test_sessions_are_written_one_at_a_time_as_one_text(tmp_path, capsys):
     assert len(sessions) == 3
     summaries = [session_summary(s) for s in sessions]
     want_json = json.dumps({"sessions": summaries}, indent=2) + "\n"
-    want_text = format_text(str(path), sessions, summaries) + "\n"
+    blocks = [
+        f"\n\nsession {k}\n  events accepted   5\n  skipped lines     1 (unknown_event: 1)"
+        for k in (1, 2, 3)
+    ]
     fresh = open_log(path).sessions
     assert "".join(json_pieces(str(path), fresh)) == want_json
     assert all(not made(s) for s in fresh)
-    assert "".join(text_pieces(str(path), fresh)) == want_text
+    want_text = "".join(text_pieces(str(path), fresh))
+    assert want_text.startswith(f"{path}: 3 session(s)\n\nsession 1\n")
+    assert [want_text.index(b) for b in blocks] == sorted(want_text.index(b) for b in blocks)
+    assert want_text.count("\nsession ") == 3 and want_text.endswith("\n")
     assert "".join(json_pieces("x", [])) == json.dumps({"sessions": []}, indent=2) + "\n"
     assert main(["info", str(path)]) == 0
     assert capsys.readouterr().out == want_text

@@ -81,7 +81,7 @@ def json_pieces(path: str, sessions: list[Session]) -> Iterator[str]:
 
 
 def text_pieces(path: str, sessions: list[Session]) -> Iterator[str]:
-    """``format_text``'s lines and a newline, a session at a time."""
+    """A few readable lines per session and a newline, a session at a time."""
     yield f"{display_path(path)}: {len(sessions)} session(s)"
     for session, summary in _summaries(sessions):
         yield "\n" + "\n".join(_session_lines(session, summary))
@@ -110,16 +110,8 @@ def session_summary(session: Session) -> dict:
     return out
 
 
-def format_text(path: str, sessions: list[Session], summaries: list[dict]) -> str:
-    """A few readable lines per session."""
-    lines = [f"{display_path(path)}: {len(sessions)} session(s)"]
-    for session, s in zip(sessions, summaries, strict=True):
-        lines += _session_lines(session, s)
-    return "\n".join(lines)
-
-
 def _session_lines(session: Session, s: dict) -> list[str]:
-    """The lines of one session (``format_text``), the blank line before them first."""
+    """The lines of one session, the blank line before them first."""
     span_s = (s["end_ms"] - s["start_ms"]) / 1000
     skipped = sum(s["skipped"].values())
     lines = [
