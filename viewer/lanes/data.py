@@ -10,7 +10,9 @@ recomputed when a group is collapsed.
 from __future__ import annotations
 
 import bisect
-from collections.abc import Iterator, Mapping
+import operator
+import weakref
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +22,7 @@ from viewer.analysis.cache import drop, made
 from viewer.analysis.counters import COUNTERS, Envelope, counters
 from viewer.analysis.intervals import busy_union
 from viewer.analysis.stages import synthesis_rows
-from viewer.lanes.lod import Intervals, Stack
+from viewer.lanes.lod import Intervals, Level, Stack
 from viewer.model import Session
 from viewer.model.frame import Frame
 from viewer.model.keys import unique
@@ -38,7 +40,7 @@ GAP_DISPATCH, GAP_STARVED, GAP_DISPATCH_CROSS, GAP_STARVED_CROSS = 0, 1, 2, 3
 WORST_KEY_LAYERS = frozenset({"gap", "cross"})
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, weakref_slot=True)
 class Lane:
     name: str
     kind: str  # "worker" | "busy" | "synth" | "counter"
@@ -68,18 +70,80 @@ class StackViews(Mapping[str, Intervals]):
         return len(self.stacks)
 
 
+class Rows(Sequence[Lane]):
+    """Lanes of one kind, a row each of the group's ``stacks``, made when asked for: 2 *
+    10^5 synthesis rows at once held a Lane, its views and its top each (38 MB).
+
+    The rows lie one under the other from ``top``, ``pitch`` pixels apart (``place``, by
+    the layout).  A lane made stays the same object while anything holds it, and moves
+    with the rows."""
+
+    def __init__(self, stacks: dict[str, Stack], count: int, kind: str, name: str) -> None:
+        self.stacks, self.kind, self.name, self._count = stacks, kind, name, count
+        self.top, self.height, self.pitch = 0.0, LANE_HEIGHT[kind], 0.0
+        self._made: weakref.WeakValueDictionary[int, Lane] = weakref.WeakValueDictionary()
+
+    def __len__(self) -> int:
+        return self._count
+
+    def __getitem__(self, i):  # type: ignore[override]
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(self._count))]
+        i = operator.index(i)
+        if i < 0:
+            i += self._count
+        if not 0 <= i < self._count:
+            raise IndexError(f"row {i} of {self._count}")
+        lane = self._made.get(i)
+        if lane is None:
+            name = self.name if i == 0 else ""
+            top = self.top + i * self.pitch
+            lane = Lane(name, self.kind, StackViews(self.stacks, i), top=top, height=self.height)
+            self._made[i] = lane
+        return lane
+
+    def __iter__(self) -> Iterator[Lane]:
+        return (self[i] for i in range(self._count))
+
+    def place(self, top: float, height: float, pitch: float) -> None:
+        """Put the rows at ``top``, each ``height`` tall, ``pitch`` apart."""
+        self.top, self.height, self.pitch = top, height, pitch
+        for i, lane in list(self._made.items()):
+            lane.top, lane.height = top + i * pitch, height
+
+    def bands(self) -> tuple[np.ndarray, np.ndarray]:
+        """(top, height) of every row."""
+        return self.top + np.arange(self._count) * self.pitch, np.full(self._count, self.height)
+
+    def index_at(self, y: float) -> int | None:
+        """The row shown at ``y``, if any."""
+        if self.height <= 0 or y < self.top:
+            return None
+        i = int((y - self.top) // self.pitch)
+        return i if i < self._count and y <= self.top + i * self.pitch + self.height else None
+
+
+def bands(lanes: Sequence[Lane]) -> tuple[np.ndarray, np.ndarray]:
+    """(top, height) of each of ``lanes``, arrays (no pass over rows: ``Rows.bands``)."""
+    if isinstance(lanes, Rows):
+        return lanes.bands()
+    n = len(lanes)
+    top = np.fromiter((lane.top for lane in lanes), np.float64, n)
+    return top, np.fromiter((lane.height for lane in lanes), np.float64, n)
+
+
 @dataclass
 class LayerStack:
     """One layer of the lanes of a group that have it, end to end."""
 
-    lanes: list[Lane]
+    lanes: Sequence[Lane]
     data: Stack
 
 
 @dataclass
 class LaneGroup:
     name: str
-    lanes: list[Lane]
+    lanes: Sequence[Lane]  # a list, or the ``Rows`` of a group of stacked rows
     collapsed: bool = False
     top: float = 0.0
     bottom: float = 0.0
@@ -87,6 +151,8 @@ class LaneGroup:
 
     @property
     def is_counters(self) -> bool:
+        if isinstance(self.lanes, Rows):
+            return False
         return bool(self.lanes) and all(lane.kind == "counter" for lane in self.lanes)
 
     def stacks(self) -> dict[str, LayerStack]:
@@ -131,6 +197,17 @@ class SessionLanes:
         for group in self.groups:
             group.top = y
             y += GROUP_HEADER
+            if isinstance(group.lanes, Rows):
+                rows = group.lanes
+                if group.collapsed:
+                    rows.place(group.top, 0.0, 0.0)
+                else:
+                    height = LANE_HEIGHT[rows.kind]
+                    rows.place(y, height, height + LANE_SPACING[rows.kind])
+                    y += len(rows) * rows.pitch
+                group.bottom = y
+                y += 4.0
+                continue
             for lane in group.lanes:
                 if group.collapsed:
                     lane.height = 0.0
@@ -145,34 +222,59 @@ class SessionLanes:
         return y
 
     def lanes(self) -> list[Lane]:
+        """Every shown lane, top down (each row of ``Rows`` made: what the view draws
+        never asks for this, ``lane_at``, ``lane_named`` and ``layers`` do not pass over rows)."""
         return [lane for g in self.groups if not g.collapsed for lane in g.lanes]
 
     def lane_at(self, y: float) -> Lane | None:
-        """The lane shown at ``y``: a binary search over the lanes' tops (top down)."""
-        lanes = self.lanes()
-        i = bisect.bisect_right(lanes, y, key=lambda lane: lane.top) - 1
-        for lane in lanes[max(i - 1, 0) : i + 1]:
-            if lane.top <= y <= lane.top + lane.height:
-                return lane
+        """The lane shown at ``y``: its group, then a binary search over the group's lanes'
+        tops (top down), or the row of ``Rows`` at ``y``."""
+        for group in self.groups:
+            if group.collapsed or not group.top <= y <= group.bottom:
+                continue
+            lanes = group.lanes
+            if isinstance(lanes, Rows):
+                i = lanes.index_at(y)
+                return None if i is None else lanes[i]
+            i = bisect.bisect_right(lanes, y, key=lambda lane: lane.top) - 1
+            for lane in lanes[max(i - 1, 0) : i + 1]:
+                if lane.top <= y <= lane.top + lane.height:
+                    return lane
         return None
+
+    def lane_named(self, name: str) -> Lane | None:
+        """The first shown lane called ``name`` (of rows, only the first has a name)."""
+        for group in self.groups:
+            if group.collapsed:
+                continue
+            lanes = group.lanes[:1] if isinstance(group.lanes, Rows) else group.lanes
+            for lane in lanes:
+                if lane.name == name and lane.height > 0:
+                    return lane
+        return None
+
+    def layers(self) -> Iterator[tuple[str, Level]]:
+        """(name, intervals) of every layer of every shown group, each stack whole."""
+        for group in self.groups:
+            if not group.collapsed:
+                for name, stack in group.stacks().items():
+                    yield name, stack.data.level(0)
 
     def lane_holding(self, row: int, layers: tuple[str, ...]) -> Lane | None:
         """The first lane (top down) with partition ``row`` in one of its ``layers``: a
         search of each group's stacks, never a pass per lane (10^5 synthesis rows)."""
         for group in self.groups:
             stacks = group.stacks()
-            found = []
+            found = []  # (position in the group, lane)
             for name in layers:
                 stack = stacks.get(name)
                 hit = np.flatnonzero(stack.data.row == row) if stack is not None else []
                 if len(hit):
                     bounds = stack.data.level(0).bounds
-                    found.append(stack.lanes[int(np.searchsorted(bounds, hit[0], "right")) - 1])
-            if len(found) > 1:  # in several lanes: the first in the group's order
-                order = {id(lane): i for i, lane in enumerate(group.lanes)}
-                return min(found, key=lambda lane: order[id(lane)])
-            if found:
-                return found[0]
+                    lane = stack.lanes[int(np.searchsorted(bounds, hit[0], "right")) - 1]
+                    found.append((_position(group.lanes, lane), lane))
+            if found:  # in several lanes: the first in the group's order
+                return min(found, key=lambda pair: pair[0])[1]
         return None
 
     def group_at(self, y: float) -> LaneGroup | None:
@@ -180,6 +282,13 @@ class SessionLanes:
             if group.top <= y < group.top + GROUP_HEADER:
                 return group
         return None
+
+
+def _position(lanes: Sequence[Lane], lane: Lane) -> int:
+    """Where ``lane`` lies in ``lanes``, its group."""
+    if isinstance(lanes, Rows) and isinstance(lane.layers, StackViews):
+        return lane.layers.lane
+    return next(i for i, other in enumerate(lanes) if other is lane)
 
 
 #: The parts of a CUDA region, in the order the kernels run.
@@ -281,9 +390,7 @@ def _synth_group(session: Session) -> LaneGroup | None:
         "open": stack(sr.open, sr.start, sr.end),
         "queue": stack(sr.has_wait, sr.wait_from, sr.wait_to),
     }
-    lanes = [
-        Lane("synthesis" if r == 0 else "", "synth", StackViews(stacks, r)) for r in range(sr.depth)
-    ]
+    lanes = Rows(stacks, sr.depth, "synth", "synthesis")
     layers = {name: LayerStack(lanes, data) for name, data in stacks.items()}
     return LaneGroup("synthesis", lanes, _stacks=layers)
 

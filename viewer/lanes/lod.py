@@ -403,20 +403,31 @@ def _joinable(level: Level, px: float) -> float:
 
 def _typical(level: Level) -> np.ndarray:
     """Median length of each lane's intervals (of every ``len // 1000``-th of a longer
-    lane), 0 for an empty lane: for all lanes at once."""
+    lane), 0 for an empty lane: for all lanes at once.  A lane of one interval is its
+    length, read in place (2 * 10^5 rows of one synthesis each took 21 MB of sorting)."""
     counts = np.diff(level.bounds)
-    head = np.repeat(level.bounds[:-1], counts)
+    out = np.zeros(len(counts))
+    one = np.flatnonzero(counts == 1)
+    at = level.bounds[one]
+    out[one] = (level.le[at] - level.ls[at]).astype(np.float64)
+    many = np.flatnonzero(counts > 1)
+    if not len(many):
+        return out
+    counts = counts[many]
+    head = np.repeat(level.bounds[many], counts)
     step = np.repeat(np.maximum(1, counts // 1000), counts)
-    taken = np.flatnonzero((np.arange(len(level)) - head) % step == 0)
+    offset = np.arange(len(head)) - np.repeat(np.cumsum(counts) - counts, counts)
+    taken = np.flatnonzero(offset % step == 0)
+    del step
     lane = np.repeat(np.arange(len(counts)), counts)[taken]
-    length = (level.le[taken] - level.ls[taken]).astype(np.float64)
+    at = head[taken] + offset[taken]
+    del head, offset, taken
+    length = (level.le[at] - level.ls[at]).astype(np.float64)
     length = length[np.lexsort((length, lane))]
     n = np.bincount(lane, minlength=len(counts))
     first = np.cumsum(n) - n
-    out = np.zeros(len(counts))
-    has = n > 0
-    lo, hi = (first + (n - 1) // 2)[has], (first + n // 2)[has]
-    out[has] = (length[lo] + length[hi]) / 2  # the middle one, or the mean of the two
+    lo, hi = first + (n - 1) // 2, first + n // 2
+    out[many] = (length[lo] + length[hi]) / 2  # the middle one, or the mean of the two
     return out
 
 

@@ -12,7 +12,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.units import DAY, MINUTE, clock_steps, clock_tick, wall_date, wall_time
-from viewer.lanes.data import GROUP_HEADER, LaneGroup, SessionLanes
+from viewer.lanes.data import GROUP_HEADER, LaneGroup, Rows, SessionLanes
 from viewer.ui.palette import Theme
 
 #: Below this visible span the axis counts milliseconds instead of seconds.
@@ -385,20 +385,20 @@ class LaneHeaderAxis(pg.AxisItem):
             painter.setFont(font)
             if group.collapsed:
                 continue
-            synth = [lane for lane in group.lanes if lane.kind == "synth"]
-            for lane in group.lanes:
-                if lane.kind == "synth":
-                    continue
-                rect = QtCore.QRectF(14, y_of(lane.top), width - 18, lane.height)
-                painter.drawText(rect, QtCore.Qt.AlignmentFlag.AlignVCenter, lane.name)
-            if synth:
-                top, bottom = y_of(synth[0].top), y_of(synth[-1].top + synth[-1].height)
-                text = f"synthesis ({len(synth)} rows)" if len(synth) > 1 else "synthesis"
+            if isinstance(group.lanes, Rows):  # rows of one kind: one label for them all
+                rows = group.lanes
+                top = y_of(rows.top)
+                bottom = y_of(rows.top + (len(rows) - 1) * rows.pitch + rows.height)
+                text = f"{rows.name} ({len(rows)} rows)" if len(rows) > 1 else rows.name
                 painter.drawText(
                     QtCore.QRectF(14, top, width - 18, max(bottom - top, 14)),
                     QtCore.Qt.AlignmentFlag.AlignVCenter,
                     text,
                 )
+                continue
+            for lane in group.lanes:
+                rect = QtCore.QRectF(14, y_of(lane.top), width - 18, lane.height)
+                painter.drawText(rect, QtCore.Qt.AlignmentFlag.AlignVCenter, lane.name)
         painter.setPen(theme.separator)
         painter.drawLine(QtCore.QPointF(width - 1, 0), QtCore.QPointF(width - 1, self.height()))
 

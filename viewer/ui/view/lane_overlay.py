@@ -15,7 +15,7 @@ import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.transitions import is_interleaved
-from viewer.lanes.data import SessionLanes
+from viewer.lanes.data import Rows, SessionLanes
 from viewer.ui.palette import Theme, with_alpha
 
 LABEL_GAP_PX = 10.0
@@ -101,8 +101,9 @@ class OverlayItem(pg.GraphicsObject):
 
     def _gpu_span(self, gpu: int) -> tuple[float, float]:
         for group in self.lanes.groups:
-            lanes = [lane for lane in group.lanes if lane.gpu == gpu]
-            if lanes:
+            if isinstance(group.lanes, Rows):
+                continue  # rows of synthesis: no GPU's
+            if any(lane.gpu == gpu for lane in group.lanes):
                 return group.top, group.bottom
         return 0.0, self.lanes.height
 

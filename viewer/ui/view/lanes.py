@@ -19,7 +19,15 @@ import shiboken6
 from PySide6 import QtCore, QtGui
 
 from viewer.analysis.units import duration
-from viewer.lanes.data import KERNEL_PARTS, KernelParts, Lane, LaneGroup, LayerStack
+from viewer.lanes.data import (
+    KERNEL_PARTS,
+    KernelParts,
+    Lane,
+    LaneGroup,
+    LayerStack,
+    Rows,
+    bands,
+)
 from viewer.lanes.lod import drawable, positions
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 
@@ -155,6 +163,8 @@ class LaneGroupItem(GroupItem):
         self._view: tuple[float, float, float] | None = None
         self._brushes: dict[tuple[str, int], QtGui.QBrush] = {}
         self._bands: dict[int, tuple[np.ndarray, np.ndarray]] = {}  # by draw order
+        self._y_view: tuple[float, float] | None = None  # the view's y band (layout px)
+        self._y_prepared = (0.0, 0.0)  # the y band of the rows prepared
         self._update_bounds(0.0)
 
     # ------------------------------------------------------------- data
@@ -202,9 +212,14 @@ class LaneGroupItem(GroupItem):
         if self._view is not None:
             self.prepare(*self._view)
 
-    def prepare(self, x0: float, x1: float, px: float) -> None:
-        """Rectangles for the view [x0, x1] ms where one pixel is ``px`` ms."""
+    def prepare(
+        self, x0: float, x1: float, px: float, y_view: tuple[float, float] | None = None
+    ) -> None:
+        """Rectangles for the view [x0, x1] ms where one pixel is ``px`` ms (and, given,
+        ``y_view`` its y band: the rows of a group of ``Rows`` near it; else all)."""
         self._view = (x0, x1, px)
+        if y_view is not None:
+            self._y_view = y_view
         self._open = []
         self._batch = RectBatch()
         self._parts, self._part_labels = RectBatch(), []
@@ -225,23 +240,26 @@ class LaneGroupItem(GroupItem):
     ) -> RectBatch:
         """Every layer's rectangles, merged in one pass, sorted by drawing order and colour."""
         wanted = []  # stack, narrow px, shown lanes
-        orders, tops, heights = [], [], []  # per style drawn; then the y band of its lanes
+        drawn: list[tuple[int, LayerStack]] = []  # the draw order and stack of each wanted
+        bases = [0]  # the first lane of each wanted stack, numbered on from one to the next
+        near = self._rows_near()
         for order, style in enumerate(DRAW_ORDER):
             stack = stacks.get(style.layer)
             if stack is None or not len(stack.data):
                 continue
             shown = stack.data.typical >= DETAIL_PX * px if style.detail else None
+            if near is not None:
+                shown = near if shown is None else shown & near
             if shown is not None and not shown.any():
                 continue
             wanted.append((stack.data, style.narrow_px, shown))
-            top, height = self._band(order, stack)
-            orders.append(np.full(len(top), order, np.int16))
-            tops.append(top)
-            heights.append(height)
+            drawn.append((order, stack))
+            bases.append(bases[-1] + len(stack.lanes))
         s, e, key, lane = drawable(wanted, x0, x1, px)
         if not len(s):
             return RectBatch()
-        order = np.concatenate(orders)[lane]
+        which = np.searchsorted(bases, lane, side="right") - 1
+        order = np.array([o for o, _ in drawn], np.int16)[which]
         w = e - s
         separate = np.array([style.separate for style in DRAW_ORDER])[order] & (w >= 3 * px)
         w[separate] -= px
@@ -251,10 +269,12 @@ class LaneGroupItem(GroupItem):
         slot = np.where(mode == SLOT_MODES["one"], 0, slot)
         draw_key = order * SLOT_SPAN + (slot + 1).astype(np.int16)
         sort = np.argsort(draw_key, kind="stable")  # int16: a radix sort
-        lane = lane[sort]
+        which, local = which[sort], (lane - np.array(bases)[which])[sort]
         buffer = np.empty((len(sort), 4))
         buffer[:, 0], buffer[:, 2] = s[sort], w[sort]
-        buffer[:, 1], buffer[:, 3] = np.concatenate(tops)[lane], np.concatenate(heights)[lane]
+        for j, (o, stack) in enumerate(drawn):
+            at = np.flatnonzero(which == j)
+            buffer[at, 1], buffer[at, 3] = self._band(o, stack, local[at])
         batch = RectBatch(buffer)
         sorted_key = draw_key[sort]
         firsts = np.flatnonzero(np.r_[True, sorted_key[1:] != sorted_key[:-1]])
@@ -264,24 +284,54 @@ class LaneGroupItem(GroupItem):
             batch.runs.append((self._brush(DRAW_ORDER[style_at], slot_at - 1), first, count))
         return batch
 
-    def _band(self, order: int, stack: LayerStack) -> tuple[np.ndarray, np.ndarray]:
-        """(top, height) of the band style DRAW_ORDER[``order``] fills in each lane of
-        ``stack``, kept until the lanes move (10^5 synthesis rows: a pass over the lanes
-        per frame took ~0.25 s)."""
+    def _rows_near(self) -> np.ndarray | None:
+        """Of a group of ``Rows``, the rows within a view's height of the rows in view
+        (the others are prepared when the view scrolls near them: 2 * 10^5 rows at once
+        took 77 MB to prepare whole); None for other groups, or with no view height."""
+        rows = self.group.lanes
+        if not isinstance(rows, Rows) or self._y_view is None or rows.pitch <= 0:
+            return None
+        y0, y1 = self._y_view
+        margin = y1 - y0
+        first = max(int((y0 - margin - rows.top) // rows.pitch), 0)
+        last = min(int((y1 + margin - rows.top) // rows.pitch) + 1, len(rows))
+        near = np.zeros(len(rows), bool)
+        near[first:last] = True
+        self._y_prepared = (rows.top + first * rows.pitch, rows.top + last * rows.pitch)
+        return near
+
+    def set_y_view(self, y0: float, y1: float) -> None:
+        """The view shows [y0, y1] (layout px): rows are prepared anew when the view nears
+        the edge of those prepared (only a group of ``Rows`` prepares part of its lanes)."""
+        self._y_view = (y0, y1)
+        rows = self.group.lanes
+        if not isinstance(rows, Rows) or self.group.collapsed or self._view is None:
+            return
+        lo, hi = self._y_prepared
+        first, last = rows.top, rows.top + len(rows) * rows.pitch
+        if (y0 < lo and lo > first) or (y1 > hi and hi < last):
+            self._reprepare()
+
+    def _band(self, order: int, stack: LayerStack, at: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(top, height) of the band style DRAW_ORDER[``order``] fills in lanes ``at`` of
+        ``stack``: rows by their pitch, other lanes' kept until they move (a pass over
+        10^5 rows per frame took ~0.25 s)."""
+        style = DRAW_ORDER[order]
+        if isinstance(stack.lanes, Rows):
+            rows = stack.lanes
+            top = rows.top + at * rows.pitch + style.y0 * rows.height
+            return top, np.full(len(at), (style.y1 - style.y0) * rows.height)
         band = self._bands.get(order)
         if band is None:
-            style = DRAW_ORDER[order]
-            n = len(stack.lanes)
-            top = np.fromiter((lane.top for lane in stack.lanes), np.float64, n)
-            height = np.fromiter((lane.height for lane in stack.lanes), np.float64, n)
+            top, height = bands(stack.lanes)
             if style is CROSS_STYLE:
                 # From the group's first lane down to the busy lane the gap belongs to.
                 first = self.group.lanes[0].top
-                band = np.full(n, first), top - first
+                band = np.full(len(top), first), top - first
             else:
                 band = top + style.y0 * height, (style.y1 - style.y0) * height
             self._bands[order] = band
-        return band
+        return band[0][at], band[1][at]
 
     def _prepare_parts(self, kernel: LayerStack, x0: float, x1: float, px: float) -> None:
         """The kernels inside the CUDA regions of the lanes zoomed in far enough: few
@@ -343,7 +393,8 @@ class LaneGroupItem(GroupItem):
 
     def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
         data = stack.data.level(0)
-        lanes, at = positions(*data.cut(x0, x1))  # no pass over the lanes with none in view
+        # No pass over the lanes with none in view (nor, of rows, far from it).
+        lanes, at = positions(*data.cut(x0, x1, self._rows_near()))
         s, e, key = data.starts(at), data.ends(at), data.key[at]
         for i, a, b, k in zip(*(v.tolist() for v in (lanes, s, e, key)), strict=True):
             lane = stack.lanes[i]

@@ -8,12 +8,14 @@ cuts and merges them below a pixel as the lanes do: O(pixels), however many matc
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pyqtgraph as pg
 from PySide6 import QtCore, QtGui
 
-from viewer.lanes.data import Lane, SessionLanes
-from viewer.lanes.lod import Intervals, Stack
+from viewer.lanes.data import Lane, Rows, SessionLanes, bands
+from viewer.lanes.lod import Stack
 from viewer.ui.palette import JOB_COLORS, Theme, with_alpha
 from viewer.ui.view.lanes import RectBatch
 
@@ -21,6 +23,14 @@ from viewer.ui.view.lanes import RectBatch
 CURRENT_MIN_PX = 8.0
 #: Layers a match shows in: the GPU call, the synthesis, and either when it never ended.
 LAYERS = ("bar", "open", "synth")
+
+
+def _numbering(lanes: Sequence[Lane], among: Sequence[Lane]) -> np.ndarray:
+    """Where each of ``among`` (some of ``lanes``, in order) lies in ``lanes``."""
+    if among is lanes:
+        return np.arange(len(lanes))
+    where = {id(lane): i for i, lane in enumerate(lanes)}
+    return np.array([where[id(lane)] for lane in among], np.int64)
 
 
 class MatchItem(pg.GraphicsObject):
@@ -33,25 +43,36 @@ class MatchItem(pg.GraphicsObject):
         self.setZValue(5)
         matched = np.zeros(len(lanes.session.partitions) + 1, dtype=bool)
         matched[np.asarray(rows, dtype=np.int64)] = True  # row -1 lands on the spare slot
-        parts: list[Intervals] = []
-        self._lanes: list[Lane] = []
-        for lane in (lane for group in lanes.groups for lane in group.lanes):
-            pieces = [lane.layers[name] for name in LAYERS if name in lane.layers]
-            hits = [iv for iv in pieces if len(iv)]
-            if not hits:
-                continue
-            start = np.concatenate([iv.start for iv in hits])
-            end = np.concatenate([iv.end for iv in hits])
-            row = np.concatenate([iv.row for iv in hits])
-            job = np.concatenate([iv.key for iv in hits])
-            hit = matched[row]
-            if hit.any():
-                parts.append(Intervals.make(start[hit], end[hit], job[hit], row[hit]))
-                self._lanes.append(lane)
-        self._faded = [ln for group in lanes.groups for ln in group.lanes if ln.kind != "counter"]
+        # Every lane is numbered across the groups, top down; the matched bars are taken
+        # from each group's stacks at once (no pass over 10^5 synthesis rows).
+        pieces, first = [], 0
+        for group in lanes.groups:
+            stacks = group.stacks()
+            for name in LAYERS:
+                stack = stacks.get(name)
+                if stack is None or not len(stack.data):
+                    continue
+                level = stack.data.level(0)
+                at = np.flatnonzero(matched[stack.data.row])
+                lane = np.searchsorted(level.bounds, at, side="right") - 1
+                number = _numbering(group.lanes, stack.lanes)
+                row = stack.data.row[at]
+                pieces.append(
+                    (level.starts(at), level.ends(at), level.key[at], row, first + number[lane])
+                )
+            first += len(group.lanes)
+
+        def joined(i: int) -> np.ndarray:
+            return np.concatenate([p[i] for p in pieces]) if pieces else np.zeros(0, np.int64)
+
+        number = joined(4)
+        #: The lanes with a match (their numbers across the groups) and their stack.
+        self._numbers = np.unique(number)
+        self._stack = Stack.of_lanes(
+            *map(joined, range(4)), np.searchsorted(self._numbers, number), len(self._numbers)
+        )
         self._dim = False
         self._view = (lanes.x_min, lanes.x_max)
-        self._stack = Stack(parts)
         self._batch = RectBatch()
         self._slots: list[tuple[int, int, int]] = []  # colour slot, first, count
         self._current: list[QtCore.QRectF] = []
@@ -59,6 +80,11 @@ class MatchItem(pg.GraphicsObject):
         self._current_at = float("nan")  # the current match's event time, ms
         self._width_px = 1.0  # pixels across the view, for the current match's column
         self._bounds = QtCore.QRectF(lanes.x_min, 0, lanes.x_max - lanes.x_min, lanes.height)
+
+    def _bands(self) -> tuple[np.ndarray, np.ndarray]:
+        """(top, height) of every lane, numbered across the groups (as laid out now)."""
+        both = [bands(group.lanes) for group in self.lanes.groups]
+        return np.concatenate([b[0] for b in both]), np.concatenate([b[1] for b in both])
 
     def set_theme(self, theme: Theme) -> None:
         self.theme = theme
@@ -71,12 +97,15 @@ class MatchItem(pg.GraphicsObject):
         if at_ms is not None:
             self._current_at = at_ms
         self._current = []
-        for lane, view in zip(self._lanes, self._stack.lane_views(), strict=True):
-            if lane.height <= 0:
-                continue
-            for i in np.flatnonzero(view.row == row).tolist():
-                s, e = float(view.starts(i)), float(view.ends(i))
-                self._current.append(QtCore.QRectF(s, lane.top, e - s, lane.height))
+        level = self._stack.level(0)
+        at = np.flatnonzero(self._stack.row == row)
+        lane = np.searchsorted(level.bounds, at, side="right") - 1
+        top, height = (v[self._numbers[lane]] for v in self._bands())
+        for a, b, y, h in zip(
+            *(v.tolist() for v in (level.starts(at), level.ends(at), top, height)), strict=True
+        ):
+            if h > 0:
+                self._current.append(QtCore.QRectF(a, y, b - a, h))
         if at_ms is None and self._current and not np.isfinite(self._current_at):
             self._current_at = self._current[0].center().x()
         self.update()
@@ -98,13 +127,11 @@ class MatchItem(pg.GraphicsObject):
 
     def prepare(self, x0: float, x1: float, px: float) -> None:
         """Rectangles of the matches in the view [x0, x1] ms where one pixel is ``px`` ms."""
-        shown = np.array([lane.height > 0 for lane in self._lanes], dtype=bool)
+        top, height = (v[self._numbers] for v in self._bands())
         self._view = (x0, x1)
         self._width_px = (x1 - x0) / px if px > 0 else 1.0
-        s, e, key, lane = self._stack.drawable(x0, x1, px, lanes=shown)
+        s, e, key, lane = self._stack.drawable(x0, x1, px, lanes=height > 0)
         buffer = np.empty((len(s), 4))
-        top = np.array([ln.top for ln in self._lanes])
-        height = np.array([ln.height for ln in self._lanes])
         buffer[:, 0], buffer[:, 2] = s, e - s
         buffer[:, 1], buffer[:, 3] = top[lane], height[lane]
         # Sorted by sector colour: drawn in those colours over the faded lanes as a filter.
@@ -128,9 +155,17 @@ class MatchItem(pg.GraphicsObject):
         if self._dim and x1 > x0:
             painter.setPen(QtCore.Qt.PenStyle.NoPen)
             fade = with_alpha(self.theme.background, 0.8)
-            for lane in self._faded:
-                if lane.height > 0:
-                    painter.fillRect(QtCore.QRectF(x0, lane.top, x1 - x0, lane.height), fade)
+            for group in self.lanes.groups:
+                if group.is_counters or group.collapsed:
+                    continue
+                if isinstance(group.lanes, Rows):  # the rows as one band
+                    painter.fillRect(
+                        QtCore.QRectF(x0, group.top, x1 - x0, group.bottom - group.top), fade
+                    )
+                    continue
+                for lane in group.lanes:
+                    if lane.height > 0 and lane.kind != "counter":
+                        painter.fillRect(QtCore.QRectF(x0, lane.top, x1 - x0, lane.height), fade)
         pen = QtGui.QPen(self.theme.match, 1.5)
         pen.setCosmetic(True)
         painter.setPen(pen)

@@ -137,7 +137,7 @@ class TimelineView(QtWidgets.QWidget):
         self._tip_timer.setInterval(0)
         self._tip_timer.timeout.connect(self._refresh_tip)
         self._vb.sigXRangeChanged.connect(self._on_x_range)
-        self._vb.sigYRangeChanged.connect(self._prepare_overlay)
+        self._vb.sigYRangeChanged.connect(self._on_y_range)
         self._vb.sigResized.connect(self._on_resized)
         for signal in (self._vb.sigXRangeChanged, self._vb.sigYRangeChanged, self._vb.sigResized):
             signal.connect(self._schedule_tip)
@@ -531,12 +531,19 @@ class TimelineView(QtWidgets.QWidget):
         """Rebuild the rectangles of every lane group for the current view."""
         x0, x1 = self.x_range()
         px = self.ms_per_px()
+        y0, y1 = self._vb.viewRange()[1]
         for group_item in self._items:
-            group_item.prepare(x0, x1, px)
+            group_item.prepare(x0, x1, px, (float(y0), float(y1)))
         if self._counters is not None:
             self._counters.prepare(x0, x1, px)
         if self._matches is not None:
             self._matches.prepare(x0, x1, px)
+        self._prepare_overlay()
+
+    def _on_y_range(self, *args) -> None:
+        y0, y1 = self._vb.viewRange()[1]
+        for group_item in self._items:
+            group_item.set_y_view(float(y0), float(y1))
         self._prepare_overlay()
 
     def _prepare_overlay(self, *args) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import math
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -611,6 +612,8 @@ class AnnotationController(QtCore.QObject):
         self.ask_text: Callable[[str, str], str | None] = self._ask_text_dialog
         self.ask_replace: Callable[[Path, str], bool] = self._ask_replace_dialog
         self._replace: bool | None = None  # the user's answer for this log's unusable sidecar
+        # The edges snapped to, with what they are of: the lanes and the lane, held weakly
+        # (a row's lane is made when asked for; an id could be another row's later).
         self._edges: tuple[tuple, np.ndarray] = ((), np.zeros(0))
         self._save_timer = QtCore.QTimer(self)
         self._save_timer.setSingleShot(True)
@@ -719,10 +722,8 @@ class AnnotationController(QtCore.QObject):
         lanes = self.view.lanes()
         if name is None or lanes is None:
             return None
-        for lane in lanes.lanes():
-            if lane.name == name and lane.height > 0:
-                return lane.top, lane.top + lane.height
-        return None
+        lane = lanes.lane_named(name)
+        return None if lane is None else (lane.top, lane.top + lane.height)
 
     def snap(self, t_ms: float, y: float | None = None) -> float:
         """``t_ms`` moved onto the nearest event edge within a few pixels: edges of the lane
@@ -731,10 +732,11 @@ class AnnotationController(QtCore.QObject):
         if lanes is None:
             return t_ms
         lane = lanes.lane_at(y) if y is not None else None
-        key = (id(lanes), id(lane))
-        if self._edges[0] != key:
-            chosen = [lane] if lane is not None else lanes.lanes()
-            layers = [iv for ln in chosen for k, iv in ln.layers.items() if k not in WAITS]
+        held = self._edges[0]
+        if not held or held[0]() is not lanes or (held[1] and held[1]()) is not lane:
+            key = (weakref.ref(lanes), lane and weakref.ref(lane))
+            chosen = lane.layers.items() if lane is not None else lanes.layers()
+            layers = [iv for k, iv in chosen if k not in WAITS]
             parts = [iv.edges() for iv in layers]
             v = np.unique(np.concatenate(parts)) if parts else np.zeros(0)
             self._edges = (key, v[np.isfinite(v)])
