@@ -125,3 +125,29 @@ def test_a_profile_of_nothing_is_empty_but_usable() -> None:
     prof = profile({"synth": (np.array([np.nan, 3.0]), np.array([1.0, 3.0]))})
     assert len(prof.t) == 2 and prof.busy.max() == 0
     assert profile({}).busy.max() == 0
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_level_times_are_each_levels_integral_to_the_bit(seed: int) -> None:
+    """The fit's table (time at each busy count) from the bracketing instants alone is the
+    stack of ``integral`` with each level's weight, to the bit: intervals before, after and
+    across the profile, on its instants, in floats or whole ms."""
+    rng = np.random.default_rng(seed)
+    prof = profile(_spans(rng, int(rng.integers(1, 300)), whole_ms=seed % 2 == 0))
+    n = int(rng.integers(1, 200))
+    a = rng.uniform(-100, 1300, n)
+    a[: n // 4] = rng.choice(prof.t, n // 4)  # on the profile's own instants
+    b = a + rng.uniform(0, 400, n)
+    levels = int(prof.busy.max()) + 2 + seed % 3  # and levels no span reaches
+    want = np.stack(
+        [prof.integral(a, b, (np.arange(levels) == v).astype(float)) for v in range(levels)],
+        axis=1,
+    )
+    got = prof.level_times(a, b, levels)
+    assert got.shape == (n, levels) and np.array_equal(got, want)
+    assert np.array_equal(prof.level_times(a[:3], b[:3], levels), want[:3])  # kept, reused
+    one = profile({"synth": (np.array([2.0]), np.array([4.0]))})
+    assert np.array_equal(
+        one.level_times(a, b, 3),
+        np.stack([one.integral(a, b, (np.arange(3) == v).astype(float)) for v in range(3)], 1),
+    )

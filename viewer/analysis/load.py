@@ -103,6 +103,48 @@ class Profile:
         levels = np.arange(int(self.busy.max()) + 2 if len(self.busy) else 2, dtype=np.float64)
         return self.cumulative(levels)
 
+    def level_times(self, start: np.ndarray, end: np.ndarray, levels: int) -> np.ndarray:
+        """(len(start), levels): per interval, the time spent with each busy count
+        0 .. levels - 1: ``integral`` with weight ``arange(levels) == v`` for each v, to the
+        bit, from the profile's instants the intervals lie between alone (each level's
+        ``cumulative`` over the whole profile took 0.14 s of a report's 1.4 s)."""
+        start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+        if len(self.t) < 2:
+            return np.repeat((end - start)[:, None], levels, axis=1)
+        x = np.concatenate([start, end])
+        last = len(self.t) - 1
+        j = np.clip(np.searchsorted(self.t, x, "right") - 1, 0, last - 1)
+        # The instants bracketing each end: np.interp reads those alone, so it gives the same
+        # numbers on them as on the whole profile.
+        knots = np.unique(np.concatenate([[0, last], j, j + 1]))
+        t = self.t[knots]
+        out = np.empty((len(start), levels))
+        for v, (at, running) in enumerate(self._by_level(levels)):
+            # The cumulative at each knot k: the running sum of the level's spans before k,
+            # the same additions in the same order as ``cumulative``'s (its others add 0).
+            cum = running[np.searchsorted(at, knots, "left")]
+            out[:, v] = np.interp(end, t, cum) - np.interp(start, t, cum)
+        return out
+
+    def _by_level(self, levels: int) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per busy count v < ``levels``: the positions k of the profile's spans at v and
+        the running sums of their lengths (0 first), kept for every stage's table."""
+        kept = self.__dict__.get("_levels_made")
+        if kept is not None and kept[0] == levels:
+            return kept[1]
+        dt = np.empty(len(self.t) - 1)
+        np.subtract(self.t[1:], self.t[:-1], out=dt)
+        busy = np.minimum(self.busy[:-1], levels - 1)  # as ``cumulative``'s weight reads
+        made = []
+        for v in range(levels):
+            at = np.flatnonzero(busy == v)
+            running = np.empty(len(at) + 1)
+            running[0] = 0.0
+            np.cumsum(dt[at], out=running[1:])
+            made.append((at, running))
+        object.__setattr__(self, "_levels_made", (levels, made))
+        return made
+
     def _between(self, start: np.ndarray, end: np.ndarray, cum: np.ndarray) -> np.ndarray:
         """Per interval, ``cum`` (a ``cumulative``) at its end less at its start."""
         return np.interp(end, self.t, cum) - np.interp(start, self.t, cum)
@@ -200,7 +242,6 @@ def sample(
     # The kinds of these calls' jobs only (a dense log has a job a call: not a string per
     # job of the whole session).
     kind = np.asarray(session.jobs["kind"], dtype=object)[job].astype(str).astype(object)
-    levels = np.arange(most + 2)
     out = {}
     for stage, (a, b) in spans.items():
         d = b - a
@@ -210,9 +251,7 @@ def sample(
         ok = np.flatnonzero(np.isfinite(d) & (d >= MIN_MS) & warm)
         if len(ok) > MAX_FIT:
             ok = ok[np.linspace(0, len(ok) - 1, MAX_FIT).astype(np.int64)]
-        table = np.stack(
-            [prof.integral(a[ok], b[ok], (levels == v).astype(float)) for v in levels], axis=1
-        )
+        table = prof.level_times(a[ok], b[ok], most + 2)
         out[stage] = (table, d[ok], kind[ok])
     lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
     return Sample(name, cpus, out, most, lost, _workers_per_gpu(session))
@@ -225,8 +264,10 @@ def _workers_per_gpu(session: Session) -> int | None:
     seen = (gpu >= 0) & (worker >= 0)
     if not seen.any():
         return None
-    pairs = np.unique(np.stack([gpu[seen], worker[seen]], axis=1), axis=0)
-    return int(np.unique(pairs[:, 0], return_counts=True)[1].max())
+    # Each (gpu, worker) once, as one int64 (a unique of the rows of a two-column array sorts
+    # them as records: 0.09 s of a report on 10^6 events).
+    pairs = np.unique((gpu[seen].astype(np.int64) << 32) | worker[seen].astype(np.int64))
+    return int(np.unique(pairs >> 32, return_counts=True)[1].max())
 
 
 @dataclass(frozen=True)
