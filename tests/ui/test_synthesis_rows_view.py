@@ -97,5 +97,20 @@ def test_the_view_prepares_the_rows_near_it_and_more_as_it_scrolls(qtbot, deep) 
     assert item.rect_count() <= 2 * near
     assert tops.max() >= rows.top + (ROWS - 1) * rows.pitch  # the last row is drawn
     assert tops.min() >= y0 - shown - rows.pitch and tops.max() <= y1
-    # No lane was made for the rows drawn.
+    # No lane was made for the rows drawn; of the rows' layers only the one drawn by detail
+    # (the waits) measured its typical length.
     assert len(rows._made) == 0
+    made = {name for name, s in item.group.stacks().items() if "typical" in vars(s.data)}
+    assert made == {"queue"}
+
+
+def test_a_stack_measures_its_typical_lengths_when_first_asked(deep) -> None:
+    lanes = build_lanes(deep.sessions[0])
+    for group in lanes.groups:
+        for stack in group.stacks().values():
+            assert "typical" not in vars(stack.data)
+    synth = _rows_group(lanes).stacks()["synth"].data
+    typical = synth.typical
+    level = synth.level(0)
+    assert len(typical) == ROWS and synth.typical is typical
+    assert np.array_equal(typical, level.le - level.ls)  # a synthesis a row: its length

@@ -382,6 +382,8 @@ def _synth_group(session: Session) -> LaneGroup | None:
     job = session.partitions["job"][sr.rows]
 
     def stack(mask: np.ndarray, start: np.ndarray, end: np.ndarray) -> Stack:
+        if mask.all():  # every row: the columns themselves, no copies
+            return Stack.of_lanes(start, end, job, sr.rows, sr.row_of, sr.depth)
         rows, lane = sr.rows[mask], sr.row_of[mask]
         return Stack.of_lanes(start[mask], end[mask], job[mask], rows, lane, sr.depth)
 
