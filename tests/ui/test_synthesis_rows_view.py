@@ -114,3 +114,56 @@ def test_a_stack_measures_its_typical_lengths_when_first_asked(deep) -> None:
     level = synth.level(0)
     assert len(typical) == ROWS and synth.typical is typical
     assert np.array_equal(typical, level.le - level.ls)  # a synthesis a row: its length
+
+
+def test_a_view_far_above_the_rows_prepares_none_and_draws_them_when_it_gets_there(
+    qtbot, deep
+) -> None:
+    """The rows come after every GPU group: a short view at the top is more than its
+    height above them, near none (the saving held; a negative end once took every row)."""
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 200)
+    view.show()
+    view.set_timeline(deep, 0)
+    (item,) = [i for i in view.group_items() if isinstance(i.group.lanes, Rows)]
+    rows = item.group.lanes
+    y0, y1 = view.view_box().viewRange()[1]
+    assert rows.top > y1 + (y1 - y0)  # the case: the rows begin beyond the margin
+    assert item.rect_count() == 0
+    view._scroll_by(rows.top - y0 + 5 * rows.pitch)  # the first rows come into view
+    y0, y1 = view.view_box().viewRange()[1]
+    tops = item._batch.buffer[:, 1]
+    assert 0 < item.rect_count() <= 2 * (3 * (y1 - y0) / rows.pitch + 2)
+    assert tops.min() <= y0 and tops.max() >= y1 - rows.pitch
+
+
+def test_snapping_in_a_row_then_between_rows_reads_every_edge_again(qtbot, deep) -> None:
+    """A row's lane is made when asked for and let go after: a snap between rows (no lane)
+    after one in a row snaps to every lane's edges, not to the dead row's."""
+    from viewer.ui.writeups.annotate import AnnotationController
+
+    view = TimelineView()
+    qtbot.addWidget(view)
+    view.resize(900, 600)
+    view.show()
+    view.set_timeline(deep, 0)
+    controller = AnnotationController(view)
+    lanes = view.lanes()
+    rows = _rows_group(lanes).lanes
+    in_row = rows.top + 3 * rows.pitch + 2
+    between = rows.top + 3 * rows.pitch + rows.height + 0.5
+    assert lanes.lane_at(between) is None
+
+    def edges(*ys) -> int:
+        controller._edges = ((), np.zeros(0))
+        for y in ys:
+            controller.snap(0.0, y)
+            gc.collect()
+        return len(controller._edges[1])
+
+    every, one = edges(None), edges(in_row)
+    assert one < every
+    assert edges(in_row, between) == every
+    assert edges(in_row, None) == every
+    assert edges(None, in_row) == one

@@ -293,8 +293,10 @@ class LaneGroupItem(GroupItem):
             return None
         y0, y1 = self._y_view
         margin = y1 - y0
-        first = max(int((y0 - margin - rows.top) // rows.pitch), 0)
-        last = min(int((y1 + margin - rows.top) // rows.pitch) + 1, len(rows))
+        # Clamped to the rows at both ends: a view far above the rows (they come after
+        # every GPU group: 8 GPUs put them 1300 px down) is near none of them.
+        first = min(max(int((y0 - margin - rows.top) // rows.pitch), 0), len(rows))
+        last = min(max(int((y1 + margin - rows.top) // rows.pitch) + 1, first), len(rows))
         near = np.zeros(len(rows), bool)
         near[first:last] = True
         self._y_prepared = (rows.top + first * rows.pitch, rows.top + last * rows.pitch)

@@ -158,10 +158,10 @@ class MatchItem(pg.GraphicsObject):
             for group in self.lanes.groups:
                 if group.is_counters or group.collapsed:
                     continue
-                if isinstance(group.lanes, Rows):  # the rows as one band
-                    painter.fillRect(
-                        QtCore.QRectF(x0, group.top, x1 - x0, group.bottom - group.top), fade
-                    )
+                if isinstance(group.lanes, Rows):  # the rows as one band, header left as is
+                    rows = group.lanes
+                    bottom = rows.top + (len(rows) - 1) * rows.pitch + rows.height
+                    painter.fillRect(QtCore.QRectF(x0, rows.top, x1 - x0, bottom - rows.top), fade)
                     continue
                 for lane in group.lanes:
                     if lane.height > 0 and lane.kind != "counter":

@@ -733,7 +733,12 @@ class AnnotationController(QtCore.QObject):
             return t_ms
         lane = lanes.lane_at(y) if y is not None else None
         held = self._edges[0]
-        if not held or held[0]() is not lanes or (held[1] and held[1]()) is not lane:
+        if (
+            not held
+            or held[0]() is not lanes
+            or (held[1] is None) != (lane is None)  # a lane's edges, or every lane's
+            or (lane is not None and held[1]() is not lane)  # another lane's, or a dead one's
+        ):
             key = (weakref.ref(lanes), lane and weakref.ref(lane))
             chosen = lane.layers.items() if lane is not None else lanes.layers()
             layers = [iv for k, iv in chosen if k not in WAITS]
