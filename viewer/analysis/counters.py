@@ -35,8 +35,10 @@ LEVEL_STEP = 2.0
 #: A merged copy is kept where it has at most this share of the pieces of the finer copy
 #: kept; elsewhere that finer copy serves (a view then reads at most about 1 / KEPT_BELOW
 #: pieces a pixel). At a half, the copies of a dense counter held as much as the counter
-#: (20 MB for the three tracks of 105 000 one-call jobs); at a quarter, a third of it.
-KEPT_BELOW = 0.25
+#: (20 MB for the three tracks of 105 000 one-call jobs); at a quarter, a third of it (47 MB
+#: for the four of 1.5 M jobs); at a tenth, a ninth (22 MB), and a view of 1600 pixels reads
+#: at most 16 000 pieces a track, each a finer copy's (nearer the exact step function).
+KEPT_BELOW = 0.1
 
 
 @dataclass(frozen=True)

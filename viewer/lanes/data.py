@@ -168,6 +168,7 @@ class LaneGroup:
                 key = (*map(id, parts), name in WORST_KEY_LAYERS)
                 if key not in made:
                     made[key] = (parts, Stack(parts, name in WORST_KEY_LAYERS))
+                    made[key][1].share([m[1] for k, m in made.items() if k != key])
                 data = made[key][1]
                 for lane, view in zip(lanes, data.lane_views(), strict=True):
                     lane.layers[name] = view
@@ -392,6 +393,8 @@ def _synth_group(session: Session) -> LaneGroup | None:
         "open": stack(sr.open, sr.start, sr.end),
         "queue": stack(sr.has_wait, sr.wait_from, sr.wait_to),
     }
+    stacks["synth"].share([])  # a job a partition: its keys are its rows
+    stacks["queue"].share([stacks["synth"]])  # every synthesis waited: the same rows
     lanes = Rows(stacks, sr.depth, "synth", "synthesis")
     layers = {name: LayerStack(lanes, data) for name, data in stacks.items()}
     return LaneGroup("synthesis", lanes, _stacks=layers)
