@@ -117,3 +117,19 @@ def test_the_lanes_let_the_synthesis_packing_go_unless_it_was_made_before() -> N
     synthesis_rows(other)
     build_lanes(other)
     assert packing in made(other)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_buckets_of_int32_offsets_are_the_float_buckets(seed: int) -> None:
+    """A level's buckets of int32 offsets, found in int32, change where those of the same
+    times in float64 do (negative offsets and the largest included)."""
+    from viewer.analysis.counters import _bucket_changes
+
+    rng = np.random.default_rng(seed)
+    s = np.sort(rng.integers(-(2**31), 2**31 - 1, 5000, dtype=np.int64)).astype(np.int32)
+    s[:100] = np.sort(rng.integers(-50, 50, 100))  # near zero, where floor and trunc part
+    s.sort()
+    for k in range(0, 31):
+        got = _bucket_changes(s, k)
+        want = _bucket_changes(s.astype(np.float64), k)
+        assert np.array_equal(got, want), k
