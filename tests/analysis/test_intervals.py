@@ -68,3 +68,31 @@ def test_known_values_kept_and_the_fallback_made_only_where_one_is_unknown() -> 
     assert known_or(col, fallback) is col and not made
     got = known_or(np.array([1.0, np.nan, np.inf]), fallback)
     assert got.tolist() == [1.0, 9.0, 9.0] and made == [1]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_gpus_union_is_its_calls_merged_alone(seed: int) -> None:
+    """Read from the session's blocks of every GPU: the blocks that merging the GPU's calls
+    alone gives (overlapping, touching, open and unknown-GPU calls, ties), in a range too."""
+    from viewer.analysis.intervals import calls, merge
+
+    rng = np.random.default_rng(seed)
+    made = []
+    for i in range(60):
+        start = float(rng.integers(0, 2000))
+        end = start + float(rng.choice([0, 5, 40, 300]))
+        gpu = int(rng.choice([0, 1, 2, -1]))
+        made.append(call(f"j{i % 9}", i, start, end if i % 13 else None, worker=i % 4, gpu=gpu))
+    s = session(*made, end_ms=2500.0)
+    c = calls(s)
+    for gpu in (-1, 0, 1, 2, 5):
+        for window in (None, (100.0, 900.0)):
+            mine = c[c["gpu"] == gpu]
+            blocks = merge(mine["gpu"], mine["start"], mine["end"])
+            a, b = blocks["start"], blocks["end"]
+            if window is not None:
+                a, b = np.clip(a, *window), np.maximum(np.clip(b, *window), np.clip(a, *window))
+            keep = b > a
+            want = np.column_stack([a[keep], b[keep]]).astype(np.float64).reshape(-1, 2)
+            got = busy_union(s, gpu, window)
+            assert got.dtype == np.float64 and np.array_equal(got, want), (gpu, window)

@@ -168,9 +168,12 @@ def overlap_ms(starts: np.ndarray, ends: np.ndarray, rng: Range) -> np.ndarray:
 def busy_union(session: Session, gpu: int, rng: Range = None) -> np.ndarray:
     """Merged GPU_START -> GPU_END intervals of ``gpu``'s workers, clipped to ``rng``: (n, 2)."""
     rng = check_range(rng)
-    c = calls(session)
-    c = c[c["gpu"] == gpu]
-    blocks = merge(c["gpu"], c["start"], c["end"])
-    s, e = clip(blocks["start"], blocks["end"], rng)
-    keep = e > s
-    return np.column_stack([s[keep], e[keep]]).astype(np.float64).reshape(-1, 2)
+    # The GPU's blocks of the session's (a merge per group: the same blocks a merge of its
+    # calls alone makes), not a copy of its calls merged again (147 MB at 1.5 M calls).
+    blocks = busy_blocks(session)
+    mine = np.flatnonzero(blocks["group"] == gpu)
+    s, e = clip(blocks["start"][mine], blocks["end"][mine], rng)
+    keep = np.flatnonzero(e > s)
+    out = np.empty((len(keep), 2))
+    out[:, 0], out[:, 1] = s[keep], e[keep]
+    return out
