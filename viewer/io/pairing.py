@@ -237,22 +237,26 @@ OUTSIDE_MS = 30 * 86_400_000.0
 SPREAD = 50.0
 
 
+def _late(times: list[np.ndarray], ok: np.ndarray) -> np.ndarray:
+    """The calls (of those ``ok``) with an event below the running max of the ones before
+    it, DISORDER_MS allowed; the running max kept a column at a time (the calls x 6 table
+    and its running max took 18 MB, the peak of a 10^6-event log's load)."""
+    late = np.zeros(len(ok), bool)
+    before = np.where(np.isnan(times[0]), -np.inf, times[0])
+    for col in times[1:]:
+        late |= col + DISORDER_MS < before  # NaN compares False
+        np.fmax(before, col, out=before)
+    return np.flatnonzero(late & ok)
+
+
 def _out_of_order(times: list[np.ndarray], ok: np.ndarray) -> dict[int, np.ndarray]:
     """Per event type, the calls whose event of that type breaks the order of its call
     (SYNTH_START <= SYNTH_END <= queue <= pickup <= GPU_START <= GPU_END, DISORDER_MS
     allowed): the event out of order with most of the others, one at a time (a torn
     SYNTH_START of 4 042 075 s gave a synthesis of minus that)."""
     # Most calls are in order: only those with an event below a running max of the ones
-    # before it go through the pairwise count (a 10^6-event log: a few ms, not 90).  The
-    # running max is kept a column at a time (the calls x 6 table and its running max took
-    # 18 MB, the peak of a 10^6-event log's load).
-    late = np.zeros(len(ok), bool)
-    before = np.where(np.isnan(times[0]), -np.inf, times[0])
-    for col in times[1:]:
-        late |= col + DISORDER_MS < before  # NaN compares False
-        np.fmax(before, col, out=before)
-    del before
-    suspects = np.flatnonzero(late & ok)
+    # before it go through the pairwise count (a 10^6-event log: a few ms, not 90).
+    suspects = _late(times, ok)
     if not len(suspects):
         return {}
     t = np.stack([col[suspects] for col in times], axis=1)  # suspects x 6, NaN: not seen
