@@ -145,7 +145,10 @@ def test_level_times_are_each_levels_integral_to_the_bit(seed: int) -> None:
     )
     got = prof.level_times(a, b, levels)
     assert got.shape == (n, levels) and np.array_equal(got, want)
-    assert np.array_equal(prof.level_times(a[:3], b[:3], levels), want[:3])  # kept, reused
+    # Several sets of intervals at once (a sample's stages): each its own table, to the bit.
+    tables = prof.level_tables([(a[:3], b[:3]), (b, b + 7.0), (a, b)], levels)
+    assert np.array_equal(tables[0], want[:3]) and np.array_equal(tables[2], want)
+    assert np.array_equal(tables[1], prof.level_times(b, b + 7.0, levels))
     one = profile({"synth": (np.array([2.0]), np.array([4.0]))})
     assert np.array_equal(
         one.level_times(a, b, 3),
