@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import numpy as np
+
 from tests.analysis.builders import call, session
 from viewer.analysis import idle_gaps
 
@@ -81,3 +83,25 @@ def test_the_whole_sessions_gaps_are_one_table_the_lanes_and_summary_share() -> 
 def test_blocks_that_touch_leave_no_gap() -> None:
     s = session(call("a", 0, 0, 100, 0), call("b", 0, 100, 200, 1), call("c", 0, 250, 300, 0))
     assert idle_gaps(s)[["start", "end"]].to_numpy().tolist() == [[200, 250]]
+
+
+def test_gaps_and_transitions_of_calls_one_after_another_are_views_and_the_same() -> None:
+    """A call a job, each after the last with a hole between: the gaps' ends and the
+    transitions' times are views of the busy blocks' and the calls' columns (12 MB each at
+    1.5 M one-call jobs), with the values copies gave."""
+    from tests.analysis.builders import call, session
+    from viewer.analysis.gaps import idle_gaps
+    from viewer.analysis.intervals import busy_blocks, calls
+    from viewer.analysis.transitions import transitions
+
+    rows = [call(f"j{i}", 0, 100.0 * i, 100.0 * i + 60 + (i % 3), worker=i % 2, gpu=0)
+            for i in range(50)]  # fmt: skip
+    s = session(*rows, end_ms=6000.0)
+    gaps, blocks = idle_gaps(s), busy_blocks(s)
+    assert np.shares_memory(gaps["start"], blocks["end"])
+    assert gaps["start"].tolist() == blocks["end"][:-1].tolist()
+    assert gaps["end"].tolist() == blocks["start"][1:].tolist()
+    trans = transitions(s)
+    assert np.shares_memory(trans["time"], calls(s)["start"])
+    assert trans["time"].tolist() == calls(s)["start"][1:].tolist()
+    assert trans["from_job"].dtype == np.int32 and trans["to_job"].tolist() == list(range(1, 50))

@@ -7,7 +7,7 @@ import numpy as np
 from viewer.analysis.cache import per_session
 from viewer.analysis.intervals import Range, busy_blocks, calls, check_range, clip
 from viewer.model import Session
-from viewer.model.frame import Frame
+from viewer.model.frame import Frame, run_of, take_rows
 
 
 def idle_gaps(session: Session, rng: Range = None) -> Frame:
@@ -39,10 +39,13 @@ def _all_gaps(session: Session) -> Frame:
     group = blocks["group"]
     i = np.flatnonzero(group[1:] == group[:-1])
     i = i[blocks["start"][i + 1] > blocks["end"][i]]  # a hole, not blocks that touch
-    start = blocks["end"][i]
-    end = blocks["start"][i + 1]
-    before = c["job"][blocks["last"][i]]
-    after_row = blocks["first"][i + 1]
+    # Where every block of one GPU is followed by a hole (calls one after another), the
+    # gaps' ends are views of the blocks' (24 MB at 1.5 M one-call jobs), not copies.
+    here, nxt = run_of(i), run_of(i + 1)
+    start = take_rows(blocks["end"], here)
+    end = take_rows(blocks["start"], nxt)
+    before = c["job"][blocks["last"][here]]
+    after_row = blocks["first"][nxt]
     after = c["job"][after_row]
     return Frame(
         {
