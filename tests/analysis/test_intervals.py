@@ -96,3 +96,41 @@ def test_a_gpus_union_is_its_calls_merged_alone(seed: int) -> None:
             want = np.column_stack([a[keep], b[keep]]).astype(np.float64).reshape(-1, 2)
             got = busy_union(s, gpu, window)
             assert got.dtype == np.float64 and np.array_equal(got, want), (gpu, window)
+
+
+def _merged_by_a_sweep(groups, starts, ends) -> list[tuple]:
+    """Each group's intervals in (group, start) order, swept: a block opens where an
+    interval starts after the ends so far (touching ones join); its closer is the last
+    interval in that order whose end is the block's end (the reference)."""
+    order = sorted(range(len(starts)), key=lambda k: (groups[k], starts[k]))  # stable
+    out: list[list] = []
+    for k in order:
+        g, s, e = int(groups[k]), float(starts[k]), float(ends[k])
+        if out and out[-1][0] == g and s <= out[-1][2]:
+            block = out[-1]
+            if e >= block[2]:
+                block[2], block[4] = e, k
+        else:
+            out.append([g, s, e, k, k])
+    return [tuple(b) for b in out]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_merge_is_the_sweep_in_order_or_not(seed: int) -> None:
+    """Calls given in order (the columns kept as they are) or not, overlapping, touching or
+    apart, on one GPU or three: the blocks a sweep finds, with their first and last calls."""
+    from viewer.analysis.intervals import merge
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(1, 80))
+    groups = rng.integers(0, 1 if seed % 2 else 3, n).astype(np.int32)
+    starts = np.round(rng.uniform(0, 2000, n))
+    ends = starts + rng.choice([0.0, 10.0, 100.0, 400.0], n)
+    if seed % 3 == 0:  # in order already: each call a block of its own, or joined
+        order = np.lexsort((starts, groups))
+        groups, starts, ends = groups[order], starts[order], ends[order]
+    m = merge(groups, starts, ends)
+    got = list(
+        zip(*(m[c].tolist() for c in ("group", "start", "end", "first", "last")), strict=True)
+    )
+    assert got == _merged_by_a_sweep(groups, starts, ends)

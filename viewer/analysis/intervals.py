@@ -21,7 +21,7 @@ import numpy as np
 from viewer.analysis.cache import per_session
 from viewer.analysis.stages import stages
 from viewer.model import Session
-from viewer.model.frame import Frame, run_of
+from viewer.model.frame import Frame, run_of, take_rows
 from viewer.model.keys import unique
 
 Range = tuple[float, float] | None
@@ -84,7 +84,9 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     closes each merged block, so callers can name what lies on a gap's sides.
     """
     order = np.lexsort((starts, groups))
-    g, s, e = groups[order], starts[order], ends[order]
+    # In order already (a GPU's calls one after another): views, not copies of each column.
+    in_order = run_of(order)
+    g, s, e = (take_rows(x, in_order) for x in (groups, starts, ends))
     if len(g) == 0:
         return Frame(
             {
@@ -100,7 +102,8 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     new[1:] = (g[1:] != g[:-1]) | (s[1:] > reach[:-1])
     block = np.cumsum(new) - 1
     heads = np.flatnonzero(new)
-    block_end = np.maximum.reduceat(e, heads)
+    alone = len(heads) == len(g)  # every interval a block of its own: the columns as they are
+    block_end = e if alone else np.maximum.reduceat(e, heads)
     # The closing interval of a block: the last position whose end is the block's end.
     is_closer = e == block_end[block]
     closer = np.full(len(heads), -1, dtype=np.int64)
@@ -108,8 +111,8 @@ def merge(groups: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> Frame:
     index = np.int32 if len(g) < 2**31 else np.int64  # (12 MB less for 1.5 M calls)
     return Frame(
         {
-            "group": g[heads],
-            "start": s[heads],
+            "group": g if alone else g[heads],
+            "start": s if alone else s[heads],
             "end": block_end,
             "first": order[heads].astype(index),
             "last": order[closer].astype(index),
