@@ -204,9 +204,10 @@ def max_overlap(starts: np.ndarray, ends: np.ndarray) -> int:
     running sum (~100 bytes an interval at the peak of a report)."""
     if not len(starts):
         return 0
-    starts, ends = np.sort(starts), np.sort(ends)
-    ended = np.searchsorted(ends, starts, side="right")
-    return int((np.arange(1, len(starts) + 1) - ended).max())
+    n = len(starts)
+    ended = np.searchsorted(np.sort(ends), np.sort(starts), side="right")
+    ended -= np.arange(1, n + 1)  # in place: the most of k - ended is minus the least of this
+    return int(-ended.min())
 
 
 def floors(

@@ -118,8 +118,14 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     ks, ke, kms = k["kstart"], k["kend"], k["kms"]
     inside = overlap_ms(ks, ke, rng)
     touching = _touching(ks, ke, inside, rng)
-    frac = np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
     timing = session.kernel_source == KERNEL_SOURCE_TIMING
+    # The share of each call's kernel inside the range: for the breakdown, which only
+    # CUZK_TIMING gives (three arrays of the calls' length made for nothing without it).
+    frac = (
+        np.where(kms > 0, inside / np.where(kms > 0, kms, 1.0), touching.astype(float))
+        if timing
+        else None
+    )
     u = session.unattributed if timing else session.unattributed[:0]
     us, ums = u["kernel_start"], u["kernel_ms"]
     u_inside = overlap_ms(us, us + np.nan_to_num(ums), rng)
@@ -147,7 +153,7 @@ def kernel_stats(session: Session, rng: Range = None) -> KernelStats:
     return KernelStats(
         source=session.kernel_source,
         total_ms=float(inside.sum() + u_inside.sum()),
-        mean_ms=float(kms[touching].mean()) if n else float("nan"),
+        mean_ms=float(chosen(kms, touching).mean()) if n else float("nan"),
         partitions=n,
         breakdown_ms=breakdown,
         per_worker=by_worker.as_dict(by_worker.sum(inside)),
