@@ -133,3 +133,60 @@ def test_buckets_of_int32_offsets_are_the_float_buckets(seed: int) -> None:
         got = _bucket_changes(s, k)
         want = _bucket_changes(s.astype(np.float64), k)
         assert np.array_equal(got, want), k
+
+
+def _steps_by_one_sort(start, end):
+    """The step function as first counted: every change in one stable sort order, the
+    running sum kept after the last change of each instant (the reference)."""
+    start, end = np.asarray(start, np.float64), np.asarray(end, np.float64)
+    ok = np.isfinite(start)
+    start, end = start[ok], end[ok]
+    ends = end[np.isfinite(end)]
+    t = np.concatenate([start, ends])
+    d = np.r_[np.ones(len(start), np.int64), -np.ones(len(ends), np.int64)]
+    order = np.argsort(t, kind="stable")
+    t, count = t[order], np.cumsum(d[order])
+    last = np.r_[t[1:] != t[:-1], True] if len(t) else np.zeros(0, bool)
+    return t[last], count[last]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_step_counts_are_those_of_one_sort_of_every_change(seed, monkeypatch) -> None:
+    """Ties, empty intervals, ends before starts, NaN and infinite starts and ends, whole
+    ms or not, counted a piece at a time: the same steps as one sort of every change."""
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 500))
+    start = rng.uniform(0, 1000, n)
+    if seed % 2:
+        start = np.round(start / 10) * 10  # many ties
+    end = start + rng.choice([0.0, 5.0, 30.0, -3.0, 200.0], n)
+    start[rng.random(n) < 0.05] = np.nan
+    end[rng.random(n) < 0.05] = np.nan
+    end[rng.random(n) < 0.02] = np.inf
+    if seed % 3 == 0:
+        monkeypatch.setattr("viewer.analysis.counters._CHUNK", 7)
+    got = step_counts(start, end)
+    t, count = _steps_by_one_sort(start, end)
+    assert np.array_equal(got.time, t) and got.value.tolist() == count.tolist()
+
+
+@pytest.mark.parametrize("name", ["phase8_pw20.log", "two_gpus.log", "budget_gated.log"])
+def test_the_memory_track_is_the_upper_curve_at_its_own_times(name: str) -> None:
+    """The memory counter reads the upper curve alone (no lower curve made): at every
+    instant of either, and before the first, the value the whole memory curve gives."""
+    from pathlib import Path
+
+    from viewer.analysis.memory import memory
+    from viewer.io import open_log
+
+    sample = Path(__file__).resolve().parents[2] / "sample_logs" / name
+    for session in open_log(sample).sessions:
+        whole = memory(session)
+        track = counters(session)["memory"]
+        assert len(track) <= len(whole.time)
+        points = np.union1d(whole.time, track.time)
+        points = np.r_[points[:1] - 1.0, points]
+        i = np.searchsorted(whole.time, points, "right") - 1
+        want = np.where(i >= 0, np.rint(whole.hi)[np.maximum(i, 0)], 0)
+        assert [track.at(float(x)) for x in points] == want.astype(int).tolist()
+        assert track.peak == int(np.rint(whole.hi).max())
