@@ -105,3 +105,5 @@ def test_gaps_and_transitions_of_calls_one_after_another_are_views_and_the_same(
     assert np.shares_memory(trans["time"], calls(s)["start"])
     assert trans["time"].tolist() == calls(s)["start"][1:].tolist()
     assert trans["from_job"].dtype == np.int32 and trans["to_job"].tolist() == list(range(1, 50))
+    overlap = trans["overlap_ms"]  # sectors one after another: no overlap, 0 held once
+    assert overlap.strides == (0,) and overlap.tolist() == [0.0] * 49

@@ -15,7 +15,7 @@ from viewer.analysis.groups import Groups
 from viewer.analysis.intervals import Range, calls, check_range, clip
 from viewer.analysis.stages import stages
 from viewer.model import Session
-from viewer.model.frame import Frame, empty_like, run_of, take_rows
+from viewer.model.frame import Frame, constant, empty_like, run_of, take_rows
 from viewer.model.keys import unique
 
 TRANSITION_COLUMNS = [
@@ -69,6 +69,8 @@ def _all_transitions(session: Session) -> Frame:
         latest = _latest_end_before(job, end, c["closed"], from_job, time)
     gap = np.where(np.isfinite(latest), time - latest, 0.0)
     overlap = np.maximum(0.0, by_job.max(end)[from_job] - time)
+    if len(overlap) > 1 and not overlap.any():  # sectors one after another: 0 held once
+        overlap = constant(0.0, len(overlap), np.float64)
     starved = c["ready"][nxt] > free[nxt]
     # What the worker that moves on really waited: the gap above is the domain's figure,
     # the worker's idle only while sectors follow each other; where they interleave it
