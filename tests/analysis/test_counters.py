@@ -164,7 +164,7 @@ def test_step_counts_are_those_of_one_sort_of_every_change(seed, monkeypatch) ->
     end[rng.random(n) < 0.05] = np.nan
     end[rng.random(n) < 0.02] = np.inf
     if seed % 3 == 0:
-        monkeypatch.setattr("viewer.analysis.counters._CHUNK", 7)
+        monkeypatch.setattr("viewer.analysis.intervals._CHUNK", 7)
     got = step_counts(start, end)
     t, count = _steps_by_one_sort(start, end)
     assert np.array_equal(got.time, t) and got.value.tolist() == count.tolist()

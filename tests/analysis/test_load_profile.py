@@ -114,7 +114,7 @@ def test_the_profile_is_the_one_every_change_sorted_gives(
             for k, ab in spans.items()
         }
     if seed % 4 == 1:  # many chunks, some cut inside a run of ties
-        monkeypatch.setattr("viewer.analysis.load._CHUNK", 7)
+        monkeypatch.setattr("viewer.analysis.intervals._CHUNK", 7)
     prof = profile(spans)
     t, busy = _profile_by_one_sort(spans)
     assert prof.t.dtype == np.float64 and np.array_equal(prof.t, t)

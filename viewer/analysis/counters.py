@@ -19,7 +19,7 @@ import numpy as np
 
 from viewer.analysis import local_time
 from viewer.analysis.cache import per_session
-from viewer.analysis.intervals import chosen
+from viewer.analysis.intervals import chosen, held_at_changes
 from viewer.analysis.memory import memory_upper
 from viewer.analysis.stages import stages
 from viewer.model import Session
@@ -80,10 +80,6 @@ class Steps:
         return int(self.value.max()) if len(self.value) else 0
 
 
-#: Instants counted at a time (``step_counts``): two int64 positions each.
-_CHUNK = 1 << 20
-
-
 def step_counts(start: np.ndarray, end: np.ndarray) -> Steps:
     """How many of the intervals [start, end) hold at each time (NaN starts are skipped;
     a NaN end never ends)."""
@@ -94,18 +90,7 @@ def step_counts(start: np.ndarray, end: np.ndarray) -> Steps:
     ends = end[np.isfinite(end)]
     ends.sort()
     del ok, end
-    t = np.concatenate([starts, ends])
-    t.sort()
-    t = t[np.r_[t[1:] != t[:-1], True]] if len(t) else t  # each instant once
-    # The count after every change at an instant: the starts by then less the ends, from
-    # the sorted starts and ends (a sort order of every change and its running sum took
-    # ~200 MB a counter of 1.5 M one-call jobs), a piece of the instants at a time.
-    count = np.empty(len(t), np.int32)
-    for i in range(0, len(t), _CHUNK):
-        at = t[i : i + _CHUNK]
-        count[i : i + _CHUNK] = np.searchsorted(starts, at, "right") - np.searchsorted(
-            ends, at, "right"
-        )
+    t, count = held_at_changes(starts, ends)
     return Steps.of(t, count)
 
 

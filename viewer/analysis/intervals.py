@@ -140,6 +140,27 @@ def busy_blocks(session: Session) -> Frame:
     return merge(c["gpu"], c["start"], c["end"])
 
 
+#: Instants counted at a time (``held_at_changes``): two int64 positions each.
+_CHUNK = 1 << 20
+
+
+def held_at_changes(starts: np.ndarray, ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Each instant of ``starts`` and ``ends`` (both sorted) once, in order, and how many of
+    the intervals hold just after every change there: the starts by then less the ends
+    (int32), counted a piece of the instants at a time.  No sort order of every change is
+    held (a counter of 1.5 M one-call jobs: ~200 MB; a played run's load profile: 96 MB)."""
+    t = np.concatenate([starts, ends])
+    t.sort()
+    t = t[np.r_[t[1:] != t[:-1], True]] if len(t) else t  # each instant once
+    count = np.empty(len(t), np.int32)
+    for i in range(0, len(t), _CHUNK):
+        at = t[i : i + _CHUNK]
+        count[i : i + _CHUNK] = np.searchsorted(starts, at, "right") - np.searchsorted(
+            ends, at, "right"
+        )
+    return t, count
+
+
 def clip(starts: np.ndarray, ends: np.ndarray, rng: Range) -> tuple[np.ndarray, np.ndarray]:
     """Intervals clipped to ``rng`` (those outside it come back with zero length)."""
     if rng is None:

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from viewer.analysis.intervals import held_at_changes
 from viewer.analysis.stages import stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.sim.contention import CLASSES, NONE, Contention
@@ -217,18 +218,8 @@ def profile(spans: dict[str, tuple[np.ndarray, np.ndarray]]) -> Profile:
         return Profile(np.zeros(2), np.zeros(2, np.int64))
     a.sort()
     b.sort()
-    t = np.concatenate([a, b])
-    t.sort()
-    t = t[np.r_[t[1:] != t[:-1], True]]  # each instant once
-    busy = np.empty(len(t), np.int32)
-    for i in range(0, len(t), _CHUNK):
-        at = t[i : i + _CHUNK]
-        busy[i : i + _CHUNK] = np.searchsorted(a, at, "right") - np.searchsorted(b, at, "right")
+    t, busy = held_at_changes(a, b)
     return Profile(t.astype(np.float64, copy=False), busy)
-
-
-#: Instants counted at a time (``profile``): two int64 positions each.
-_CHUNK = 1 << 20
 
 
 def sample(
