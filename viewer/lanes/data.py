@@ -111,6 +111,11 @@ class Rows(Sequence[Lane]):
         for i, lane in list(self._made.items()):
             lane.top, lane.height = top + i * pitch, height
 
+    @property
+    def bottom(self) -> float:
+        """The bottom of the last row."""
+        return self.top + (self._count - 1) * self.pitch + self.height
+
     def bands(self) -> tuple[np.ndarray, np.ndarray]:
         """(top, height) of every row."""
         return self.top + np.arange(self._count) * self.pitch, np.full(self._count, self.height)

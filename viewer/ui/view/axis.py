@@ -387,8 +387,7 @@ class LaneHeaderAxis(pg.AxisItem):
                 continue
             if isinstance(group.lanes, Rows):  # rows of one kind: one label for them all
                 rows = group.lanes
-                top = y_of(rows.top)
-                bottom = y_of(rows.top + (len(rows) - 1) * rows.pitch + rows.height)
+                top, bottom = y_of(rows.top), y_of(rows.bottom)
                 text = f"{rows.name} ({len(rows)} rows)" if len(rows) > 1 else rows.name
                 painter.drawText(
                     QtCore.QRectF(14, top, width - 18, max(bottom - top, 14)),

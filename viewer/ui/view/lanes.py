@@ -225,10 +225,11 @@ class LaneGroupItem(GroupItem):
         self._parts, self._part_labels = RectBatch(), []
         if self._lanes():
             stacks = self.group.stacks()
-            self._batch = self._prepare_layers(stacks, x0, x1, px)
+            near = self._rows_near()  # (of ``Rows``: the rows near the view; else None)
+            self._batch = self._prepare_layers(stacks, x0, x1, px, near)
             opened = stacks.get(OPEN_LAYER)
             if opened is not None and len(opened.data):
-                self._prepare_open(opened, x0, x1, px)
+                self._prepare_open(opened, x0, x1, px, near)
             kernel = stacks.get("kernel")
             if kernel is not None and self._kernel_parts is not None and px > 0:
                 self._prepare_parts(kernel, x0, x1, px)
@@ -236,13 +237,18 @@ class LaneGroupItem(GroupItem):
         self.update()
 
     def _prepare_layers(
-        self, stacks: dict[str, LayerStack], x0: float, x1: float, px: float
+        self,
+        stacks: dict[str, LayerStack],
+        x0: float,
+        x1: float,
+        px: float,
+        near: np.ndarray | None,
     ) -> RectBatch:
-        """Every layer's rectangles, merged in one pass, sorted by drawing order and colour."""
+        """Every layer's rectangles, merged in one pass, sorted by drawing order and colour
+        (of the lanes ``near`` the view, where given)."""
         wanted = []  # stack, narrow px, shown lanes
         drawn: list[tuple[int, LayerStack]] = []  # the draw order and stack of each wanted
         bases = [0]  # the first lane of each wanted stack, numbered on from one to the next
-        near = self._rows_near()
         for order, style in enumerate(DRAW_ORDER):
             stack = stacks.get(style.layer)
             if stack is None or not len(stack.data):
@@ -393,10 +399,12 @@ class LaneGroupItem(GroupItem):
         """Kernel parts prepared for the view (0 when zoomed out)."""
         return len(self._parts)
 
-    def _prepare_open(self, stack: LayerStack, x0: float, x1: float, px: float) -> None:
+    def _prepare_open(
+        self, stack: LayerStack, x0: float, x1: float, px: float, near: np.ndarray | None
+    ) -> None:
         data = stack.data.level(0)
         # No pass over the lanes with none in view (nor, of rows, far from it).
-        lanes, at = positions(*data.cut(x0, x1, self._rows_near()))
+        lanes, at = positions(*data.cut(x0, x1, near))
         s, e, key = data.starts(at), data.ends(at), data.key[at]
         for i, a, b, k in zip(*(v.tolist() for v in (lanes, s, e, key)), strict=True):
             lane = stack.lanes[i]

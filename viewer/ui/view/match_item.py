@@ -160,8 +160,8 @@ class MatchItem(pg.GraphicsObject):
                     continue
                 if isinstance(group.lanes, Rows):  # the rows as one band, header left as is
                     rows = group.lanes
-                    bottom = rows.top + (len(rows) - 1) * rows.pitch + rows.height
-                    painter.fillRect(QtCore.QRectF(x0, rows.top, x1 - x0, bottom - rows.top), fade)
+                    band = QtCore.QRectF(x0, rows.top, x1 - x0, rows.bottom - rows.top)
+                    painter.fillRect(band, fade)
                     continue
                 for lane in group.lanes:
                     if lane.height > 0 and lane.kind != "counter":
