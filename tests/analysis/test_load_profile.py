@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
-from viewer.analysis.load import profile
+from viewer.analysis.load import COARSE, WAKERS, _column_medians, profile
+from viewer.sim.contention import CLASSES, Contention
 
 
 def _spans(rng: np.random.Generator, n: int, whole_ms: bool) -> dict:
@@ -154,3 +157,35 @@ def test_level_times_are_each_levels_integral_to_the_bit(seed: int) -> None:
         one.level_times(a, b, 3),
         np.stack([one.integral(a, b, (np.arange(3) == v).astype(float)) for v in range(3)], 1),
     )
+
+
+@pytest.mark.parametrize("cores", [None, 2.0, 7.0, 12.5])
+@pytest.mark.parametrize("cap", [None, 5.0])
+@pytest.mark.parametrize("waker", [0.0, 0.3, 1.0])
+def test_a_grid_of_slopes_or_wakers_is_each_models_factor_to_the_bit(
+    cores: float | None, cap: float | None, waker: float
+) -> None:
+    """The fit tries its grids as one array (``Contention.factors``): each column is
+    ``factor`` of the model with that slope or share, bit for bit (a slope that wins by an
+    ulp picks the same)."""
+    busy = np.r_[np.arange(40), 0.5, 3.7, 17.25, 100.0]
+    for cls in CLASSES:
+        m = Contention(synth=0.3, cpu=0.02, cores=cores, cap=cap, waker=waker)
+        grid = m.factors(cls, busy, slopes=COARSE)
+        one = [replace(m, **{cls: float(a)}).factor(cls, busy) for a in COARSE]
+        assert np.array_equal(grid, np.stack(one, 1))
+        grid = m.factors(cls, busy, wakers=WAKERS)
+        one = [replace(m, waker=float(w)).factor(cls, busy) for w in WAKERS]
+        assert np.array_equal(grid, np.stack(one, 1))
+        assert np.array_equal(m.factors(cls, busy), m.factor(cls, busy))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 1999, 2000])
+def test_column_medians_are_numpys_to_the_bit(n: int) -> None:
+    rng = np.random.default_rng(n)
+    rows = np.log(rng.random((n, 39)) * 5 + 0.1)
+    rows[:, 3] = 1.0  # every row tied
+    rows[: n // 2, 5] = -2.0  # half tied at the bottom
+    assert np.array_equal(_column_medians(rows), np.median(rows, axis=0))
+    rows[0, 7] = np.nan  # numpy's answer where a value is not a number
+    assert np.array_equal(_column_medians(rows), np.median(rows, axis=0), equal_nan=True)

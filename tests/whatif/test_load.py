@@ -332,3 +332,32 @@ def test_a_third_host_half_kernels_within_5_percent() -> None:
     k05 is (+5.1 %): a limit of the load model on two hosts, not one base run's drift."""
     predicted, real = _third_loo("k05b")
     assert predicted == pytest.approx(real, rel=0.05)
+
+
+def _fits_alike(a, b) -> bool:
+    return (
+        a.contention == b.contention
+        and a.scatter == b.scatter
+        and a.shown == b.shown
+        and a.alternatives == b.alternatives
+    )
+
+
+def test_the_points_the_search_leaves_untried_never_win(monkeypatch) -> None:
+    """The fit skips the time-sharing points at or past every load its stages saw; trying
+    every point from 2 to the most threads busy gives the same fit, on simulated machines
+    that time-share and one that does not, fitted alone and together (the real runs too,
+    where they are here), without the CPU count their logs state."""
+    base = SimConfig(sectors=8, pw=10, gw=2, seed=3, contention=MACHINE)
+    sets = [[sample(_read(replace(base, pw=pw)), f"pw{pw}") for pw in (4, 10, 20)]]
+    sets += [[sample(_read(SimConfig(sectors=6, pw=8, gw=2, seed=5)), "plain")]]
+    if REAL.is_dir():
+        sets += [[sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]]
+    sets += [[s] for group in sets for s in group[:2]]
+    from viewer.analysis import load as module
+
+    pruned = [fit(samples) for samples in sets]
+    every = lambda designs, most: [float(c) for c in range(2, most + 1)] if most >= 3 else []  # noqa: E731
+    monkeypatch.setattr(module, "_cores_tried", every)
+    for samples, got in zip(sets, pruned, strict=True):
+        assert _fits_alike(got, fit(samples)), [s.name for s in samples]

@@ -72,19 +72,41 @@ class Contention:
 
     def factor(self, cls: str, busy: float | np.ndarray) -> float | np.ndarray:
         """``f`` of stage class ``cls`` at ``busy`` busy CPU threads (scalar or array)."""
-        a = getattr(self, cls)
+        out = self.factors(cls, busy)
+        return float(out) if np.ndim(out) == 0 else out
+
+    def factors(
+        self,
+        cls: str,
+        busy: float | np.ndarray,
+        slopes: np.ndarray | None = None,
+        wakers: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """``factor`` at each of ``busy`` (a 1-d array) for each of ``slopes`` (the slope of
+        ``cls``) or ``wakers`` in place of this model's, as columns: (len(busy), k).  The
+        same arithmetic on each element as ``factor`` of the model with that value, to the
+        bit (the load fit tries a grid of them: a model and a ``factor`` call each was a
+        third of its time)."""
         x = np.maximum(np.asarray(busy, dtype=np.float64), 1.0)
+        grid = slopes is not None or wakers is not None
+        col = (lambda v: v[:, None]) if grid else (lambda v: v)
+        a = getattr(self, cls) if slopes is None else np.asarray(slopes, np.float64)[None, :]
         seen = np.minimum(x, self.cores) if self.cores is not None else x
         if self.cap is not None:
             seen = np.minimum(seen, self.cap)
-        out = 1.0 + a * (seen - 1.0)
+        out = 1.0 + a * col(seen - 1.0)
         if cls != "kernel" and self.cores is not None:
             shared = np.maximum(1.0, x / self.cores)
-            if cls == "cpu" and self.waker > 0:
+            waker = self.waker if wakers is None else np.asarray(wakers, np.float64)[None, :]
+            if cls == "cpu" and np.any(np.asarray(waker) > 0):
                 woken = np.where(x > self.cores, 1.0 + (x - 1.0) / self.cores, 1.0)
-                shared = (1.0 - self.waker) * shared + self.waker * woken
+                shared = (1.0 - waker) * col(shared) + waker * col(woken)
+            else:
+                shared = col(shared)
             out = out * shared
-        return float(out) if np.ndim(out) == 0 else out
+        if grid and np.shape(out)[1:] == (1,):  # a grid over what this class does not read
+            out = np.repeat(out, len(slopes if slopes is not None else wakers), 1)
+        return out
 
     def describe(self) -> str:
         """``synthesis +4.1 %, CPU prep/post +2.0 % per busy thread, time-shared past 16``."""
