@@ -390,11 +390,18 @@ class _Design:
     kind, and the log where the log keeps its own level)."""
 
     table: np.ndarray  # (stages, loads)
-    group: np.ndarray  # int codes
+    group: np.ndarray  # int codes, ascending
 
     @property
     def n(self) -> int:
         return len(self.group)
+
+    @functools.cached_property
+    def _groups(self) -> list[slice]:
+        """Each group's rows, in group order: the rows of a group lie together
+        (``_design`` sorts them so)."""
+        bounds = np.searchsorted(self.group, np.arange(int(self.group.max(initial=-1)) + 2))
+        return [slice(a, b) for a, b in zip(bounds[:-1].tolist(), bounds[1:].tolist(), strict=True)]
 
     def sse(self, weights: np.ndarray) -> np.ndarray:
         """Within-group sum of absolute deviations of log work from the group's median,
@@ -403,8 +410,7 @@ class _Design:
             return np.zeros(weights.shape[1])
         w = np.log(np.maximum(self.table @ weights, 1e-9))
         out = np.zeros(w.shape[1])
-        for g in range(int(self.group.max()) + 1):
-            rows = w[self.group == g]
+        for rows in map(w.__getitem__, self._groups):
             if len(rows):
                 out += np.abs(rows - _column_medians(rows)).sum(axis=0)
         return out
@@ -440,7 +446,10 @@ def _design(samples: list[Sample], cls: str, own: dict[str, set[str]], width: in
     if not tables:
         return _Design(np.zeros((0, width)), np.zeros(0, np.int64))
     _, group = np.unique(np.concatenate(tags), return_inverse=True)
-    return _Design(np.concatenate(tables), group.astype(np.int64))
+    # The rows of a group together, in their order (a stable sort): each group's rows are
+    # a slice, where a mask and a copy of them was the sum's every time.
+    order = np.argsort(group, kind="stable")
+    return _Design(np.concatenate(tables)[order], group.astype(np.int64)[order])
 
 
 def _best_slope(
@@ -551,8 +560,7 @@ def _best_waker(d: _Design, model: Contention, loads: np.ndarray) -> float:
     weights = 1.0 / model.factors("cpu", loads, wakers=WAKERS)
     work = np.log(np.maximum(d.table @ weights, 1e-9))
     sse = np.zeros(len(WAKERS))
-    for g in range(int(d.group.max()) + 1):
-        rows = work[d.group == g]
+    for rows in map(work.__getitem__, d._groups):
         if len(rows):
             sse += ((rows - rows.mean(axis=0)) ** 2).sum(axis=0)
     k = int(np.argmin(sse))
