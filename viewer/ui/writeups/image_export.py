@@ -23,6 +23,7 @@ from viewer.annotations import AnnotationSet
 from viewer.export.files import resolve_output, write_output
 from viewer.export.format import display_path, ms, sec
 from viewer.export.report import metric_rows
+from viewer.heap import release_free_memory
 from viewer.ui.palette import Theme, dark_palette
 from viewer.ui.view.lane_legend import ENTRIES, SWATCH, legend_rows
 from viewer.ui.view.timeline_view import TimelineView
@@ -391,6 +392,9 @@ def offscreen_view(
     _settle(view, width, round(plot_height))
     if rng is not None:
         view.set_x_range(*rng)
+    # What making the view freed goes back before its page is rendered (20 MB of a PNG
+    # export of 200 000 syntheses at once: its peak is the view and the image together).
+    release_free_memory()
     return view, cap
 
 
