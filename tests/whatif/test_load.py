@@ -24,7 +24,7 @@ from viewer.sim.contention import Contention
 from viewer.sim.model import SimConfig, simulate
 from viewer.sim.writer import WriteOptions, write
 from viewer.whatif import Knobs, what_if
-from viewer.whatif.load import fit, fixed, sample
+from viewer.whatif.load import Sample, fit, fixed, intervals, sample
 from viewer.whatif.predict import measure
 
 REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
@@ -117,7 +117,7 @@ def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
         pw16   2.570  2.384  (-7.3 %)   2.546 (-0.9 %)    2.221-2.750   -0.1 %
         pw32   2.659  2.384 (-10.4 %)   2.613 (-1.7 %)    1.950-2.702   -3.5 %
         gw1    3.633  4.171 (+14.8 %)   3.816 (+5.0 %)    3.590-3.904   +5.4 %
-        k05    2.342  2.508  (+7.1 %)   2.462 (+5.1 %)    2.418-2.502   +0.6 %
+        k05    2.342  2.508  (+7.1 %)   2.462 (+5.1 %)    2.339-2.752   +0.6 %
 
     (before the cold first wave and the share of woken calls past the cores were modelled:
     pw4 -1.4, pw16 -7.6, pw32 -6.2 %).  Two runs are 0.04 and 0.1 % past 5 %, for what no
@@ -131,7 +131,9 @@ def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
     - k05: its first job's slowest synthesis, cold, took 4.7 s (1.95x its warm ones; the
       other logs' first waves peaked at 1.2-1.6x), so its first completion came 1.1 s late
       and the interval over 12 jobs is 5 % short; its last completion is predicted within
-      0.2 s and wall time / proofs within 0.6 %.  The note says what the interval rests on."""
+      0.2 s and wall time / proofs within 0.6 %.  The note says what the interval rests on,
+      and the band holds it: the band's ends read other runs' mean levels too (base1's
+      mean synthesis lies above the others' at the same load)."""
     paths = {n: REAL / f"{n}.log.gz" for n in ("base1", *RUNS)}
     sessions = {n: open_log(p).sessions[0] for n, p in paths.items()}
     samples = {n: sample(s, n, facts(paths[n]).cpus) for n, s in sessions.items()}
@@ -150,7 +152,6 @@ def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
             assert "waits for the first job's slowest synthesis" in said
             real_wall = measure(sessions["k05"]).wall_s_per_proof
             assert w.scenario.wall_s_per_proof == pytest.approx(real_wall, rel=0.01)
-            continue
         else:
             assert abs(loaded / real - 1) < 0.05, name
         assert w.band[0] <= real <= w.band[1], (name, w.band)
@@ -324,12 +325,16 @@ def test_a_third_host_each_run_within_5_percent_from_a_fresh_base(name: str) -> 
     assert predicted == pytest.approx(real, rel=0.05)
 
 
-@pytest.mark.xfail(strict=True, reason="the kernel region costs synthesis more than the "
-                   "busy thread it is counted as: half kernels made synthesis 6.5 % faster "
-                   "(2322 -> 2170 ms), where the load explains ~2 %")  # fmt: skip
+@pytest.mark.xfail(strict=True, reason="half kernels made synthesis 6.5 % faster (2322 -> "
+                   "2170 ms), where the load explains ~2 %: within the spread of runs of one "
+                   "setting (a fourth host: 10.6 %), not a cost of the kernel region (there "
+                   "synthesis did not follow the kernel's share)")  # fmt: skip
 def test_a_third_host_half_kernels_within_5_percent() -> None:
     """k05b is predicted 5.2 % slow (2.232 against 2.122 s/proof), as shared/real_h200's
-    k05 is (+5.1 %): a limit of the load model on two hosts, not one base run's drift."""
+    k05 is (+5.1 %).  k05 lies in its band (2.339-2.752: the band reads other runs' mean
+    levels too), k05b 0.2 % below its band (2.127-2.311); the fourth host's kernel sweep
+    shows no synthesis trend with the kernel's share, and two runs of one setting 10.6 %
+    apart (``test_a_fourth_host_ran_one_setting_10_percent_apart``)."""
     predicted, real = _third_loo("k05b")
     assert predicted == pytest.approx(real, rel=0.05)
 
@@ -361,3 +366,68 @@ def test_the_points_the_search_leaves_untried_never_win(monkeypatch) -> None:
     monkeypatch.setattr(module, "_cores_tried", every)
     for samples, got in zip(sets, pruned, strict=True):
         assert _fits_alike(got, fit(samples)), [s.name for s in samples]
+
+
+FOURTH = Path(__file__).resolve().parent / "data" / "h200_fourth"
+#: Runs of a fourth H200 host in one device session of 6.5 minutes (realpipe.py, 12 jobs
+#: of 8 partitions, 16 CPU threads): base4a first and base4b last (pw 8, gw 2), a kernel
+#: sweep between them, half kernels at gw 1 and at pw 12, and pw 4.
+FOURTH_RUNS = {
+    "base4a": Knobs(),
+    "base4b": Knobs(),
+    "k025": Knobs(kernel_scale=0.25),
+    "k05c": Knobs(kernel_scale=0.5),
+    "k075": Knobs(kernel_scale=0.75),
+    "k15": Knobs(kernel_scale=1.5),
+    "gw1k05": Knobs(gw=1, kernel_scale=0.5),
+    "pw12k05": Knobs(pw=12, kernel_scale=0.5),
+    "pw4c": Knobs(pw=4),
+}
+
+
+def _fourth() -> tuple[dict[str, Session], dict[str, Sample]]:
+    paths = {n: FOURTH / f"{n}.log.gz" for n in FOURTH_RUNS}
+    sessions = {n: open_log(p).sessions[0] for n, p in paths.items()}
+    return sessions, {n: sample(s, n, facts(paths[n]).cpus) for n, s in sessions.items()}
+
+
+def test_a_fourth_host_ran_one_setting_10_percent_apart() -> None:
+    """What no load model can know: base4a and base4b, the same settings at the start and
+    the end of one session, took 2.648 and 2.394 s/proof.  Their typical synthesis was
+    alike (median 2476 and 2426 ms), base4a's mean was not (2682 against 2453 ms: a tenth
+    of its partitions took 3.5 s).  Nor did synthesis follow the kernel's share, which
+    shared/real_h200's k05 and the third host's k05b suggested (half kernels, synthesis 3-7 %
+    faster): at kernel scale 0.25, 0.5, 0.75 and 1.5 it took 2453, 2550, 2723 and 2560 ms."""
+    sessions, _ = _fourth()
+    a, b = (throughput(sessions[n]).measured_s_per_proof for n in ("base4a", "base4b"))
+    assert a / b - 1 > 0.10
+    synth = {n: _warm_synthesis(sessions[n]) for n in ("base4a", "base4b", "k025", "k075")}
+    assert abs(np.median(synth["base4a"]) / np.median(synth["base4b"]) - 1) < 0.03
+    mean = {n: float(np.mean(d)) for n, d in synth.items()}
+    assert mean["base4a"] / mean["base4b"] - 1 > 0.08
+    assert mean["k025"] <= mean["base4b"] < mean["k075"]  # no trend with the kernel's share
+
+
+def _warm_synthesis(session: Session) -> np.ndarray:
+    """The durations of a session's syntheses past the first wave (ms)."""
+    start, end = intervals(session)["synth"]
+    return (end - start)[start >= np.nanmin(end)]
+
+
+@pytest.mark.parametrize("base", ["base4a", "base4b"])
+def test_a_fourth_host_each_run_in_its_band_from_either_base(base: str) -> None:
+    """From each base in turn, each run of the fourth host predicted with the load fitted
+    on every other run of its session: the band holds the real run, within 0.5 % (pw4c from
+    base4a lies 0.2 % below it, k15 from base4b 0.1 % above a band that kernel-bound runs
+    collapse to the point).  The point misses by up to 12.6 %, as the bases differ.  The band
+    reads another run's levels by their mean too, slow tail included: by the median alone,
+    from base4b the kernel sweep's k025 and k075 fell outside it (2.392-2.520 and
+    2.382-2.517 against 2.533 and 2.695)."""
+    sessions, samples = _fourth()
+    for name, knobs in FOURTH_RUNS.items():
+        if knobs == Knobs():
+            continue
+        load = fit([samples[base]] + [samples[n] for n in samples if n not in (base, name)])
+        lo, hi = what_if(sessions[base], knobs, load=load).band
+        real = throughput(sessions[name]).measured_s_per_proof
+        assert lo * 0.995 <= real <= hi * 1.005, (name, lo, hi, real)
