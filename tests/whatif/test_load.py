@@ -431,3 +431,27 @@ def test_a_fourth_host_each_run_in_its_band_from_either_base(base: str) -> None:
         lo, hi = what_if(sessions[base], knobs, load=load).band
         real = throughput(sessions[name]).measured_s_per_proof
         assert lo * 0.995 <= real <= hi * 1.005, (name, lo, hi, real)
+
+
+def test_a_calibration_run_of_the_logs_own_settings_says_how_far_runs_differ() -> None:
+    """A calibration log at the first log's own settings measures the machine's own spread,
+    and the fit says it: base4b calibrated with base4a (and runs at other settings, which
+    are no repeat: another kernel time, other slots or workers) notes +10.6 %; the real
+    H200 runs hold no repeat and say nothing of it."""
+    _, samples = _fourth()
+    picked = [samples[n] for n in ("base4b", "base4a", "k05c", "gw1k05", "pw4c")]
+    said = [n for n in fit(picked).notes if "ran this log's settings" in n]
+    assert len(said) == 1 and "base4a" in said[0] and "+10.6 %" in said[0], said
+    assert "8 synthesis slots, 2 GPU workers, kernel 298 ms a call" in said[0]
+    others = [samples[n] for n in ("base4b", "k05c", "gw1k05", "pw4c", "k15")]
+    assert not any("ran this log's settings" in n for n in fit(others).notes)
+    if REAL.is_dir():
+        real = [sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]
+        assert not any("ran this log's settings" in n for n in fit(real).notes)
+
+
+def test_a_stretch_of_a_log_has_no_settings_of_its_own() -> None:
+    sessions, samples = _fourth()
+    assert samples["base4a"].run is not None
+    assert samples["base4a"].run.slots == 8 and samples["base4a"].run.gw == 2
+    assert sample(sessions["base4a"], "part", rows=np.arange(40)).run is None

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from viewer.analysis.floors import max_overlap
 from viewer.analysis.intervals import held_at_changes
+from viewer.analysis.jobs import completions, seconds_per_proof
 from viewer.analysis.stages import stages
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.sim.contention import CLASSES, NONE, Contention
@@ -153,6 +155,33 @@ class Profile:
         return np.interp(end, self.t, cum) - np.interp(start, self.t, cum)
 
 
+@dataclass(frozen=True)
+class RunSettings:
+    """What a whole log ran at, as far as it shows: its synthesis slots (stated, else the
+    most synthesizing at once), GPU workers per GPU, mean kernel time per call (ms), and
+    its measured s/proof (None where it cannot be measured)."""
+
+    slots: int
+    gw: int | None
+    kernel_ms: float | None
+    s_per_proof: float | None
+
+    def same(self, other: RunSettings) -> bool:
+        """The same settings: slots and workers equal, kernels within REPEAT_KERNEL."""
+        if (self.slots, self.gw) != (other.slots, other.gw):
+            return False
+        a, b = self.kernel_ms, other.kernel_ms
+        return (a is None) == (b is None) and (a is None or abs(a / b - 1) <= REPEAT_KERNEL)
+
+    def words(self) -> str:
+        kernel = "" if self.kernel_ms is None else f", kernel {self.kernel_ms:.0f} ms a call"
+        return f"{self.slots} synthesis slots, {self.gw} GPU workers{kernel}"
+
+
+#: Kernel times per call within this fraction are the same setting (a run's own spread).
+REPEAT_KERNEL = 0.03
+
+
 @dataclass(frozen=True, eq=False)
 class Sample:
     """One session's stages as the fit reads them."""
@@ -164,6 +193,7 @@ class Sample:
     most: int  # the most threads busy at once
     damage: tuple[str, ...] = ()  # what the reader says was lost of the log (cut, damaged)
     gw: int | None = None  # GPU workers per GPU seen in the log (None: no GPU call)
+    run: RunSettings | None = None  # a whole log's settings (None: a stretch of one)
 
     def mean_load(self, stage: str) -> np.ndarray:
         t, d, _ = self.stages[stage]
@@ -251,7 +281,22 @@ def sample(
         for (stage, (_, _, d, k)), table in zip(picked.items(), tables, strict=True)
     }
     lost = tuple(n for n in session.notes if "cut short" in n or "is lost" in n)
-    return Sample(name, cpus, out, most, lost, _workers_per_gpu(session))
+    gw = _workers_per_gpu(session)
+    run = None if rows is not None else _settings(session, spans, gw)
+    return Sample(name, cpus, out, most, lost, gw, run)
+
+
+def _settings(session: Session, spans: dict, gw: int | None) -> RunSettings:
+    """``RunSettings`` of a whole session from its stages' ``spans``."""
+    a, b = spans["synth"]
+    ok = np.isfinite(a) & np.isfinite(b) & (b > a)
+    slots = session.facts.pw or max_overlap(a[ok], b[ok])
+    kernel = None
+    if "kernel" in spans:
+        d = spans["kernel"][1] - spans["kernel"][0]
+        d = d[np.isfinite(d)]
+        kernel = float(d.mean()) if len(d) else None
+    return RunSettings(int(slots), gw, kernel, seconds_per_proof(completions(session)))
 
 
 def _workers_per_gpu(session: Session) -> int | None:
@@ -364,7 +409,7 @@ def fit(samples: list[Sample]) -> LoadFit:
     )
     alternatives = _alternatives(fitted, samples, loo)
     damaged = tuple(f"{s.name}: {n}" for s in samples[1:] for n in s.damage)
-    return replace(fitted, alternatives=alternatives, notes=damaged + _notes(fitted))
+    return replace(fitted, alternatives=alternatives, notes=damaged + _notes(fitted, samples))
 
 
 def _stage_name(stage: str, kind: str) -> str:
@@ -751,7 +796,7 @@ def fit_point(samples: list[Sample]) -> Contention:
 POOR_FIT = {"synth": 0.15, "cpu": 0.25}
 
 
-def _notes(f: LoadFit) -> tuple[str, ...]:
+def _notes(f: LoadFit, samples: list[Sample]) -> tuple[str, ...]:
     out = []
     for cls in ("synth", "cpu", "kernel"):
         if getattr(f.contention, cls) >= COARSE[-1] * 0.99:
@@ -768,6 +813,7 @@ def _notes(f: LoadFit) -> tuple[str, ...]:
                 "their load explains (other machines or settings, or noise); trust the band, "
                 "not the figure"
             )
+    out += _repeats(samples)
     for name, off in f.offsets.items():
         said = ", ".join(f"{st} {100 * v:+.0f} %" for st, v in off.items())
         out.append(
@@ -775,6 +821,29 @@ def _notes(f: LoadFit) -> tuple[str, ...]:
             "daemon version, or a stage changed on purpose; it keeps its own level"
         )
     return tuple(out)
+
+
+def _repeats(samples: list[Sample]) -> list[str]:
+    """A calibration log that ran the first log's own settings measures how far runs of
+    one setting differ on the machine: no prediction from these logs is finer.  On a
+    fourth H200 host two such runs, the first and the last of one session, took 2.648 and
+    2.394 s/proof."""
+    first = samples[0].run
+    if first is None or first.s_per_proof is None:
+        return []
+    apart = [
+        (s.run.s_per_proof / first.s_per_proof - 1, s.name, s.run.s_per_proof)
+        for s in samples[1:]
+        if s.run is not None and s.run.s_per_proof is not None and s.run.same(first)
+    ]
+    if not apart:
+        return []
+    off, name, value = max(apart, key=lambda x: abs(x[0]))
+    return [
+        f"{name} ran this log's settings ({first.words()}) at {value:.3f} s/proof, this log "
+        f"at {first.s_per_proof:.3f} ({100 * off:+.1f} %): runs of one setting on this "
+        "machine differ by that much, and a prediction from these logs is no finer"
+    ]
 
 
 def fixed() -> LoadFit:
