@@ -442,7 +442,7 @@ def test_a_calibration_run_of_the_logs_own_settings_says_how_far_runs_differ() -
     picked = [samples[n] for n in ("base4b", "base4a", "k05c", "gw1k05", "pw4c")]
     said = [n for n in fit(picked).notes if "ran this log's settings" in n]
     assert len(said) == 1 and "base4a" in said[0] and "+10.6 %" in said[0], said
-    assert "8 synthesis slots, 2 GPU workers, kernel 298 ms a call" in said[0]
+    assert "8 synthesis slots, 2 GPU workers a GPU, kernel 298 ms a call" in said[0]
     others = [samples[n] for n in ("base4b", "k05c", "gw1k05", "pw4c", "k15")]
     assert not any("ran this log's settings" in n for n in fit(others).notes)
     if REAL.is_dir():
@@ -455,3 +455,32 @@ def test_a_stretch_of_a_log_has_no_settings_of_its_own() -> None:
     assert samples["base4a"].run is not None
     assert samples["base4a"].run.slots == 8 and samples["base4a"].run.gw == 2
     assert sample(sessions["base4a"], "part", rows=np.arange(40)).run is None
+
+
+@pytest.mark.parametrize(
+    ("other", "repeat"),
+    [
+        ({"seed": 2}, True),  # another run of the same settings
+        ({"seed": 2, "interval_ms": 90_000.0}, False),  # jobs arriving spaced, not queued
+        ({"seed": 2, "synth_ms": 60_000.0}, False),  # another machine (the fit says so)
+        ({"seed": 2, "gpus": 2}, False),
+        ({"seed": 2, "kernel_ms": 1873.0}, False),
+    ],
+)
+def test_only_a_run_of_the_same_settings_and_workload_is_a_repeat(other, repeat) -> None:
+    """The note names a repeat only where slots, workers, GPUs, kernel time, proof shape
+    and arrivals all agree, and the fit does not take the log for another machine (a
+    review's cases: two GPUs, spaced arrivals, slower synthesis were each called 'this
+    log's settings', 57-141 % apart)."""
+    base = SimConfig(sectors=6, pw=4, gw=2, seed=1)
+    first = sample(_read(base), "first")
+    second = sample(_read(replace(base, **other)), "second")
+    said = [n for n in fit([first, second]).notes if "ran this log's settings" in n]
+    assert bool(said) == repeat, said
+
+
+def test_logs_whose_kernels_take_no_time_are_no_repeat_and_no_crash() -> None:
+    base = SimConfig(sectors=4, pw=4, gw=2, seed=1, kernel_ms=0.0)
+    a, b = (sample(_read(replace(base, seed=s)), f"k0-{s}") for s in (1, 2))
+    assert a.run is not None and a.run.kernel_ms is None
+    assert not any("ran this log's settings" in n for n in fit([a, b]).notes)

@@ -29,10 +29,11 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from viewer.analysis.floors import max_overlap
+from viewer.analysis.floors import arrivals, max_overlap
 from viewer.analysis.intervals import held_at_changes
-from viewer.analysis.jobs import completions, seconds_per_proof
+from viewer.analysis.jobs import throughput
 from viewer.analysis.stages import stages
+from viewer.analysis.units import counted
 from viewer.model import KERNEL_SOURCE_TIMING, Session
 from viewer.sim.contention import CLASSES, NONE, Contention
 
@@ -158,28 +159,43 @@ class Profile:
 @dataclass(frozen=True)
 class RunSettings:
     """What a whole log ran at, as far as it shows: its synthesis slots (stated, else the
-    most synthesizing at once), GPU workers per GPU, mean kernel time per call (ms), and
+    most synthesizing at once), GPU workers per GPU, GPUs, mean kernel time per call (ms,
+    None without one: no CUZK_TIMING or none above 0), partitions per proof and the proof
+    kinds, the spacing of the jobs' arrivals (ms, 0 where all were queued at once), and
     its measured s/proof (None where it cannot be measured)."""
 
     slots: int
     gw: int | None
+    gpus: int
     kernel_ms: float | None
+    per_proof: float
+    kinds: tuple[str, ...]
+    arrival_ms: float
     s_per_proof: float | None
 
     def same(self, other: RunSettings) -> bool:
-        """The same settings: slots and workers equal, kernels within REPEAT_KERNEL."""
-        if (self.slots, self.gw) != (other.slots, other.gw):
+        """The same settings and workload: everything equal but the kernel time, known in
+        both and within REPEAT_KERNEL, and the arrivals' spacing, within REPEAT_ARRIVAL."""
+        mine = (self.slots, self.gw, self.gpus, self.per_proof, self.kinds)
+        if mine != (other.slots, other.gw, other.gpus, other.per_proof, other.kinds):
             return False
         a, b = self.kernel_ms, other.kernel_ms
-        return (a is None) == (b is None) and (a is None or abs(a / b - 1) <= REPEAT_KERNEL)
+        if a is None or b is None or abs(a - b) > REPEAT_KERNEL * max(a, b):
+            return False
+        x, y = self.arrival_ms, other.arrival_ms
+        return abs(x - y) <= REPEAT_ARRIVAL * max(x, y) + 1.0
 
     def words(self) -> str:
         kernel = "" if self.kernel_ms is None else f", kernel {self.kernel_ms:.0f} ms a call"
-        return f"{self.slots} synthesis slots, {self.gw} GPU workers{kernel}"
+        workers = "" if self.gw is None else f", {counted(self.gw, 'GPU worker')} a GPU"
+        gpus = "" if self.gpus == 1 else f" on {self.gpus} GPUs"
+        return f"{counted(self.slots, 'synthesis slot')}{workers}{gpus}{kernel}"
 
 
-#: Kernel times per call within this fraction are the same setting (a run's own spread).
+#: Kernel times per call within this fraction, and arrival spacings within this fraction
+#: (and 1 ms), are the same setting (a run's own spread).
 REPEAT_KERNEL = 0.03
+REPEAT_ARRIVAL = 0.1
 
 
 @dataclass(frozen=True, eq=False)
@@ -295,8 +311,17 @@ def _settings(session: Session, spans: dict, gw: int | None) -> RunSettings:
     if "kernel" in spans:
         d = spans["kernel"][1] - spans["kernel"][0]
         d = d[np.isfinite(d)]
-        kernel = float(d.mean()) if len(d) else None
-    return RunSettings(int(slots), gw, kernel, seconds_per_proof(completions(session)))
+        mean = float(d.mean()) if len(d) else 0.0
+        kernel = mean if mean > 0 else None
+    tp = throughput(session)
+    kinds = np.unique(np.asarray(session.jobs["kind"], dtype=object).astype(str))
+    arrival = np.asarray(arrivals(session)["arrival"], dtype=np.float64)
+    arrival = arrival[np.isfinite(arrival)]
+    spacing = float(arrival.max() - arrival.min()) / (len(arrival) - 1) if len(arrival) > 1 else 0.0
+    return RunSettings(
+        int(slots), gw, int(tp.gpus), kernel, float(tp.partitions_per_proof),
+        tuple(kinds.tolist()), spacing, tp.measured_s_per_proof,
+    )  # fmt: skip
 
 
 def _workers_per_gpu(session: Session) -> int | None:
@@ -435,7 +460,17 @@ class _Design:
     kind, and the log where the log keeps its own level)."""
 
     table: np.ndarray  # (stages, loads)
-    group: np.ndarray  # int codes, ascending
+    group: np.ndarray  # int codes, ascending: a group's rows lie together
+
+    def __post_init__(self) -> None:
+        if len(self.group) > 1 and not (self.group[1:] >= self.group[:-1]).all():
+            # Each group's rows together, in their order (a stable sort), as ``_design``
+            # makes them: a group is then a slice, where a mask and a copy of its rows was
+            # the fit's every sum.  (A matrix library may round a row's product by its
+            # place: the fits of every log here came out the same as in the rows' own order.)
+            order = np.argsort(self.group, kind="stable")
+            object.__setattr__(self, "table", self.table[order])
+            object.__setattr__(self, "group", self.group[order])
 
     @property
     def n(self) -> int:
@@ -491,10 +526,7 @@ def _design(samples: list[Sample], cls: str, own: dict[str, set[str]], width: in
     if not tables:
         return _Design(np.zeros((0, width)), np.zeros(0, np.int64))
     _, group = np.unique(np.concatenate(tags), return_inverse=True)
-    # The rows of a group together, in their order (a stable sort): each group's rows are
-    # a slice, where a mask and a copy of them was the sum's every time.
-    order = np.argsort(group, kind="stable")
-    return _Design(np.concatenate(tables)[order], group.astype(np.int64)[order])
+    return _Design(np.concatenate(tables), group.astype(np.int64))  # (sorted by group)
 
 
 def _best_slope(
@@ -813,7 +845,7 @@ def _notes(f: LoadFit, samples: list[Sample]) -> tuple[str, ...]:
                 "their load explains (other machines or settings, or noise); trust the band, "
                 "not the figure"
             )
-    out += _repeats(samples)
+    out += _repeats(samples, f.offsets)
     for name, off in f.offsets.items():
         said = ", ".join(f"{st} {100 * v:+.0f} %" for st, v in off.items())
         out.append(
@@ -823,7 +855,7 @@ def _notes(f: LoadFit, samples: list[Sample]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _repeats(samples: list[Sample]) -> list[str]:
+def _repeats(samples: list[Sample], offsets: dict) -> list[str]:
     """A calibration log that ran the first log's own settings measures how far runs of
     one setting differ on the machine: no prediction from these logs is finer.  On a
     fourth H200 host two such runs, the first and the last of one session, took 2.648 and
@@ -834,7 +866,10 @@ def _repeats(samples: list[Sample]) -> list[str]:
     apart = [
         (s.run.s_per_proof / first.s_per_proof - 1, s.name, s.run.s_per_proof)
         for s in samples[1:]
-        if s.run is not None and s.run.s_per_proof is not None and s.run.same(first)
+        if s.run is not None
+        and s.run.s_per_proof is not None
+        and s.name not in offsets
+        and s.run.same(first)
     ]
     if not apart:
         return []
