@@ -36,11 +36,14 @@ SHAPES = {
 #: value, as a real daemon's log (a what-if's plan holds a column of one value once).
 VARIED = "1.5 M one-call jobs, varied durations (.gz)"
 #: The commands run on the varied shape too: the what-if, whose plan and played runs are
-#: where one value held once made the difference.
-VARIED_COMMANDS = ("whatif --gw 3", "whatif --gw 3 --out")
+#: where one value held once made the difference, and the JSON report, whose tables hold a
+#: value per job where the one-call shape's repeat.
+VARIED_COMMANDS = ("whatif --gw 3", "whatif --gw 3 --out", "report --json")
 COMMANDS = {
     "info": ["-m", "viewer", "info", "{LOG}"],
     "report": ["-m", "viewer", "report", "{LOG}"],
+    # Its tables (jobs, transitions, idle gaps) a row each: 3 GB at 1.5 M jobs as dicts.
+    "report --json": ["-m", "viewer", "report", "{LOG}", "--json"],
     "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
     "whatif --gw 3 --out": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3", "--out", "{PRED}"],
     "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],

@@ -2,9 +2,25 @@
 
 from __future__ import annotations
 
+import numpy as np
+import orjson
+import pytest
+
 from viewer.analysis.compare import FIGURES, FigureDiff
+from viewer.export import format as format_module
 from viewer.export.compare import delta_text, value_text
-from viewer.export.format import ms
+from viewer.export.format import (
+    Rows,
+    bools,
+    ints,
+    json_bytes,
+    json_parts,
+    materialized,
+    ms,
+    nums,
+    strs,
+    strs_or_none,
+)
 
 
 def test_a_long_figure_in_ms_is_followed_by_the_duration_people_read() -> None:
@@ -39,3 +55,43 @@ def test_the_cold_start_figure_names_its_parts() -> None:
         "37750 ms: 33260 ms to the first GPU call + 4490 ms in 1 transition while filling"
     )
     assert transition_rows(sm)[0][1] == "4490 ms (cold start)"  # as the published table
+
+
+# ---- tables written a chunk of rows at a time ------------------------------------------
+
+
+def _doc(n: int) -> dict:
+    rng = np.random.default_rng(n)
+    times = rng.uniform(0, 1e6, n)
+    times[::7] = np.nan  # unknown: null
+    return {
+        "head": {"nul in a name": "\x00" + "0" + "\x00", "n": n},
+        "jobs": Rows(
+            job_id=(np.array([f"job-{i}" for i in range(n)], dtype=object), strs),
+            kind=(np.array([None if i % 3 else "porep" for i in range(n)], dtype=object),
+                  strs_or_none),
+            at_ms=(times, nums),
+            done=(rng.random(n) > 0.5, bools),
+            worker=(rng.integers(0, 9, n), ints),
+            constant="x",
+        ),
+        "gpus": [{"gpu": 0, "gaps": Rows(ms=(times[: n // 2], nums))}, {"gpu": 1, "gaps": Rows()}],
+    }  # fmt: skip
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 8, 9, 100])
+def test_a_table_written_in_chunks_is_the_same_bytes(n: int, monkeypatch) -> None:
+    """``json_parts`` writes each ``Rows`` a chunk at a time (3 rows here, so that every
+    boundary is crossed): the bytes are those of the whole document made at once, and a
+    string of the marks' shape in the document is no mark."""
+    monkeypatch.setattr(format_module, "ROWS_CHUNK", 3)
+    doc = _doc(n)
+    whole = json_bytes(materialized(doc))
+    assert b"".join(json_parts(doc)) == whole
+    assert orjson.loads(whole)["head"]["nul in a name"] == "\x000\x00"
+    assert len(orjson.loads(whole)["jobs"]) == n
+
+
+def test_the_columns_of_a_table_are_of_one_length() -> None:
+    with pytest.raises(ValueError, match="unequal length"):
+        Rows(a=np.zeros(3), b=(np.zeros(4), nums))

@@ -12,6 +12,7 @@ import functools
 import math
 import os
 import sys
+import types
 from collections.abc import Callable, Iterator
 from concurrent.futures.process import BrokenProcessPool
 from typing import TypeVar
@@ -32,16 +33,22 @@ from viewer.export.format import (
     FRACTION_DIGITS,
     S_DIGITS,
     Row,
+    Rows,
+    bools,
     display_path,
+    ints,
     json_bytes,
+    json_parts,
     markdown_table,
     markdown_text,
+    materialized,
     ms,
     num,
     nums,
     pct,
-    records,
     sec,
+    strs,
+    strs_or_none,
     text_table,
 )
 from viewer.export.processes import process_map
@@ -126,7 +133,12 @@ def _summarize_range(span: tuple[int, int]) -> list:
     """In a forked process: ``part`` of the sessions at positions ``[a, b)``."""
     assert _SHARED is not None
     timeline, rng, part = _SHARED
-    return [part(sm) for sm in _summaries(timeline.sessions[span[0] : span[1]], rng)]
+    return [_whole(part(sm)) for sm in _summaries(timeline.sessions[span[0] : span[1]], rng)]
+
+
+def _whole(part: object) -> object:
+    """A part made in pieces (a generator: ``_session_json``) joined, to be sent back."""
+    return b"".join(part) if isinstance(part, types.GeneratorType) else part
 
 
 def summaries(
@@ -149,20 +161,21 @@ def _summaries(sessions: list, rng: Range) -> Iterator[SessionSummary]:
 # ---- JSON -----------------------------------------------------------------------------------
 
 
-def summary_dict(sm: SessionSummary, source: object = None) -> dict:
+def summary_dict(sm: SessionSummary, source: object = None, *, rows: bool = False) -> dict:
     """The JSON object of one session (see ``report_dict``; ``source``: the log, named in
-    the note of a session without a GPU call)."""
+    the note of a session without a GPU call); ``rows``: its tables (idle gaps, jobs,
+    transitions) left as ``Rows``, for ``json_parts`` to write a chunk of rows at a time."""
     s = sm.session
     no_call = no_floors(s, "" if source is None else display_path(source))
     gaps = sm.gaps[["gpu", "start", "end", "ms", "cross_sector", "starved"]]
     by_gpu = Groups(gaps["gpu"])
     gap_rows = {
-        g: records(
-            start_ms=nums(part["start"]),
-            end_ms=nums(part["end"]),
-            ms=nums(part["ms"]),
-            cross_sector=part["cross_sector"].astype(bool).tolist(),
-            starved=part["starved"].astype(bool).tolist(),
+        g: Rows(
+            start_ms=(part["start"], nums),
+            end_ms=(part["end"], nums),
+            ms=(part["ms"], nums),
+            cross_sector=(part["cross_sector"], bools),
+            starved=(part["starved"], bools),
         )
         for g, part in zip(
             by_gpu.keys.tolist(), map(gaps.take, by_gpu.split(np.arange(len(gaps)))), strict=True
@@ -172,7 +185,7 @@ def summary_dict(sm: SessionSummary, source: object = None) -> dict:
     t = sm.transitions
     k = sm.kernel
     tp = sm.throughput
-    return {
+    out = {
         "session": s.number,
         "index": int(s.index),
         "events": int(s.events),
@@ -197,21 +210,21 @@ def summary_dict(sm: SessionSummary, source: object = None) -> dict:
             }
             for g in sm.gpus
         ],
-        "jobs": records(
-            job_id=[str(j) for j in jobs["job_id"]],
-            kind=[None if kind is None else str(kind) for kind in jobs["kind"]],
-            partitions=jobs["partitions"].astype(int).tolist(),
-            first_gpu_start_ms=nums(jobs["first_gpu_start"]),
-            completed_ms=nums(jobs["completed"]),
+        "jobs": Rows(
+            job_id=(jobs["job_id"], strs),
+            kind=(jobs["kind"], strs_or_none),
+            partitions=(jobs["partitions"], ints),
+            first_gpu_start_ms=(jobs["first_gpu_start"], nums),
+            completed_ms=(jobs["completed"], nums),
         ),
-        "transitions": records(
-            **{"from": [str(a) for a in t["from_id"]], "to": [str(b) for b in t["to_id"]]},
-            time_ms=nums(t["time"]),
-            gap_ms=nums(t["gap_ms"]),
-            overlap_ms=nums(t["overlap_ms"]),
-            starved=t["starved"].astype(bool).tolist(),
-            cold_start=t["cold_start"].astype(bool).tolist(),
-            worker=t["worker"].astype(int).tolist(),
+        "transitions": Rows(
+            **{"from": (t["from_id"], strs), "to": (t["to_id"], strs)},
+            time_ms=(t["time"], nums),
+            gap_ms=(t["gap_ms"], nums),
+            overlap_ms=(t["overlap_ms"], nums),
+            starved=(t["starved"], bools),
+            cold_start=(t["cold_start"], bools),
+            worker=(t["worker"], ints),
         ),
         "kernel": {
             "source": k.source,
@@ -250,6 +263,7 @@ def summary_dict(sm: SessionSummary, source: object = None) -> dict:
             "warning": sm.verdict.warning or None,
         },
     }
+    return out if rows else materialized(out)
 
 
 def budget_dict(b: Budget | None) -> dict | None:
@@ -327,15 +341,23 @@ def _report_head(timeline: Timeline) -> dict:
     }
 
 
-def _session_json(sm: SessionSummary, source: object = None) -> bytes:
-    return json_bytes(summary_dict(sm, source), newline=False)
+def _session_json(sm: SessionSummary, source: object = None) -> Iterator[bytes]:
+    """A session's JSON, its tables a chunk of rows at a time (``json_parts``)."""
+    return json_parts(summary_dict(sm, source, rows=True), newline=False)
 
 
-def _joined(head: S, parts: Iterator[S], sep: S, end: S) -> Iterator[S]:
-    """``head + sep.join(parts) + end``, a part at a time."""
+def _joined(head: S, parts: Iterator[S | Iterator[S]], sep: S, end: S) -> Iterator[S]:
+    """``head + sep.join(parts) + end``, a part at a time (a part may come in pieces)."""
     yield head
     for i, p in enumerate(parts):
-        yield (sep + p) if i else p
+        if isinstance(p, str | bytes):
+            yield (sep + p) if i else p
+        else:
+            pieces = iter(p)
+            first = next(pieces, None)
+            if first is not None:
+                yield (sep + first) if i else first
+            yield from pieces
     yield end
 
 
