@@ -36,9 +36,14 @@ SHAPES = {
 #: value, as a real daemon's log (a what-if's plan holds a column of one value once).
 VARIED = "1.5 M one-call jobs, varied durations (.gz)"
 #: The commands run on the varied shape too: the what-if, whose plan and played runs are
-#: where one value held once made the difference, and the JSON report, whose tables hold a
-#: value per job where the one-call shape's repeat.
-VARIED_COMMANDS = ("whatif --gw 3", "whatif --gw 3 --out", "report --json")
+#: where one value held once made the difference, and the JSON report and a CSV table,
+#: whose rows hold a value per job where the one-call shape's repeat.
+VARIED_COMMANDS = (
+    "whatif --gw 3",
+    "whatif --gw 3 --out",
+    "report --json",
+    "export transitions.csv",
+)
 COMMANDS = {
     "info": ["-m", "viewer", "info", "{LOG}"],
     "report": ["-m", "viewer", "report", "{LOG}"],
@@ -47,6 +52,17 @@ COMMANDS = {
     "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
     "whatif --gw 3 --out": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3", "--out", "{PRED}"],
     "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],
+    # A table of a row per transition, as CSV.
+    "export transitions.csv": [
+        "-m",
+        "viewer",
+        "export",
+        "{LOG}",
+        "--out",
+        "{CSV}",
+        "--table",
+        "transitions",
+    ],  # fmt: skip
     "open_log": [
         "-c",
         "from viewer import heap; heap.one_arena(); heap.reuse_big_blocks(); "
@@ -90,8 +106,8 @@ BOTH_SCANNERS = ("open_log", "whatif --gw 3", "whatif --gw 3 --out")
 
 def _run(argv: list[str], log: Path, pure: bool = False) -> tuple[float, int]:
     """(seconds, peak RSS) of ``python ARGV`` on ``log`` in a fresh process."""
-    out, pred = DATA / "dense.trace.json", DATA / "dense.predicted.log"
-    args = [a.format(LOG=str(log), OUT=str(out), PRED=str(pred)) for a in argv]
+    out, pred, csv = DATA / "dense.trace.json", DATA / "dense.predicted.log", DATA / "dense.csv"
+    args = [a.format(LOG=str(log), OUT=str(out), PRED=str(pred), CSV=str(csv)) for a in argv]
     env = {k: v for k, v in os.environ.items() if k != "CUZK_PURE_PYTHON"}
     if pure:
         env["CUZK_PURE_PYTHON"] = "1"

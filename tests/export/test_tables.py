@@ -132,3 +132,49 @@ def test_records_are_rows_of_columns_and_constants() -> None:
     assert records(ph="X") == [] and records() == []
     with pytest.raises(ValueError, match="unequal length"):
         records(a=[1, 2], b=[1])
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 1000])
+@pytest.mark.parametrize("name", TABLES)
+def test_tables_written_a_chunk_of_rows_at_a_time_are_the_same_text(
+    name: str, chunk: int, timeline: Timeline, monkeypatch
+) -> None:
+    """CSV and Markdown tables go out a chunk of rows at a time (``*_parts``): joined, the
+    text of the whole table, at every chunk size (1.5 M transitions as cells at once, and
+    their text, were over the memory bound)."""
+    from viewer.export import tables
+    from viewer.export.format import markdown_table
+    from viewer.export.tables import _cell, _csv_cells
+
+    monkeypatch.setattr(tables, "ROWS_CHUNK", chunk)
+    for frame in (table_frame(timeline, name), table_frame(_hostile_timeline(), name)):
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\r\n")
+        writer.writerow(frame.columns)
+        writer.writerows(zip(*(_csv_cells(v) for _, v in frame.items()), strict=True))
+        assert "".join(tables.table_csv_parts(frame)) == out.getvalue()
+        whole = markdown_table(tuple(frame.columns), [tuple(map(_cell, r)) for r in frame.rows()])
+        assert "".join(tables.table_markdown_parts(frame)) == whole + "\n"
+
+
+def test_a_table_of_one_session_is_that_sessions_own(timeline: Timeline) -> None:
+    one = table_frame(timeline, "transitions", session=0)
+    assert list(one["session"]) == [1] * len(one)
+    assert list(one["gap_ms"]) == list(transitions(timeline.sessions[0])["gap_ms"])
+
+
+def test_a_table_that_fails_half_written_leaves_the_old_file(tmp_path) -> None:
+    from viewer.export.files import write_output
+
+    out = tmp_path / "t.csv"
+    out.write_text("old\n")
+
+    def parts():
+        yield "a,b\r\n"
+        raise ValueError("a row could not be made")
+
+    with pytest.raises(ValueError):
+        write_output(out, parts())
+    assert out.read_text() == "old\n" and list(tmp_path.iterdir()) == [out]
+    write_output(out, iter(["a,b\r\n", b"1,2\r\n"]))
+    assert out.read_bytes() == b"a,b\r\n1,2\r\n"

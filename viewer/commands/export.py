@@ -154,7 +154,7 @@ def run(args: argparse.Namespace) -> int:
     from viewer.export.files import write_output
     from viewer.export.format import json_bytes
     from viewer.export.report import report_markdown
-    from viewer.export.tables import table_csv, table_frame, table_markdown
+    from viewer.export.tables import table_csv_parts, table_frame, table_markdown_parts
     from viewer.export.trace import trace_events, write_trace
 
     timeline = load("export", args.path, args.workers_per_gpu)
@@ -175,12 +175,14 @@ def run(args: argparse.Namespace) -> int:
             text = json_bytes(data)
         elif args.table is not None:
             frame = table_frame(timeline, args.table, session, args.range)
-            text = table_csv(frame) if fmt == "csv" else table_markdown(frame)
+            parts = table_csv_parts if fmt == "csv" else table_markdown_parts
+            text = parts(frame)  # written a chunk of rows at a time
         else:
             # A log of many daemon runs: its sessions over the cores, as `report` does.
             text = report_markdown(timeline, session, args.range, os.cpu_count() or 1)
         if to_stdout:
-            write_stdout(text)
+            for part in [text] if isinstance(text, str | bytes) else text:
+                write_stdout(part)
             return 0
         write_output(args.out, text, _inputs(args))
     except ValueError as exc:  # e.g. no such session

@@ -215,19 +215,20 @@ def open_output(
 
 def write_output(
     path: PathLike,
-    data: bytes | str,
+    data: bytes | str | Iterable[bytes | str],
     inputs: Iterable[PathLike | None] = (),
     *,
     encoding: str = "utf-8",
     notes: bool = False,
 ) -> Path:
-    """Write ``data`` to ``path`` as ``open_output`` does; returns the file written (a
-    symlinked ``path``'s target).  Text is encoded in ``encoding``; a character it cannot
-    encode (a lone surrogate) is written as a backslash escape rather than failing."""
-    if isinstance(data, str):
-        data = data.encode(encoding, "backslashreplace")
+    """Write ``data`` (or its parts, one at a time: a table of 1.5 M rows is never held as
+    text) to ``path`` as ``open_output`` does; returns the file written (a symlinked
+    ``path``'s target).  Text is encoded in ``encoding``; a character it cannot encode (a
+    lone surrogate) is written as a backslash escape rather than failing."""
+    parts = [data] if isinstance(data, str | bytes) else data
     inputs = list(inputs)
     target = resolve_output(path, inputs, notes=notes)
     with open_output(target, inputs, notes=notes) as fh:
-        fh.write(data)
+        for part in parts:
+            fh.write(part.encode(encoding, "backslashreplace") if isinstance(part, str) else part)
     return target

@@ -242,9 +242,14 @@ def pct(x: float | None) -> str:
 
 
 def markdown_table(head: Row, rows: Sequence[Row]) -> str:
+    rows = list(rows)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines)
+    return "\n".join(lines) + ("\n" + markdown_rows(rows) if rows else "")
+
+
+def markdown_rows(rows: Sequence[Row]) -> str:
+    """A Markdown table's body lines (no line break after the last)."""
+    return "\n".join("| " + " | ".join(r) + " |" for r in rows)
 
 
 def text_table(head: Row, rows: Sequence[Row]) -> str:
