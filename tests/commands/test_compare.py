@@ -168,3 +168,23 @@ def test_a_log_short_of_the_completion_is_named_with_its_count(short: str, argv,
     err = capsys.readouterr().err
     assert str(few) in err and str(PHASE7) not in err, err
     assert "completed 4 jobs" in err and "completion #6" in err, err
+
+
+def test_json_is_the_comparison_made_at_once_written_compact(capsys, monkeypatch) -> None:
+    """``compare --json`` writes its sessions' tables a chunk of rows at a time (2 rows
+    here), compact as the report's: the document is ``compare_dict`` made at once (two
+    logs of 150 000 jobs, indented and whole, were 166 MB of text and 1.7 GB)."""
+    from viewer.export import format as format_module
+    from viewer.export.compare import compare_dict, compare_runs
+    from viewer.io import open_log
+
+    monkeypatch.setattr(format_module, "ROWS_CHUNK", 2)
+    assert run_compare(str(PHASE7), str(PHASE8), "--json") == 0
+    text = capsys.readouterr().out
+    assert "\n" not in text.rstrip("\n") and text.endswith("\n")
+    a, b = (open_log(p).sessions[0] for p in (PHASE7, PHASE8))
+    res = compare_runs(a, b, label_a="phase7_pw20", label_b="phase8_pw20",
+                       source_a=str(PHASE7), source_b=str(PHASE8))  # fmt: skip
+    out = json.loads(text)
+    assert out == json.loads(json.dumps(compare_dict(res)))
+    assert len(out["a"]["jobs"]) == len(a.jobs) > 2

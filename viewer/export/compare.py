@@ -149,8 +149,9 @@ def diff_dict(c: Comparison) -> dict:
     }
 
 
-def compare_dict(res: CompareResult) -> dict:
-    """The ``cuzk-timeline-compare/1`` object: whole-run ``a``, ``b``, ``diff`` (+ ``range``)."""
+def compare_dict(res: CompareResult, *, rows: bool = False) -> dict:
+    """The ``cuzk-timeline-compare/1`` object: whole-run ``a``, ``b``, ``diff`` (+ ``range``);
+    ``rows``: the sessions' tables left as ``Rows`` (``summary_dict``), for ``json_parts``."""
     w = res.whole
     out = {
         "schema": SCHEMA,
@@ -162,8 +163,8 @@ def compare_dict(res: CompareResult) -> dict:
             "b_offset_ms": num(w.offset_b),
         },
         "headline": headline(w, res.label_a, res.label_b),
-        "a": summary_dict(w.a),
-        "b": summary_dict(w.b),
+        "a": summary_dict(w.a, rows=rows),
+        "b": summary_dict(w.b, rows=rows),
         "diff": diff_dict(w),
     }
     r = res.ranged
@@ -172,8 +173,8 @@ def compare_dict(res: CompareResult) -> dict:
             "aligned_ms": [num(r.rng[0]), num(r.rng[1])],
             "a_ms": [num(r.rng[0] + r.offset_a), num(r.rng[1] + r.offset_a)],
             "b_ms": [num(r.rng[0] + r.offset_b), num(r.rng[1] + r.offset_b)],
-            "a": summary_dict(r.a),
-            "b": summary_dict(r.b),
+            "a": summary_dict(r.a, rows=rows),
+            "b": summary_dict(r.b, rows=rows),
             "diff": diff_dict(r),
         }
     return out
