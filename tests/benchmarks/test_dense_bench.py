@@ -42,6 +42,7 @@ VARIED_COMMANDS = (
     "whatif --gw 3",
     "whatif --gw 3 --out",
     "report --json",
+    "report --markdown",
     "export transitions.csv",
 )
 COMMANDS = {
@@ -49,6 +50,7 @@ COMMANDS = {
     "report": ["-m", "viewer", "report", "{LOG}"],
     # Its tables (jobs, transitions, idle gaps) a row each: 3 GB at 1.5 M jobs as dicts.
     "report --json": ["-m", "viewer", "report", "{LOG}", "--json"],
+    "report --markdown": ["-m", "viewer", "report", "{LOG}", "--markdown"],  # every transition
     "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
     "whatif --gw 3 --out": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3", "--out", "{PRED}"],
     "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],

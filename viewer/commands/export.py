@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(problem)
     from viewer.export.files import write_output
     from viewer.export.format import json_bytes
-    from viewer.export.report import report_markdown
+    from viewer.export.report import report_markdown_parts
     from viewer.export.tables import table_csv_parts, table_frame, table_markdown_parts
     from viewer.export.trace import trace_events, write_trace
 
@@ -179,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
             text = parts(frame)  # written a chunk of rows at a time
         else:
             # A log of many daemon runs: its sessions over the cores, as `report` does.
-            text = report_markdown(timeline, session, args.range, os.cpu_count() or 1)
+            text = report_markdown_parts(timeline, session, args.range, os.cpu_count() or 1)
         if to_stdout:
             for part in [text] if isinstance(text, str | bytes) else text:
                 write_stdout(part)

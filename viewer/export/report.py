@@ -31,6 +31,7 @@ from viewer.analysis.transitions import cold_start_parts, interleaved
 from viewer.analysis.units import counted
 from viewer.export.format import (
     FRACTION_DIGITS,
+    ROWS_CHUNK,
     S_DIGITS,
     Row,
     Rows,
@@ -39,6 +40,7 @@ from viewer.export.format import (
     ints,
     json_bytes,
     json_parts,
+    markdown_rows,
     markdown_table,
     markdown_text,
     materialized,
@@ -137,8 +139,12 @@ def _summarize_range(span: tuple[int, int]) -> list:
 
 
 def _whole(part: object) -> object:
-    """A part made in pieces (a generator: ``_session_json``) joined, to be sent back."""
-    return b"".join(part) if isinstance(part, types.GeneratorType) else part
+    """A part made in pieces (a generator: ``_session_json``, ``_section_text``) joined, to
+    be sent back."""
+    if not isinstance(part, types.GeneratorType):
+        return part
+    pieces = list(part)
+    return pieces[0][:0].join(pieces) if pieces else ""
 
 
 def summaries(
@@ -456,6 +462,11 @@ def transition_rows(sm: SessionSummary, most: int | None = None) -> list[Row]:
     t = sm.transitions
     if most is not None and len(t) > most:
         t = t[:most]
+    return _transition_rows_of(t)
+
+
+def _transition_rows_of(t) -> list[Row]:
+    """``transition_rows`` of the transitions ``t`` (a table, or rows of one)."""
     # "(cold start)" as the published table writes it: the metric "cold start" names this
     # gap as one of its parts (``cold_start_text``).
     note = np.where(t["cold_start"], " (cold start)", np.where(t["starved"], " (starved)", ""))
@@ -562,10 +573,23 @@ def _sections(
 
 
 def _section_text(
-    section: Callable[[SessionSummary], list[str]], sep: str, sm: SessionSummary
-) -> str:
-    """One session's blocks (``section``) as the text that follows what came before."""
-    return "".join(sep + block for block in section(sm))
+    section: Callable[[SessionSummary], list[str | Iterator[str]]], sep: str, sm: SessionSummary
+) -> str | Iterator[str]:
+    """One session's blocks (``section``) as the text that follows what came before: one
+    string, or a block at a time where a block comes in pieces (a long table)."""
+    blocks = section(sm)
+    if all(isinstance(b, str) for b in blocks):
+        return "".join(sep + block for block in blocks)
+    return _pieces(sep, blocks)
+
+
+def _pieces(sep: str, blocks: list[str | Iterator[str]]) -> Iterator[str]:
+    for block in blocks:
+        if isinstance(block, str):
+            yield sep + block
+        else:
+            yield sep
+            yield from block
 
 
 def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
@@ -579,7 +603,7 @@ def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
         else markdown_table(FLOOR_HEAD, floor_rows(sm.floors, sm.headroom))
     )
     if len(sm.transitions):
-        out.append(markdown_table(TRANSITION_HEAD, transition_rows(sm)))
+        out.append(_transition_table(sm.transitions))
     if len(sm.gpus) > 1:
         out.append(markdown_table(GPU_HEAD, gpu_rows(sm)))
     out.append(f"**Verdict ({sm.verdict.kind}):** {sm.verdict.sentence}")
@@ -588,6 +612,14 @@ def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
     out.append("\n".join(f"- {e}" for e in sm.verdict.evidence))
     out += [f"> note: {markdown_text(n)}" for n in sm.session.notes]
     return out
+
+
+def _transition_table(t) -> Iterator[str]:
+    """``markdown_table(TRANSITION_HEAD, transition_rows(...))`` a chunk of ROWS_CHUNK rows
+    at a time (a report of 1.5 M jobs held each row's formatted cells at once: 1 GB)."""
+    yield markdown_table(TRANSITION_HEAD, [])
+    for a in range(0, len(t), ROWS_CHUNK):
+        yield "\n" + markdown_rows(_transition_rows_of(t[a : a + ROWS_CHUNK]))
 
 
 def report_text(
