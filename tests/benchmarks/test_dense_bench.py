@@ -44,6 +44,7 @@ VARIED_COMMANDS = (
     "report --json",
     "report --markdown",
     "export transitions.csv",
+    "sweep --knob gw --values 1,3",
 )
 COMMANDS = {
     "info": ["-m", "viewer", "info", "{LOG}"],
@@ -51,6 +52,17 @@ COMMANDS = {
     # Its tables (jobs, transitions, idle gaps) a row each: 3 GB at 1.5 M jobs as dicts.
     "report --json": ["-m", "viewer", "report", "{LOG}", "--json"],
     "report --markdown": ["-m", "viewer", "report", "{LOG}", "--markdown"],  # every transition
+    # Two what-ifs from one log kept whole (no what-if of the sweep may consume it).
+    "sweep --knob gw --values 1,3": [
+        "-m",
+        "viewer",
+        "sweep",
+        "{LOG}",
+        "--knob",
+        "gw",
+        "--values",
+        "1,3",
+    ],  # fmt: skip
     "whatif --gw 3": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3"],
     "whatif --gw 3 --out": ["-m", "viewer", "whatif", "{LOG}", "--gw", "3", "--out", "{PRED}"],
     "export trace": ["-m", "viewer", "export", "{LOG}", "--out", "{OUT}"],
