@@ -95,3 +95,14 @@ def test_a_table_written_in_chunks_is_the_same_bytes(n: int, monkeypatch) -> Non
 def test_the_columns_of_a_table_are_of_one_length() -> None:
     with pytest.raises(ValueError, match="unequal length"):
         Rows(a=np.zeros(3), b=(np.zeros(4), nums))
+
+
+def test_a_string_shaped_as_a_table_mark_never_splices_a_table(monkeypatch) -> None:
+    """Were a string of the document its table's mark (the token is drawn per document: no
+    log can know it), the document is made whole, never spliced into the string."""
+    monkeypatch.setattr(format_module, "ROWS_CHUNK", 3)
+    monkeypatch.setattr(format_module.secrets, "token_hex", lambda n: "ab" * n)
+    doc = {"note": 'x"' + "\x00" + "ab" * 8 + ".0\x00", **_doc(9)}
+    whole = json_bytes(materialized(doc))
+    assert b"".join(json_parts(doc)) == whole
+    assert orjson.loads(whole)["note"].endswith(".0\x00")

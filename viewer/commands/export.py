@@ -187,6 +187,8 @@ def run(args: argparse.Namespace) -> int:
         write_output(args.out, text, _inputs(args))
     except ValueError as exc:  # e.g. no such session
         return _fail(str(exc))
+    except BrokenPipeError:  # stdout closed (`| head`): the command line's one rule, quiet
+        raise
     except OSError as exc:
         return _fail(_write_error(args.out, exc))
     print(f"export: wrote {_name(args.out)}", file=sys.stderr)

@@ -165,7 +165,9 @@ def materialized(obj: object) -> object:
 
 def json_parts(obj: object, newline: bool = True) -> Iterator[bytes]:
     """``json_bytes(materialized(obj))`` in pieces, each ``Rows`` encoded a chunk of rows
-    at a time: the same bytes, without the whole document's rows ever held."""
+    at a time: the same bytes, without the whole document's rows ever held.  A table of
+    one chunk or less is made in place, so that a document of short tables comes in one
+    piece (3000 daemon runs' reports written in nine pieces each were 20 % slower)."""
     tables: list[Rows] = []
     # A table's place in the skeleton: a string no log can hold (NUL, which orjson writes
     # escaped, around a token drawn for this document).
@@ -173,6 +175,8 @@ def json_parts(obj: object, newline: bool = True) -> Iterator[bytes]:
 
     def mark(x: object) -> object:
         if isinstance(x, Rows):
+            if x.n <= ROWS_CHUNK:
+                return x.records()
             tables.append(x)
             return f"\x00{token}.{len(tables) - 1}\x00"
         if isinstance(x, dict):
@@ -186,12 +190,22 @@ def json_parts(obj: object, newline: bool = True) -> Iterator[bytes]:
         yield skeleton
         return
     # Each table's place is its mark as orjson writes it: '"\u0000<token>.<i>\u0000"'.
-    pieces = re.split(rb'"\\u0000' + token.encode() + rb'\.(\d+)\\u0000"', skeleton)
+    pieces = _TABLE_MARK.split(skeleton)
+    marks = [(pieces[i], int(pieces[i + 1])) for i in range(1, len(pieces), 3)]
+    if marks != [(token.encode(), i) for i in range(len(tables))]:
+        # A string of the document shaped as a mark (no log's can be: the token is drawn
+        # now): the document made whole rather than spliced wrong.
+        yield json_bytes(materialized(obj), newline)
+        return
     for i, piece in enumerate(pieces):
-        if i % 2:
+        if i % 3 == 2:
             yield from tables[int(piece)].encoded()
-        elif piece:
+        elif i % 3 == 0 and piece:
             yield piece
+
+
+#: A table's mark in a skeleton, as orjson writes it (one pattern, compiled once).
+_TABLE_MARK = re.compile(rb'"\\u0000([0-9a-f]{16})\.(\d+)\\u0000"')
 
 
 def json_bytes(obj: object, newline: bool = True) -> bytes:

@@ -43,7 +43,6 @@ from viewer.export.format import (
     markdown_rows,
     markdown_table,
     markdown_text,
-    materialized,
     ms,
     num,
     nums,
@@ -172,11 +171,12 @@ def summary_dict(sm: SessionSummary, source: object = None, *, rows: bool = Fals
     the note of a session without a GPU call); ``rows``: its tables (idle gaps, jobs,
     transitions) left as ``Rows``, for ``json_parts`` to write a chunk of rows at a time."""
     s = sm.session
+    table = Rows if rows else _records
     no_call = no_floors(s, "" if source is None else display_path(source))
     gaps = sm.gaps[["gpu", "start", "end", "ms", "cross_sector", "starved"]]
     by_gpu = Groups(gaps["gpu"])
     gap_rows = {
-        g: Rows(
+        g: table(
             start_ms=(part["start"], nums),
             end_ms=(part["end"], nums),
             ms=(part["ms"], nums),
@@ -216,14 +216,14 @@ def summary_dict(sm: SessionSummary, source: object = None, *, rows: bool = Fals
             }
             for g in sm.gpus
         ],
-        "jobs": Rows(
+        "jobs": table(
             job_id=(jobs["job_id"], strs),
             kind=(jobs["kind"], strs_or_none),
             partitions=(jobs["partitions"], ints),
             first_gpu_start_ms=(jobs["first_gpu_start"], nums),
             completed_ms=(jobs["completed"], nums),
         ),
-        "transitions": Rows(
+        "transitions": table(
             **{"from": (t["from_id"], strs), "to": (t["to_id"], strs)},
             time_ms=(t["time"], nums),
             gap_ms=(t["gap_ms"], nums),
@@ -269,7 +269,7 @@ def summary_dict(sm: SessionSummary, source: object = None, *, rows: bool = Fals
             "warning": sm.verdict.warning or None,
         },
     }
-    return out if rows else materialized(out)
+    return out
 
 
 def budget_dict(b: Budget | None) -> dict | None:
@@ -347,8 +347,16 @@ def _report_head(timeline: Timeline) -> dict:
     }
 
 
-def _session_json(sm: SessionSummary, source: object = None) -> Iterator[bytes]:
-    """A session's JSON, its tables a chunk of rows at a time (``json_parts``)."""
+def _records(**fields: object) -> list[dict]:
+    """``Rows(**fields).records()``: a table made at once."""
+    return Rows(**fields).records()
+
+
+def _session_json(sm: SessionSummary, source: object = None) -> bytes | Iterator[bytes]:
+    """A session's JSON: at once, or where a table is longer than a chunk its tables a
+    chunk of rows at a time (``json_parts``)."""
+    if max(len(sm.jobs), len(sm.transitions), len(sm.gaps)) <= ROWS_CHUNK:
+        return json_bytes(summary_dict(sm, source), newline=False)
     return json_parts(summary_dict(sm, source, rows=True), newline=False)
 
 
