@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.analysis import summarize
 from viewer.analysis.headroom import headroom
 from viewer.analysis.verdict import decide
@@ -30,7 +31,7 @@ from viewer.sim.writer import WriteOptions, write
 
 ROOT = Path(__file__).resolve().parents[2]
 PHASE8 = ROOT / "sample_logs" / "phase8_pw10_5sectors.log"
-REAL = ROOT.parent / "shared" / "real_h200"
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 
 #: The shape of sample_logs/monolithic_mixed.log (README there): mixed proof kinds, a job
 #: every 9 s, pw 10; without its line noise.
@@ -121,10 +122,6 @@ def test_a_log_that_shows_synthesis_keeping_its_speed_keeps_todays_verdict() -> 
     assert headroom(sm.session, sm.floors).gain == 0.0  # the kernel floor binds
 
 
-needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
-
-
-@needs_real
 def test_the_real_base_run_says_what_it_cannot_tell() -> None:
     """shared/real_h200 base1 (pw 8, 16 CPU threads stated): synthesis-bound, 5.8 % ahead
     of the kernel floor.  Its syntheses ran beside 7-10 busy threads, so it cannot show

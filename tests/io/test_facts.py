@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.io.facts import Facts, facts, from_text
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 T = "2026-02-19T01:00:00.000640Z  INFO cuzk_core::engine: "
 BUDGET = T + "memory budget initialized total_budget_gib=251\n"
 WORKERS = (
@@ -60,7 +61,6 @@ def test_a_harness_config_line() -> None:
     assert not f.budget_gated and f.total_budget_gib is None
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_the_real_runs_state_their_settings() -> None:
     assert facts(REAL / "base1.log.gz") == Facts(cpus=16, pw=8, gw=2, kernel_scale=1.0)
     assert facts(REAL / "k05.log.gz").kernel_scale == 0.5

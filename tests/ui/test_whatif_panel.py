@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from PySide6 import QtCore, QtGui, QtWidgets
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.analysis.floors import REMEDY
 from viewer.io import open_log
 from viewer.ui import MainWindow
@@ -473,10 +474,9 @@ def test_the_range_of_what_the_log_cannot_show_sits_under_the_prediction(
     assert not aside.isVisible() and "by what the log" not in panel.sentence.text()
 
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_logs_dropped_on_the_dock_calibrate_the_load(qtbot, window) -> None:
     """base1 alone does not show how synthesis slows with load: pw 16 is a band past its
     loads.  Dropping runs of the same machine at pw 4 and 32 on the dock fits the load over
@@ -608,7 +608,6 @@ def test_a_gain_wall_time_contradicts_is_not_green(qtbot, window) -> None:
     assert "color" not in note.styleSheet()
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_the_machines_threads_come_from_the_loaded_log_not_a_second_read(
     qtbot, window, tmp_path
 ) -> None:

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.io import open_log
 from viewer.sim.contention import Contention
 from viewer.sim.model import SimConfig, simulate
@@ -17,7 +18,7 @@ from viewer.whatif import Knobs, what_if
 from viewer.whatif.cold import cold_factors, cold_ratio, straggler_note, was_cold
 from viewer.whatif.replay import cycled, plan, with_knobs
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 SAMPLES = Path(__file__).resolve().parents[2] / "sample_logs"
 
 
@@ -41,7 +42,6 @@ def _plan(path: Path):  # noqa: ANN202
     return plan(open_log(path).sessions[0])
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_more_slots_make_more_partitions_cold_and_fewer_fewer() -> None:
     """base1 (pw 8) ran its first wave 1.19x its warm synthesis: at pw 16 the second job's
     partitions start slots and take that much more; at pw 4 the first job's last four are a
@@ -93,7 +93,6 @@ def test_a_first_wave_slower_only_in_a_load_models_work_is_not_cold() -> None:
     assert cold_factors(pl.synth_start, pl.synth_ms, pl.cfg.pw, pl.draws, pl.draws, 20) is None
 
 
-@pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 def test_a_cold_straggler_that_sets_the_first_completion_is_said() -> None:
     pl = _plan(REAL / "base1.log.gz")
     starts = pl.session.partitions["synth_start"][pl.rows]

@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.analysis import throughput
 from viewer.io import open_log
 from viewer.io.facts import facts
@@ -27,7 +28,7 @@ from viewer.whatif import Knobs, what_if
 from viewer.whatif.load import Sample, fit, fixed, intervals, sample
 from viewer.whatif.predict import measure
 
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 #: The real runs: knobs against base1 (pw 8, gw 2), measured s/proof (README there).
 RUNS = {
     "pw4": (Knobs(pw=4), 4.168),
@@ -36,7 +37,6 @@ RUNS = {
     "gw1": (Knobs(gw=1), 3.633),
     "k05": (Knobs(kernel_scale=0.5), 2.342),
 }
-needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
 
 
 def _read(cfg: SimConfig) -> Session:
@@ -106,7 +106,6 @@ def test_past_the_calibrated_loads_the_band_holds_the_run() -> None:
     assert lo <= truth <= hi * 1.005
 
 
-@needs_real
 def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
     """Issue 25's criterion: each real run predicted from base1 with its knobs, the load
     fitted over base1 and the runs other than itself, within 5 %.  Measured here (README
@@ -157,7 +156,6 @@ def test_real_runs_predicted_from_base1_calibrated_with_the_others() -> None:
         assert w.band[0] <= real <= w.band[1], (name, w.band)
 
 
-@needs_real
 def test_one_real_log_never_claims_a_gain_that_the_real_run_lost() -> None:
     """From base1 alone: where the real run lost more than 2 %, the band's upper end is not
     below the replayed baseline (no gain is claimed)."""
@@ -178,7 +176,6 @@ def w_sentence(w) -> str:  # noqa: ANN001
     return sentence(w)
 
 
-@needs_real
 def test_realpipe_logs_state_their_cpus() -> None:
     assert facts(REAL / "base1.log.gz").cpus == 16
     assert np.isfinite(throughput(open_log(REAL / "pw4.log.gz").sessions[0]).measured_s_per_proof)
@@ -224,7 +221,6 @@ SECOND = Path(__file__).resolve().parent / "data" / "h200_second"
 SECOND_RUNS = {"pw6": Knobs(pw=6), "pw12": Knobs(pw=12), "pw24": Knobs(pw=24), "gw3": Knobs(gw=3)}
 
 
-@needs_real
 def test_runs_never_seen_predicted_with_a_load_learned_on_another_host() -> None:
     """Runs of a second host, predicted from its pw 8 run with the load fitted on the first
     host's six runs (shared/real_h200) and the second's pw 8 run: none of the predicted runs
@@ -351,13 +347,12 @@ def _fits_alike(a, b) -> bool:
 def test_the_points_the_search_leaves_untried_never_win(monkeypatch) -> None:
     """The fit skips the time-sharing points at or past every load its stages saw; trying
     every point from 2 to the most threads busy gives the same fit, on simulated machines
-    that time-share and one that does not, fitted alone and together (the real runs too,
-    where they are here), without the CPU count their logs state."""
+    that time-share and one that does not, fitted alone and together, and the real runs
+    without the CPU count their logs state."""
     base = SimConfig(sectors=8, pw=10, gw=2, seed=3, contention=MACHINE)
     sets = [[sample(_read(replace(base, pw=pw)), f"pw{pw}") for pw in (4, 10, 20)]]
     sets += [[sample(_read(SimConfig(sectors=6, pw=8, gw=2, seed=5)), "plain")]]
-    if REAL.is_dir():
-        sets += [[sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]]
+    sets += [[sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]]
     sets += [[s] for group in sets for s in group[:2]]
     from viewer.analysis import load as module
 
@@ -445,9 +440,8 @@ def test_a_calibration_run_of_the_logs_own_settings_says_how_far_runs_differ() -
     assert "8 synthesis slots, 2 GPU workers a GPU, kernel 298 ms a call" in said[0]
     others = [samples[n] for n in ("base4b", "k05c", "gw1k05", "pw4c", "k15")]
     assert not any("ran this log's settings" in n for n in fit(others).notes)
-    if REAL.is_dir():
-        real = [sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]
-        assert not any("ran this log's settings" in n for n in fit(real).notes)
+    real = [sample(open_log(p).sessions[0], p.name) for p in sorted(REAL.glob("*.gz"))]
+    assert not any("ran this log's settings" in n for n in fit(real).notes)
 
 
 def test_a_stretch_of_a_log_has_no_settings_of_its_own() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.real_runs import REAL as REAL_RUNS
 from viewer.io import open_log
 from viewer.io.facts import facts
 from viewer.sim.model import SimConfig, simulate
@@ -31,8 +32,7 @@ from viewer.whatif.sweep import (
 )
 
 SECOND = Path(__file__).resolve().parent / "data" / "h200_second"
-REAL = Path(__file__).resolve().parents[3] / "shared" / "real_h200"
-needs_real = pytest.mark.skipif(not REAL.is_dir(), reason="shared/real_h200 is not here")
+REAL = REAL_RUNS  # ../shared/real_h200, copied into the tests' data
 
 
 def _run(path: Path, stated: dict | None = None) -> Run:
@@ -75,7 +75,6 @@ def test_the_second_hosts_runs_sweep_partition_workers(second) -> None:  # noqa:
     assert uppers == sorted(uppers)
 
 
-@needs_real
 def test_the_first_hosts_runs_name_pw_8_to_16_best() -> None:
     """issue 26: `sweep` over shared/real_h200 names pw 8-16 as the region of the best
     s/proof on that machine (measured: 2.48 at pw 8, 2.57 at pw 16, 2.66 at pw 32)."""
