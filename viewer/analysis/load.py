@@ -369,6 +369,9 @@ class LoadFit:
     offsets: dict[str, dict[str, float]] = field(default_factory=dict)
     alternatives: tuple[Alternative, ...] = ()
     notes: tuple[str, ...] = ()
+    #: A calibration log that ran the first log's own settings: (its name, its s/proof
+    #: against the first's, less 1): how far runs of one setting differ on the machine.
+    repeat: tuple[str, float] | None = None
     #: The GPU workers per GPU the logs ran (how another count shares the CPU: unseen).
     gws: tuple[int, ...] = ()
 
@@ -432,6 +435,7 @@ def fit(samples: list[Sample]) -> LoadFit:
             if o
         },
     )
+    fitted = replace(fitted, repeat=_repeat(samples, fitted.offsets))
     alternatives = _alternatives(fitted, samples, loo)
     damaged = tuple(f"{s.name}: {n}" for s in samples[1:] for n in s.damage)
     return replace(fitted, alternatives=alternatives, notes=damaged + _notes(fitted, samples))
@@ -845,7 +849,7 @@ def _notes(f: LoadFit, samples: list[Sample]) -> tuple[str, ...]:
                 "their load explains (other machines or settings, or noise); trust the band, "
                 "not the figure"
             )
-    out += _repeats(samples, f.offsets)
+    out += _repeat_note(f, samples)
     for name, off in f.offsets.items():
         said = ", ".join(f"{st} {100 * v:+.0f} %" for st, v in off.items())
         out.append(
@@ -855,14 +859,14 @@ def _notes(f: LoadFit, samples: list[Sample]) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _repeats(samples: list[Sample], offsets: dict) -> list[str]:
-    """A calibration log that ran the first log's own settings measures how far runs of
-    one setting differ on the machine: no prediction from these logs is finer.  On a
-    fourth H200 host two such runs, the first and the last of one session, took 2.648 and
-    2.394 s/proof."""
+def _repeat(samples: list[Sample], offsets: dict) -> tuple[str, float] | None:
+    """The calibration log that ran the first log's own settings furthest from it: (name,
+    its s/proof against the first's, less 1).  It measures how far runs of one setting
+    differ on the machine: no prediction from these logs is finer.  On a fourth H200 host
+    two such runs, the first and the last of one session, took 2.648 and 2.394 s/proof."""
     first = samples[0].run
     if first is None or first.s_per_proof is None:
-        return []
+        return None
     apart = [
         (s.run.s_per_proof / first.s_per_proof - 1, s.name, s.run.s_per_proof)
         for s in samples[1:]
@@ -872,12 +876,22 @@ def _repeats(samples: list[Sample], offsets: dict) -> list[str]:
         and s.run.same(first)
     ]
     if not apart:
+        return None
+    off, name, _ = max(apart, key=lambda x: abs(x[0]))
+    return name, off
+
+
+def _repeat_note(f: LoadFit, samples: list[Sample]) -> list[str]:
+    """The note of ``f.repeat``, where there is one."""
+    first = samples[0].run
+    if f.repeat is None or first is None or first.s_per_proof is None:
         return []
-    off, name, value = max(apart, key=lambda x: abs(x[0]))
+    name, off = f.repeat
     return [
-        f"{name} ran this log's settings ({first.words()}) at {value:.3f} s/proof, this log "
-        f"at {first.s_per_proof:.3f} ({100 * off:+.1f} %): runs of one setting on this "
-        "machine differ by that much, and a prediction from these logs is no finer"
+        f"{name} ran this log's settings ({first.words()}) at "
+        f"{first.s_per_proof * (1 + off):.3f} s/proof, this log at {first.s_per_proof:.3f} "
+        f"({100 * off:+.1f} %): runs of one setting on this machine differ by that much, and "
+        "a prediction from these logs is no finer: its band holds it"
     ]
 
 

@@ -152,6 +152,10 @@ class WhatIf:
     load_ends: tuple[tuple[str, float | None], ...] = ()
     #: Stage classes whose load in the scenario leaves what the logs cover, in words.
     beyond: tuple[str, ...] = ()
+    #: The scenario as far either way as a calibration run of the log's own settings lay
+    #: from it (``LoadFit.repeat``): (why, s/proof); a run's own spread, which no load
+    #: model or stage level shows (a kernel-bound run's levels leave its pace as it is).
+    repeat_ends: tuple[tuple[str, float], ...] = ()
     #: What a partition holds in each state (``viewer.analysis.memory``).
     memory_model: MemoryModel = DEFAULT_MEMORY
 
@@ -178,6 +182,7 @@ class WhatIf:
         ENDS_MATTER; else None."""
         others = (self.late, self.bounded, self.swapped)
         values = [o.s_per_proof for o in others if o] + [v for _, v in self.load_ends]
+        values += [v for _, v in self.repeat_ends]
         return _range(self.scenario.s_per_proof, values)
 
     @property
@@ -434,6 +439,7 @@ def what_if(
         load=load,
         load_ends=tuple(ends),
         beyond=beyond,
+        repeat_ends=_repeat_ends(load, scenario if scen is not base else None),
         memory_model=memory_model,
     )
 
@@ -565,6 +571,16 @@ def _workers_note(pl: Plan, knobs: Knobs, load: LoadFit) -> str:
 ENDS_MATTER = 0.005
 #: The most partitions upstream's queue holds (``synthesis_lookahead``, domain.md).
 UPSTREAM_QUEUE_MAX = 32
+
+
+def _repeat_ends(load: LoadFit, scenario: Outcome | None) -> tuple[tuple[str, float], ...]:
+    """``WhatIf.repeat_ends`` of a prediction (None: none made, the log replayed as it is)."""
+    s = None if scenario is None else scenario.s_per_proof
+    if load.repeat is None or s is None:
+        return ()
+    name, off = load.repeat
+    why = f"a run of these settings {abs(100 * off):.1f} % away, as {name} ran from this log"
+    return ((why, s * (1 - abs(off))), (why, s * (1 + abs(off))))
 
 
 def _range(s: float | None, others: list[float | None]) -> tuple[float, float] | None:
