@@ -296,6 +296,8 @@ def test_the_markdown_transition_table_in_chunks_is_the_whole_table(monkeypatch)
     whole = report_markdown(t)
     sm = next(report.iter_sessions(t, None, None, lambda sm: sm))
     assert markdown_table(report.TRANSITION_HEAD, report.transition_rows(sm)) in whole
-    monkeypatch.setattr(report, "ROWS_CHUNK", 2)
+    from viewer.export import format as format_module
+
+    monkeypatch.setattr(format_module, "ROWS_CHUNK", 2)  # the table's chunks are format's
     assert report_markdown(t) == whole
     assert "".join(report.report_markdown_parts(t, jobs=2)) == whole

@@ -142,11 +142,13 @@ def test_tables_written_a_chunk_of_rows_at_a_time_are_the_same_text(
     """CSV and Markdown tables go out a chunk of rows at a time (``*_parts``): joined, the
     text of the whole table, at every chunk size (1.5 M transitions as cells at once, and
     their text, were over the memory bound)."""
+    from viewer.export import format as format_module
     from viewer.export import tables
     from viewer.export.format import markdown_table
     from viewer.export.tables import _cell, _csv_cells
 
-    monkeypatch.setattr(tables, "ROWS_CHUNK", chunk)
+    monkeypatch.setattr(tables, "ROWS_CHUNK", chunk)  # the CSV's chunks
+    monkeypatch.setattr(format_module, "ROWS_CHUNK", chunk)  # the Markdown table's
     for frame in (table_frame(timeline, name), table_frame(_hostile_timeline(), name)):
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\r\n")

@@ -85,43 +85,55 @@ def _row_maker(spec: tuple[tuple[str, bool, object], ...]) -> Callable[[list], l
 ROWS_CHUNK = 1 << 13
 
 
+class Chunked:
+    """A column of a ``Rows`` made a chunk of rows at a time: ``make(a, b)`` gives rows
+    ``[a, b)`` (a table's length comes from its other columns)."""
+
+    def __init__(self, make: Callable[[int, int], object]) -> None:
+        self.make = make
+
+
 class Rows:
     """A table of a JSON document written as ``records`` (a list of one object per row)
-    but encoded a chunk of rows at a time (``json_parts``): the columns stay arrays until
-    their rows are written.  A report of 1.5 M one-call jobs held its jobs and transitions
-    as 3 M dicts and their 10^7 Python numbers at once: 3 GB.  ``fields`` as ``records``'s,
-    but a column may be ``(array, convert)``: ``convert(array[a:b])`` gives its values."""
+    but made a chunk of rows at a time (``rows``; ``encoded``, ``json_parts``, the trace's
+    events): the columns stay arrays until their rows are written.  A report of 1.5 M
+    one-call jobs held its jobs and transitions as 3 M dicts and their 10^7 Python numbers
+    at once: 3 GB.  ``fields`` as ``records``'s, but a column may also be
+    ``(array, convert)`` (``convert(array[a:b])`` gives its values), ``Chunked``, or a
+    nested ``Rows`` (a column of objects)."""
 
     def __init__(self, **fields: object) -> None:
         self.fields = fields
-        lengths = {len(self._column(v)) for v in fields.values() if self._is_column(v)}
+        lengths = {_length(v) for v in fields.values()} - {None}
         if len(lengths) > 1:
             raise ValueError(f"columns of unequal length: {sorted(lengths)}")
+        if not lengths and any(isinstance(v, Chunked) for v in fields.values()):
+            raise ValueError("no column gives the number of rows")
         self.n = lengths.pop() if lengths else 0
 
-    @staticmethod
-    def _is_column(v: object) -> bool:
-        return isinstance(v, list | np.ndarray | tuple)
+    def __len__(self) -> int:
+        return self.n
 
-    @staticmethod
-    def _column(v: object):
-        return v[0] if isinstance(v, tuple) else v
-
-    def _slice(self, a: int, b: int) -> dict:
+    def rows(self, a: int, b: int) -> list[dict]:
+        """Rows ``[a, b)`` as ``records`` makes them."""
         out = {}
         for key, v in self.fields.items():
             if isinstance(v, tuple):
                 array, convert = v
                 out[key] = convert(array[a:b])
-            elif self._is_column(v):
+            elif isinstance(v, Rows):
+                out[key] = v.rows(a, b)
+            elif isinstance(v, Chunked):
+                out[key] = v.make(a, b)
+            elif isinstance(v, list | np.ndarray):
                 out[key] = v[a:b]
             else:
                 out[key] = v
-        return out
+        return records(**out)
 
     def records(self) -> list[dict]:
         """Every row as ``records`` makes them (the whole table at once)."""
-        return records(**self._slice(0, self.n)) if self.n else []
+        return self.rows(0, self.n) if self.n else []
 
     def encoded(self) -> Iterator[bytes]:
         """The JSON array of ``records()``, a chunk of rows at a time: the same bytes."""
@@ -129,9 +141,18 @@ class Rows:
             yield b"[]"
             return
         for a in range(0, self.n, ROWS_CHUNK):
-            part = json_bytes(records(**self._slice(a, min(a + ROWS_CHUNK, self.n))), False)
+            part = json_bytes(self.rows(a, min(a + ROWS_CHUNK, self.n)), False)
             yield (b"[" if a == 0 else b",") + part[1:-1]
         yield b"]"
+
+
+def _length(v: object) -> int | None:
+    """The rows of a ``Rows`` column (None: a constant, or made per chunk)."""
+    if isinstance(v, tuple):
+        return len(v[0])
+    if isinstance(v, list | np.ndarray | Rows):
+        return len(v)
+    return None
 
 
 def strs(values) -> list[str]:
@@ -259,6 +280,16 @@ def markdown_table(head: Row, rows: Sequence[Row]) -> str:
     rows = list(rows)
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     return "\n".join(lines) + ("\n" + markdown_rows(rows) if rows else "")
+
+
+def markdown_table_parts(
+    head: Row, n: int, rows: Callable[[int, int], Sequence[Row]]
+) -> Iterator[str]:
+    """``markdown_table(head, rows(0, n))`` a chunk of ROWS_CHUNK rows at a time (a table
+    of 1.5 M rows formatted at once took 1 GB)."""
+    yield markdown_table(head, [])
+    for a in range(0, n, ROWS_CHUNK):
+        yield "\n" + markdown_rows(rows(a, min(a + ROWS_CHUNK, n)))
 
 
 def markdown_rows(rows: Sequence[Row]) -> str:

@@ -40,8 +40,8 @@ from viewer.export.format import (
     ints,
     json_bytes,
     json_parts,
-    markdown_rows,
     markdown_table,
+    markdown_table_parts,
     markdown_text,
     ms,
     num,
@@ -623,11 +623,8 @@ def _markdown_section(sm: SessionSummary, source: object = "") -> list[str]:
 
 
 def _transition_table(t) -> Iterator[str]:
-    """``markdown_table(TRANSITION_HEAD, transition_rows(...))`` a chunk of ROWS_CHUNK rows
-    at a time (a report of 1.5 M jobs held each row's formatted cells at once: 1 GB)."""
-    yield markdown_table(TRANSITION_HEAD, [])
-    for a in range(0, len(t), ROWS_CHUNK):
-        yield "\n" + markdown_rows(_transition_rows_of(t[a : a + ROWS_CHUNK]))
+    """``markdown_table(TRANSITION_HEAD, transition_rows(...))`` a chunk of rows at a time."""
+    return markdown_table_parts(TRANSITION_HEAD, len(t), lambda a, b: _transition_rows_of(t[a:b]))
 
 
 def report_text(

@@ -17,7 +17,7 @@ import numpy as np
 from viewer.analysis import idle_gaps, job_table, transitions
 from viewer.analysis.intervals import Range, check_range, overlap_ms
 from viewer.analysis.kernels import kernel_intervals
-from viewer.export.format import ROWS_CHUNK, csv_cell, markdown_rows, markdown_table, markdown_text
+from viewer.export.format import ROWS_CHUNK, csv_cell, markdown_table_parts, markdown_text
 from viewer.model import Session, Timeline
 from viewer.model.frame import Frame
 
@@ -151,9 +151,10 @@ def table_markdown(frame: Frame) -> str:
 
 def table_markdown_parts(frame: Frame) -> Iterator[str]:
     """``table_markdown`` a chunk of ROWS_CHUNK rows at a time."""
-    yield markdown_table(tuple(frame.columns), [])
     columns = [v for _, v in frame.items()]
-    for a in range(0, len(frame), ROWS_CHUNK):
-        rows = zip(*(v[a : a + ROWS_CHUNK].tolist() for v in columns), strict=True)
-        yield "\n" + markdown_rows([tuple(map(_cell, row)) for row in rows])
+
+    def rows(a: int, b: int) -> list[tuple[str, ...]]:
+        return [tuple(map(_cell, r)) for r in zip(*(v[a:b].tolist() for v in columns), strict=True)]
+
+    yield from markdown_table_parts(tuple(frame.columns), len(frame), rows)
     yield "\n"

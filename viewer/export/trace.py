@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -37,7 +37,7 @@ from viewer.analysis.packing import pack_rows
 from viewer.analysis.stages import synthesis_rows
 from viewer.analysis.transitions import TABLE as transitions_table
 from viewer.export.files import open_output, resolve_output
-from viewer.export.format import display_path, json_bytes, records
+from viewer.export.format import Chunked, Rows, display_path, json_bytes
 from viewer.export.tables import select_sessions
 from viewer.model import KERNEL_SOURCE_TIMING, Session, Timeline
 from viewer.model.frame import Frame
@@ -103,52 +103,13 @@ def _labels(s: Session, job: np.ndarray, part: np.ndarray, is_open: np.ndarray) 
 CHUNK_ROWS = 1 << 14
 
 
-class Chunked:
-    """A column made a chunk of rows at a time: ``make(a, b)`` gives rows ``[a, b)``."""
-
-    def __init__(self, make) -> None:
-        self.make = make
+def Floats(values: np.ndarray) -> tuple[np.ndarray, Callable[[np.ndarray], list]]:  # noqa: N802
+    """A float column of a ``Rows``, made JSON-safe (``_vals``) a chunk at a time."""
+    return np.asarray(values, dtype=np.float64), _vals
 
 
-class Floats:
-    """A float column, made JSON-safe (``_vals``) a chunk at a time."""
-
-    def __init__(self, values: np.ndarray) -> None:
-        self.values = np.asarray(values, dtype=np.float64)
-
-
-class _Cols:
-    """Row objects of columns (``format.records``' fields), made a chunk of rows at a
-    time: arrays and lists are columns, ``Chunked`` / ``Floats`` columns made per chunk,
-    a nested ``_Cols`` a column of objects, anything else a constant."""
-
-    def __init__(self, **fields: object) -> None:
-        self.fields = fields
-
-    def __len__(self) -> int:
-        for v in self.fields.values():
-            if isinstance(v, list | np.ndarray):
-                return len(v)
-            if isinstance(v, Floats):
-                return len(v.values)
-            if isinstance(v, _Cols):
-                return len(v)
-        raise ValueError("no column gives the number of rows")
-
-    def rows(self, a: int, b: int) -> list[dict]:
-        out: dict[str, object] = {}
-        for key, v in self.fields.items():
-            if isinstance(v, _Cols):
-                out[key] = v.rows(a, b)
-            elif isinstance(v, Floats):
-                out[key] = _vals(v.values[a:b])
-            elif isinstance(v, Chunked):
-                out[key] = v.make(a, b)
-            elif isinstance(v, list | np.ndarray):
-                out[key] = v[a:b]
-            else:
-                out[key] = v
-        return records(**out)
+#: The events' columns (``format.Rows``: arrays, ``Chunked``, ``Floats``, nested tables).
+_Cols = Rows
 
 
 def _tracks(keys: np.ndarray | tuple[np.ndarray, ...], table: dict) -> np.ndarray:
