@@ -52,7 +52,7 @@ COMMANDS = {
     # Its tables (jobs, transitions, idle gaps) a row each: 3 GB at 1.5 M jobs as dicts.
     "report --json": ["-m", "viewer", "report", "{LOG}", "--json"],
     "report --markdown": ["-m", "viewer", "report", "{LOG}", "--markdown"],  # every transition
-    # Two what-ifs from one log kept whole (no what-if of the sweep may consume it).
+    # Three what-ifs (1, 3 and the log's own 2) played from one log taken once.
     "sweep --knob gw --values 1,3": [
         "-m",
         "viewer",

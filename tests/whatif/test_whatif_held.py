@@ -225,3 +225,93 @@ def test_a_plan_lets_go_of_the_tables_it_made_and_keeps_the_callers() -> None:
     assert {stages.__wrapped__, calls.__wrapped__} <= made(window)
     assert not made(window) & {busy_blocks.__wrapped__, arrivals.__wrapped__}
     assert again.cfg == pl.cfg and np.array_equal(again.rows, pl.rows)
+
+
+def test_a_consumed_what_if_lets_the_unchanged_replay_go_before_the_scenario_plays(
+    monkeypatch,  # noqa: ANN001
+) -> None:
+    """Its figures are all a changed what-if reads of the unchanged replay: the schedule
+    (1.5 M calls: 66 MB) is not held beside the scenario's replay."""
+    from viewer.whatif import predict
+
+    played, alive = [], []
+    replay = predict.replay
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        gc.collect()
+        alive.append([ref() is not None for ref in played])  # the earlier replays, as this plays
+        out = replay(*args, **kwargs)
+        played.append(weakref.ref(out))
+        return out
+
+    monkeypatch.setattr(predict, "replay", spy)
+    given = [open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions[0]]
+    what_if(given.pop(), Knobs(gw=1), consume=True)
+    assert len(alive) >= 2 and alive[1] == [False]  # the scenario's: the unchanged one gone
+
+
+SWEPT = [
+    ("h200_shared", ["base1", "pw4", "pw16", "pw32", "gw1", "k05"], {}),
+    ("h200_fourth", ["base4a", "k025", "k05c", "k15"], {"knob": "kernel"}),
+    ("h200_shared", ["base1"], {"knob": "gw", "values": [1.0, 3.0]}),
+]
+
+
+def _runs(folder: str, names: list[str]) -> list:
+    from viewer.whatif.sweep import read_runs
+
+    data = Path(__file__).resolve().parent / "data" / folder
+    return read_runs([data / f"{n}.log.gz" for n in names], None, str)
+
+
+@pytest.mark.parametrize(("folder", "names", "how"), SWEPT)
+def test_a_consumed_sweep_gives_the_same_sweep(folder: str, names: list, how: dict) -> None:
+    """``consume`` (the command line's, the window's) lets each log's tables go once its
+    figures are taken, and changes no row, band, note or run named."""
+    from viewer.export.sweep import sweep_dict
+    from viewer.whatif.sweep import sweep
+
+    kept = sweep(_runs(folder, names), **how)
+    runs = _runs(folder, names)
+    consumed = sweep(runs, **how, consume=True)
+    assert runs == []  # the caller's list is emptied: it holds no log
+    assert sweep_dict(consumed) == sweep_dict(kept)
+    assert consumed.base in [r.run for r in consumed.rows]  # the base run, as the rows name it
+    swept = {r.run.name: r.run for r in consumed.rows if r.run} | {
+        r.name: r for r, _ in consumed.apart
+    }
+    assert all(len(r.session.partitions) == 0 for r in swept.values())  # their tables gone
+    assert all(r.session.number == 1 for r in swept.values())
+
+
+def test_a_consumed_sweep_lets_every_log_go_before_the_base_run_replays(monkeypatch) -> None:  # noqa: ANN001
+    """Every log's columns, the base run's and the others' (a sweep of 1.5 M one-call jobs
+    held the log's ~370 MB beside each value's played run: 1.25x item 9's bound)."""
+    from viewer.whatif import predict
+    from viewer.whatif.sweep import sweep
+
+    runs = _runs("h200_shared", ["base1", "pw4", "pw16"])
+    columns = [weakref.ref(r.session.partitions._base["gpu_start"]) for r in runs]
+    columns += [weakref.ref(r.session.jobs._base["job_id"]) for r in runs]
+    seen = []
+    replay = predict.replay
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        gc.collect()
+        seen.append([ref() is None for ref in columns])
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(predict, "replay", spy)
+    sweep(runs, consume=True)
+    assert seen and all(all(dead) for dead in seen)
+
+
+def test_a_taken_log_without_its_unchanged_replay_plays_changed_knobs_only() -> None:
+    from viewer.whatif.predict import play, take
+
+    given = [open_log(SAMPLES / "phase8_pw10_5sectors.log").sessions[0]]
+    t = take(given.pop(), consume=True, keep_base=False)
+    assert t.base is None and t.baseline.run is None  # its figures kept, its schedule not
+    assert play(t, Knobs(gw=1)).scenario.s_per_proof is not None
+    with pytest.raises(ValueError, match="no knob changed"):
+        play(t, Knobs())

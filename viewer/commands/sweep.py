@@ -153,7 +153,9 @@ def run(args: argparse.Namespace) -> int:
         given = [p for p in args.paths if file_identity(p) == ident]
         base = display_path(given[0] if given else args.base)
     try:
-        s = sweep(runs, args.knob, args.values, args.ram_gib, memory, base)
+        # The command keeps no reference to the runs: the sweep lets each log's tables go
+        # once taken (``consume``), before the base run is replayed.
+        s = sweep(runs, args.knob, args.values, args.ram_gib, memory, base, consume=True)
     except SweepError as exc:
         return fail("sweep", exc)
     if args.out is not None:

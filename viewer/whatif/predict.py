@@ -346,6 +346,23 @@ def loaded_anew(pl: Plan, contention: Contention) -> Plan:
     return with_work(pl, contention, k)
 
 
+@dataclass(frozen=True, eq=False)
+class Taken:
+    """What every what-if of one log takes from it (``take``): its plans under the load
+    model, the measured run's figures and the unchanged replay's.  A sweep plays each of its
+    values from one (``play``), the log's tables let go once taken."""
+
+    measured: Outcome
+    pl: Plan  # the plan under ``load``'s contention
+    base_plan: Plan  # the plan as the log shows it (each other load model scales it)
+    load: LoadFit
+    memory_model: MemoryModel
+    baseline: Outcome  # the replay, unchanged
+    #: The unchanged replay's schedule; None where ``take`` let it go (``keep_base``).
+    base: Schedule | None
+    base_waited: bool  # whether a partition of the unchanged replay waited for a slot
+
+
 def what_if(
     session: Session,
     knobs: Knobs | None = None,
@@ -364,6 +381,29 @@ def what_if(
     (1.5 M one-call jobs: ~370 MB of the log beside the played runs); ``measured.session``
     is then the session without its tables, and its memory figure is the one computed."""
     knobs = knobs or Knobs()
+    given = [session]
+    del session  # (``consume``: ``take`` holds the only reference, and lets it go)
+    keep_base = not (consume and knobs.changed())  # a changed replay reads it no more
+    taken = take(given.pop(), load, memory_model, pl, consume=consume, keep_base=keep_base)
+    return play(taken, knobs)
+
+
+def take(
+    session: Session,
+    load: LoadFit | None = None,
+    memory_model: MemoryModel = DEFAULT_MEMORY,
+    pl: Plan | None = None,
+    *,
+    consume: bool = False,
+    keep_base: bool = True,
+) -> Taken:
+    """What every what-if of ``session`` takes from it (``what_if``'s arguments).
+
+    ``consume``: the caller keeps no other reference to ``session`` (pass it as
+    ``held.pop()``): its tables are let go once taken, before anything is replayed, and
+    ``measured.session`` is the session without them.  ``keep_base`` False (with
+    ``consume``): the unchanged replay's schedule is let go too, its figures kept; ``play``
+    then takes knobs that change something."""
     pl = plan(session, memory_model.baseline_gib) if pl is None else pl
     load = own_load(session) if load is None else load
     base_plan = pl
@@ -371,15 +411,26 @@ def what_if(
     measured = None
     if consume:
         measured, pl, base_plan = _taken_from(session, pl, base_plan, load, memory_model)
-        del session
+    del session
     measured, b, base = _measured_and_baseline(pl, memory_model, measured)
-    scen = base if not knobs.changed() else replay(pl, knobs)
     base_waited = waited_for_slots(base)
-    if consume and scen is not base:  # nothing reads the unchanged replay's schedule again
+    if consume and not keep_base:  # nothing reads the unchanged replay's schedule again
         with _lock:
             _unchanged.pop(pl, None)
-        b = let_go(b, memory_model)
-        base = None
+        b, base = let_go(b, memory_model), None
+    return Taken(measured, pl, base_plan, load, memory_model, b, base, base_waited)
+
+
+def play(t: Taken, knobs: Knobs) -> WhatIf:
+    """The what-if of ``knobs`` on the log ``t`` was taken from (``what_if``)."""
+    pl, base_plan, load, memory_model = t.pl, t.base_plan, t.load, t.memory_model
+    b, base = t.baseline, t.base
+    if not knobs.changed():
+        if base is None:
+            raise ValueError("no knob changed, and the unchanged replay was let go (take)")
+        scen = base
+    else:
+        scen = replay(pl, knobs)
     late = bounded = swapped = None
     ends: list[tuple[str, float | None]] = []
     beyond: tuple[str, ...] = ()
@@ -414,17 +465,17 @@ def what_if(
             s_per_proof = throughput_of(other, replay(other, knobs, ends=True)).s_per_proof
             ends.append((alt.label, s_per_proof))
             del other  # (the next model's stages are made without this one's beside them)
-        unseen = _unseen_notes(pl, knobs, base_waited, scen, scenario, late, bounded, swapped)
+        unseen = _unseen_notes(pl, knobs, t.base_waited, scen, scenario, late, bounded, swapped)
         unseen.append(_workers_note(pl, knobs, load))
         cold = (base_plan.synth_start, base_plan.draws.synth.astype(np.float64), base_plan.cfg.pw)
         unseen.append(straggler_note(*cold, len(scen.draws.arrival), scenario.s_per_proof or 0))
         notes[:0] = [n for n in unseen if n] + _load_notes(load, beyond, scenario, ends)
     n = int(pl.counted.sum())
-    if measured.s_per_proof is None:
+    if t.measured.s_per_proof is None:
         notes.append(no_spacing_reason(n, " in the log"))
     return WhatIf(
         knobs=knobs,
-        measured=measured,
+        measured=t.measured,
         baseline=b,
         scenario=scenario,
         schedule=scen,
@@ -461,13 +512,7 @@ def _taken_from(
     for alt in load.alternatives:
         factors[alt.contention] = load_factors(base_plan, alt.contention)
         forget(session)
-    empty = np.zeros(0, np.intp)
-    bare = replace(
-        session,
-        partitions=session.partitions.take(empty),
-        jobs=session.jobs.take(empty),
-        unattributed=session.unattributed.take(empty),
-    )
+    bare = bare_session(session)
     measured = replace(measured, run=bare)
     measured.__dict__["_memory"] = {memory_model: held}
     bare_base = replace(base_plan, session=bare)
@@ -475,6 +520,18 @@ def _taken_from(
     with _lock:
         _factors[bare_base] = factors
     return measured, bare_pl, bare_base
+
+
+def bare_session(session: Session) -> Session:
+    """``session`` without its tables (its number, facts and notes kept): what stands for a
+    log whose tables were let go once taken."""
+    empty = np.zeros(0, np.intp)
+    return replace(
+        session,
+        partitions=session.partitions.take(empty),
+        jobs=session.jobs.take(empty),
+        unattributed=session.unattributed.take(empty),
+    )
 
 
 #: Knobs that change how many stages run side by side (the load) by design.

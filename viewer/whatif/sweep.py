@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from viewer.analysis.cache import forget
 from viewer.analysis.floors import slots_seen
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
@@ -28,7 +29,7 @@ from viewer.analysis.memory import MemoryModel
 from viewer.model import Session
 from viewer.whatif.knobs import MAX_MS, MAX_PW, MAX_WORKERS, KnobError, Knobs
 from viewer.whatif.load import LoadFit, fit, sample
-from viewer.whatif.predict import measure, what_if
+from viewer.whatif.predict import bare_session, measure, play, take
 
 FORMAT = "cuzk-timeline-sweep/1"
 #: The knobs a sweep lines runs up by, with their words (as people write them: every
@@ -359,8 +360,96 @@ def sweep(
     ram_gib: float | None = None,
     memory_model: MemoryModel = DEFAULT_MEMORY,
     base: str | None = None,
+    *,
+    consume: bool = False,
 ) -> Sweep:
-    """The sweep of ``runs`` (module docstring); SweepError where they do not make one."""
+    """The sweep of ``runs`` (module docstring); SweepError where they do not make one.
+
+    ``consume``: the caller keeps no other reference to the runs (the command line, the
+    window): ``runs`` is emptied, each log's tables are let go once its figures are taken,
+    before the base run is replayed, and the sweep's runs hold their sessions without them
+    (1.5 M one-call jobs: ~370 MB of the log beside each value's played run)."""
+    knob, kept, apart, base_run, points = _lineup(runs, knob, values, base)
+    measured_values = [r.values[knob] for r in kept]
+    load = fit([sample(r.session, r.name, r.cpus) for r in runs])
+    # Each run's measured figures, taken while its tables are at hand (the base run's are
+    # the what-if's own)
+    figures = {id(r): _figures(r.session) for r in kept if r is not base_run}
+    held = [base_run.session]
+    if consume:
+        bare = {id(r): replace(r, session=bare_session(r.session)) for r in runs}
+        runs.clear()
+        kept = [bare[id(r)] for r in kept]
+        apart = [(bare[id(r)], why) for r, why in apart]
+        figures = {id(bare[i]): f for i, f in figures.items()}
+        base_run, runs = bare[id(base_run)], list(bare.values())
+        del bare
+    taken = take(held.pop(), load, memory_model, consume=consume, keep_base=not consume)
+    figures[id(base_run)] = (taken.measured.s_per_proof, taken.measured.wall_s_per_proof)
+    lo_seen, hi_seen = min(measured_values), max(measured_values)
+    rows: list[Row] = []
+    by_value: dict[float, list[Run]] = {}
+    for r in kept:
+        by_value.setdefault(r.values[knob], []).append(r)
+    for v in sorted(set(points) | set(by_value)):
+        try:
+            knobs = _knobs_for(knob, v)
+        except KnobError as exc:
+            raise SweepError(str(exc)) from exc
+        w = play(taken, knobs)
+        s = w.scenario
+        outside = not (lo_seen <= v <= hi_seen)
+        beyond = bool(w.beyond) or outside
+        mem = w.memory_gib(s)
+        for r in by_value.get(v, [None]):  # type: ignore[list-item]
+            m = figures[id(r)] if r is not None else (None, None)
+            rows.append(
+                Row(
+                    value=v,
+                    run=r,
+                    s_per_proof=m[0],
+                    wall_s_per_proof=m[1],
+                    predicted=s.s_per_proof,
+                    band=w.band,
+                    predicted_wall=s.wall_s_per_proof,
+                    memory_gib=mem,
+                    beyond=beyond,
+                )
+            )
+        # Each value's played run let go before the next is played (a row kept its what-if,
+        # read by nothing: 3 values of 1.5 M calls held three played sessions).
+        del w, s
+    notes = [
+        f"{r.name}: {r.sessions} daemon sessions; session {r.session.number} "
+        "(the most GPU calls) is swept"
+        for r in runs
+        if r.sessions > 1
+    ]
+    for name, off in load.offsets.items():
+        words = ", ".join(f"{k} {v * 100:+.0f} %" for k, v in off.items())
+        notes.append(f"{name}: no load explains it ({words} against the others): another machine?")
+    if memory_model == DEFAULT_MEMORY:
+        notes.append(
+            "memory: a 32 GiB PoRep partition's sizes (upstream's published figures); "
+            "give --partition-gib and --baseline-gib for other proofs"
+        )
+    return Sweep(
+        knob=knob,
+        base=base_run,
+        rows=tuple(rows),
+        apart=tuple(apart),
+        load=load,
+        memory_model=memory_model,
+        ram_gib=ram_gib,
+        notes=tuple(notes),
+    )
+
+
+def _lineup(
+    runs: list[Run], knob: str | None, values: list[float] | None, base: str | None
+) -> tuple[str, list[Run], list[tuple[Run, str]], Run, list[float]]:
+    """The knob, the runs swept and those set apart (with why), the base run and the values
+    to predict at (``sweep``'s arguments; SweepError where they do not make a sweep)."""
     if len(runs) > MAX_RUNS:
         raise SweepError(
             f"{len(runs)} logs: a sweep takes at most {MAX_RUNS} (the load model is fitted "
@@ -429,64 +518,14 @@ def sweep(
     if wanted is not None and len(wanted) > MAX_VALUES:
         raise SweepError(f"--values: at most {MAX_VALUES} values, not {len(wanted)}")
     points = sorted(set(wanted if wanted is not None else default_values(knob, measured_values)))
-    load = fit([sample(r.session, r.name, r.cpus) for r in runs])
-    lo_seen, hi_seen = min(measured_values), max(measured_values)
-    rows: list[Row] = []
-    by_value: dict[float, list[Run]] = {}
-    for r in kept:
-        by_value.setdefault(r.values[knob], []).append(r)
-    for v in sorted(set(points) | set(by_value)):
-        try:
-            knobs = _knobs_for(knob, v)
-        except KnobError as exc:
-            raise SweepError(str(exc)) from exc
-        w = what_if(base_run.session, knobs, load=load, memory_model=memory_model)
-        s = w.scenario
-        outside = not (lo_seen <= v <= hi_seen)
-        beyond = bool(w.beyond) or outside
-        mem = w.memory_gib(s)
-        for r in by_value.get(v, [None]):  # type: ignore[list-item]
-            m = measure(r.session) if r is not None else None
-            rows.append(
-                Row(
-                    value=v,
-                    run=r,
-                    s_per_proof=m.s_per_proof if m else None,
-                    wall_s_per_proof=m.wall_s_per_proof if m else None,
-                    predicted=s.s_per_proof,
-                    band=w.band,
-                    predicted_wall=s.wall_s_per_proof,
-                    memory_gib=mem,
-                    beyond=beyond,
-                )
-            )
-        # Each value's played run let go before the next is played (a row kept its what-if,
-        # read by nothing: 3 values of 1.5 M calls held three played sessions).
-        del w, s
-    notes = [
-        f"{r.name}: {r.sessions} daemon sessions; session {r.session.number} "
-        "(the most GPU calls) is swept"
-        for r in runs
-        if r.sessions > 1
-    ]
-    for name, off in load.offsets.items():
-        words = ", ".join(f"{k} {v * 100:+.0f} %" for k, v in off.items())
-        notes.append(f"{name}: no load explains it ({words} against the others): another machine?")
-    if memory_model == DEFAULT_MEMORY:
-        notes.append(
-            "memory: a 32 GiB PoRep partition's sizes (upstream's published figures); "
-            "give --partition-gib and --baseline-gib for other proofs"
-        )
-    return Sweep(
-        knob=knob,
-        base=base_run,
-        rows=tuple(rows),
-        apart=tuple(apart),
-        load=load,
-        memory_model=memory_model,
-        ram_gib=ram_gib,
-        notes=tuple(notes),
-    )
+    return knob, kept, apart, base_run, points
+
+
+def _figures(session: Session) -> tuple[float | None, float | None]:
+    """A measured run's s/proof and wall time / proofs (its tables' caches let go after)."""
+    m = measure(session)
+    forget(session)
+    return m.s_per_proof, m.wall_s_per_proof
 
 
 def errors(s: Sweep) -> list[tuple[float, float]]:

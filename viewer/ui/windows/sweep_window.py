@@ -26,7 +26,7 @@ Qt = QtCore.Qt
 
 def compute(paths: list[str], workers_per_gpu: int | None, knob: str | None) -> Sweep:
     """Read every log and make the sweep (off the GUI thread); SweepError says why not."""
-    return sweep(read_runs(paths, workers_per_gpu, display_path), knob)
+    return sweep(read_runs(paths, workers_per_gpu, display_path), knob, consume=True)
 
 
 class SweepWindow(QtWidgets.QWidget):
