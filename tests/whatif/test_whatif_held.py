@@ -101,26 +101,34 @@ def test_a_consumed_session_is_let_go_before_the_replays_play(monkeypatch) -> No
     assert seen and all(seen)
 
 
+def _dead_as_replays_start(monkeypatch, refs: list) -> list[list[bool]]:  # noqa: ANN001
+    """Filled as each replay of a what-if starts (``predict.replay`` spied): whether each
+    of ``refs`` (weak references) is dead by then."""
+    from viewer.whatif import predict
+
+    seen: list[list[bool]] = []
+    replay = predict.replay
+
+    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        gc.collect()
+        seen.append([ref() is None for ref in refs])
+        return replay(*args, **kwargs)
+
+    monkeypatch.setattr(predict, "replay", spy)
+    return seen
+
+
 def test_a_consumed_logs_columns_are_let_go_before_the_replays_play(monkeypatch) -> None:
     """Not only the session's tables: the log's own columns they are rows of (the bare
     session a consumed what-if keeps once held them all through its empty tables: 136 MB
     at 1.5 M one-call jobs)."""
-    from viewer.whatif import predict
 
     timeline = open_log(SAMPLES / "phase8_pw10_5sectors.log")
     session = timeline.sessions[0]
     assert session.partitions._base is not None  # rows of the log's columns
     columns = [weakref.ref(session.partitions._base[name]) for name in ("gpu_start", "job")]
     columns.append(weakref.ref(session.jobs._base["job_id"]))
-    seen = []
-    replay = predict.replay
-
-    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        gc.collect()
-        seen.append([ref() is None for ref in columns])
-        return replay(*args, **kwargs)
-
-    monkeypatch.setattr(predict, "replay", spy)
+    seen = _dead_as_replays_start(monkeypatch, columns)
     given = [session]
     del session, timeline
     what_if(given.pop(), Knobs(gw=1), consume=True)
@@ -287,21 +295,12 @@ def test_a_consumed_sweep_gives_the_same_sweep(folder: str, names: list, how: di
 def test_a_consumed_sweep_lets_every_log_go_before_the_base_run_replays(monkeypatch) -> None:  # noqa: ANN001
     """Every log's columns, the base run's and the others' (a sweep of 1.5 M one-call jobs
     held the log's ~370 MB beside each value's played run: 1.25x item 9's bound)."""
-    from viewer.whatif import predict
     from viewer.whatif.sweep import sweep
 
     runs = _runs("h200_shared", ["base1", "pw4", "pw16"])
     columns = [weakref.ref(r.session.partitions._base["gpu_start"]) for r in runs]
     columns += [weakref.ref(r.session.jobs._base["job_id"]) for r in runs]
-    seen = []
-    replay = predict.replay
-
-    def spy(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
-        gc.collect()
-        seen.append([ref() is None for ref in columns])
-        return replay(*args, **kwargs)
-
-    monkeypatch.setattr(predict, "replay", spy)
+    seen = _dead_as_replays_start(monkeypatch, columns)
     sweep(runs, consume=True)
     assert seen and all(all(dead) for dead in seen)
 
