@@ -239,3 +239,18 @@ def test_a_log_without_a_gpu_call_is_named(capsys, tmp_path) -> None:  # noqa: A
         code, out, err = run(capsys, *argv)
         assert code == 2 and out == ""
         assert "nogpu.log: no GPU call" in err and "Traceback" not in err
+
+
+def test_a_run_whose_setting_cannot_be_replayed_is_named(capsys, tmp_path) -> None:  # noqa: ANN001
+    """A head stating 2000 synthesis workers (past the what-if's 1024): the message names
+    the log and its value, as the sweep's; it said only "--pw must be ...", an option the
+    sweep has not."""
+    samples = Path(__file__).resolve().parents[2] / "sample_logs"
+    text = (samples / "phase8_pw20.log").read_text()
+    stated = "count\x1b[0m\x1b[2m=\x1b[0m20\n"
+    assert stated in text
+    big = tmp_path / "big_pw.log"
+    big.write_text(text.replace(stated, "count\x1b[0m\x1b[2m=\x1b[0m2000\n", 1))
+    code, out, err = run(capsys, str(big), str(samples / "phase8_pw10_5sectors.log"))
+    assert code == 2 and out == ""
+    assert "big_pw.log: pw 2000 cannot be replayed (" in err and "Traceback" not in err

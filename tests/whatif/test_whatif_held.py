@@ -262,6 +262,7 @@ SWEPT = [
     ("h200_shared", ["base1", "pw4", "pw16", "pw32", "gw1", "k05"], {}),
     ("h200_fourth", ["base4a", "k025", "k05c", "k15"], {"knob": "kernel"}),
     ("h200_shared", ["base1"], {"knob": "gw", "values": [1.0, 3.0]}),
+    ("../../../sample_logs", ["damaged"], {"values": [2.0, 6.0]}),  # two sessions, the first swept
 ]
 
 
@@ -269,7 +270,7 @@ def _runs(folder: str, names: list[str]) -> list:
     from viewer.whatif.sweep import read_runs
 
     data = Path(__file__).resolve().parent / "data" / folder
-    return read_runs([data / f"{n}.log.gz" for n in names], None, str)
+    return read_runs([next(data.glob(f"{n}.log*")) for n in names], None, str)
 
 
 @pytest.mark.parametrize(("folder", "names", "how"), SWEPT)
@@ -281,6 +282,7 @@ def test_a_consumed_sweep_gives_the_same_sweep(folder: str, names: list, how: di
 
     kept = sweep(_runs(folder, names), **how)
     runs = _runs(folder, names)
+    numbers = {r.name: r.session.number for r in runs}
     consumed = sweep(runs, **how, consume=True)
     assert runs == []  # the caller's list is emptied: it holds no log
     assert sweep_dict(consumed) == sweep_dict(kept)
@@ -289,20 +291,59 @@ def test_a_consumed_sweep_gives_the_same_sweep(folder: str, names: list, how: di
         r.name: r for r, _ in consumed.apart
     }
     assert all(len(r.session.partitions) == 0 for r in swept.values())  # their tables gone
-    assert all(r.session.number == 1 for r in swept.values())
+    assert {name: r.session.number for name, r in swept.items()} == numbers
 
 
 def test_a_consumed_sweep_lets_every_log_go_before_the_base_run_replays(monkeypatch) -> None:  # noqa: ANN001
-    """Every log's columns, the base run's and the others' (a sweep of 1.5 M one-call jobs
-    held the log's ~370 MB beside each value's played run: 1.25x item 9's bound)."""
+    """Every log, swept or set apart, its session and its columns (a sweep of 1.5 M one-call
+    jobs held the log's ~370 MB beside each value's played run: 1.25x item 9's bound)."""
     from viewer.whatif.sweep import sweep
 
-    runs = _runs("h200_shared", ["base1", "pw4", "pw16"])
-    columns = [weakref.ref(r.session.partitions._base["gpu_start"]) for r in runs]
-    columns += [weakref.ref(r.session.jobs._base["job_id"]) for r in runs]
-    seen = _dead_as_replays_start(monkeypatch, columns)
-    sweep(runs, consume=True)
+    runs = _runs("h200_shared", ["base1", "pw4", "pw16", "gw1", "k05"])
+    refs = [weakref.ref(r.session) for r in runs]
+    refs += [weakref.ref(r.session.partitions._base["gpu_start"]) for r in runs]
+    refs += [weakref.ref(r.session.jobs._base["job_id"]) for r in runs]
+    seen = _dead_as_replays_start(monkeypatch, refs)
+    s = sweep(runs, consume=True)
+    assert [Path(r.name).name for r, _ in s.apart] == ["gw1.log.gz", "k05.log.gz"]
     assert seen and all(all(dead) for dead in seen)
+
+
+def test_a_consumed_sweep_of_a_later_session_keeps_its_number(tmp_path) -> None:  # noqa: ANN001
+    """A log of two daemon runs whose second is swept: the bare session is that one."""
+    import gzip
+
+    from viewer.export.sweep import sweep_dict
+    from viewer.whatif.sweep import read_runs, sweep
+
+    data = Path(__file__).resolve().parent / "data" / "h200_shared"
+    both = tmp_path / "both.log"
+    both.write_bytes(
+        b"".join(gzip.decompress((data / f"{n}.log.gz").read_bytes()) for n in ("pw32", "base1"))
+    )
+    paths = [both, data / "pw4.log.gz", data / "pw16.log.gz"]
+    kept = sweep(read_runs(paths, None, str))
+    consumed = sweep(read_runs(paths, None, str), consume=True)
+    assert sweep_dict(consumed) == sweep_dict(kept)
+    row = next(r for r in consumed.rows if r.run and r.run.name == str(both))
+    assert row.run.session.number == 2 and len(row.run.session.partitions) == 0
+    assert any("both.log: 2 daemon sessions; session 2" in n for n in consumed.notes)
+
+
+def test_a_sweep_of_runs_given_twice_or_as_a_tuple_is_the_same_sweep() -> None:
+    """The command and the window give a list of distinct runs; the function takes any."""
+    from viewer.export.sweep import sweep_dict
+    from viewer.whatif.sweep import sweep
+
+    names = ["base1", "pw4", "pw16"]
+    kept = sweep_dict(sweep(_runs("h200_shared", names)))
+    runs = _runs("h200_shared", names)
+    assert sweep_dict(sweep(tuple(runs), consume=True)) == kept
+    two = _runs("../../../sample_logs", ["damaged"])
+    twice = [two[0], two[0]]
+    assert sweep_dict(sweep(twice, values=[3.0], consume=True)) == sweep_dict(
+        sweep(_runs("../../../sample_logs", ["damaged"]) * 2, values=[3.0])
+    )
 
 
 def test_a_taken_log_without_its_unchanged_replay_plays_changed_knobs_only() -> None:

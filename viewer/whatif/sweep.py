@@ -374,15 +374,18 @@ def sweep(
     load = fit([sample(r.session, r.name, r.cpus) for r in runs])
     # Each run's measured figures, taken while its tables are at hand (the base run's are
     # the what-if's own)
-    figures = {id(r): _figures(r.session) for r in kept if r is not base_run}
+    figures = {id(r): _figures(r.session, consume) for r in kept if r is not base_run}
     held = [base_run.session]
     if consume:
         bare = {id(r): replace(r, session=bare_session(r.session)) for r in runs}
-        runs.clear()
+        given, runs = runs, [bare[id(r)] for r in runs]
+        if isinstance(given, list):  # (a tuple's caller keeps its logs: nothing to empty)
+            given.clear()
+        del given
         kept = [bare[id(r)] for r in kept]
         apart = [(bare[id(r)], why) for r, why in apart]
         figures = {id(bare[i]): f for i, f in figures.items()}
-        base_run, runs = bare[id(base_run)], list(bare.values())
+        base_run = bare[id(base_run)]
         del bare
     taken = take(held.pop(), load, memory_model, consume=consume, keep_base=not consume)
     figures[id(base_run)] = (taken.measured.s_per_proof, taken.measured.wall_s_per_proof)
@@ -392,11 +395,7 @@ def sweep(
     for r in kept:
         by_value.setdefault(r.values[knob], []).append(r)
     for v in sorted(set(points) | set(by_value)):
-        try:
-            knobs = _knobs_for(knob, v)
-        except KnobError as exc:
-            raise SweepError(str(exc)) from exc
-        w = play(taken, knobs)
+        w = play(taken, _knobs_for(knob, v))
         s = w.scenario
         outside = not (lo_seen <= v <= hi_seen)
         beyond = bool(w.beyond) or outside
@@ -518,13 +517,24 @@ def _lineup(
     if wanted is not None and len(wanted) > MAX_VALUES:
         raise SweepError(f"--values: at most {MAX_VALUES} values, not {len(wanted)}")
     points = sorted(set(wanted if wanted is not None else default_values(knob, measured_values)))
+    # Every value is replayed, each run's own too: one the what-if cannot take is said now,
+    # before any log is let go, naming the runs at it.
+    for v in sorted(set(points) | {r.values[knob] for r in kept}):
+        try:
+            _knobs_for(knob, v)
+        except KnobError as exc:
+            who = [r.name for r in kept if r.values[knob] == v]
+            said = f"{listed(who)}: {value_text(knob, v)} cannot be replayed ({exc})"
+            raise SweepError(said if who else str(exc)) from None
     return knob, kept, apart, base_run, points
 
 
-def _figures(session: Session) -> tuple[float | None, float | None]:
-    """A measured run's s/proof and wall time / proofs (its tables' caches let go after)."""
+def _figures(session: Session, consume: bool) -> tuple[float | None, float | None]:
+    """A measured run's s/proof and wall time / proofs (``consume``: the tables it made of
+    the session let go after)."""
     m = measure(session)
-    forget(session)
+    if consume:
+        forget(session)
     return m.s_per_proof, m.wall_s_per_proof
 
 
