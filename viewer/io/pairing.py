@@ -24,6 +24,7 @@ from viewer.io.grammar import (
     SYNTH_START,
 )
 from viewer.io.grow import Growing
+from viewer.io.index import Index
 from viewer.model.keys import factorize, first_seen
 
 TIME_COLUMNS = {
@@ -107,7 +108,7 @@ class Pairing:
         }
         self.times = [Growing(np.float64, np.nan, compact=True) for _ in TIME_COLUMNS]
         self.last = -1  # the latest session
-        self.index = _Index()  # its calls' rows by key
+        self.index = Index()  # its calls' rows by key
 
     def feed(self, ev: dict[str, np.ndarray], session: np.ndarray, *, consume: bool = False):
         """The next events, in file order (``pair_events``' arguments); ``session``: each
@@ -150,13 +151,13 @@ class Pairing:
         last = int(session[-1])
         mine = np.flatnonzero(session == last)
         if last != self.last:
-            self.last, self.index = last, _Index()
+            self.last, self.index = last, Index()
         self.index.add(keys[mine], first_row + mine)
 
     def result(self, sessions: int) -> Paired:
         """The calls of every session (``sessions`` of them) and what the pairing skipped;
         the pairing is spent."""
-        self.index = _Index()
+        self.index = Index()
         cols = {name: _wide(col) for name, col in self.cols.items()}
         times = [_wide(col) for col in self.times]  # a column per event type
         self.times = []
@@ -328,39 +329,6 @@ def _outside(
         if len(rows):
             out[code] = rows
     return out
-
-
-class _Index:
-    """Rows of calls by key, as sorted runs merged as they grow: each piece's new calls
-    are a run, merged with the run before while that one is not over twice its size.  A
-    piece is looked up with a search a run (a few dozen at most), and each call is copied
-    O(log calls) times in all (one sorted array, grown by insertion, was copied whole at
-    every piece: calls x pieces on a long session)."""
-
-    def __init__(self) -> None:
-        self.runs: list[tuple[np.ndarray, np.ndarray]] = []  # (keys sorted, rows)
-
-    def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(positions of the ``keys`` found, their rows)."""
-        rows = np.full(len(keys), -1, np.int64)
-        for k, r in self.runs:
-            at = np.minimum(np.searchsorted(k, keys), len(k) - 1)
-            hit = np.flatnonzero(k[at] == keys)
-            rows[hit] = r[at[hit]]
-        found = np.flatnonzero(rows >= 0)
-        return found, rows[found]
-
-    def add(self, keys: np.ndarray, rows: np.ndarray) -> None:
-        """Keys not in the index yet, and their rows."""
-        if not len(keys):
-            return
-        order = np.argsort(keys, kind="stable")
-        self.runs.append((keys[order], rows[order]))
-        while len(self.runs) > 1 and len(self.runs[-2][0]) <= 2 * len(self.runs[-1][0]):
-            (k2, r2), (k1, r1) = self.runs.pop(), self.runs.pop()
-            k, r = np.concatenate([k1, k2]), np.concatenate([r1, r2])
-            order = np.argsort(k, kind="stable")
-            self.runs.append((k[order], r[order]))
 
 
 def _wide(col: Growing) -> np.ndarray:

@@ -21,7 +21,7 @@ from viewer.io.assemble import Assembler
 from viewer.io.batch import EventBatch, empty_batch, merge_batches, slices
 from viewer.io.errors import LoadCancelled, LogError
 from viewer.io.facts import facts, give
-from viewer.io.records import Ordinals, job_names
+from viewer.io.records import JobIds, Ordinals, job_names
 from viewer.io.scanner import iter_chunks, iter_range
 from viewer.io.source import Chunk, Skip, Source, checked, log_path
 from viewer.model import Session, Timeline
@@ -37,7 +37,7 @@ class LogScan:
     none is kept."""
 
     def __init__(self, assembler: Assembler | None = None) -> None:
-        self.jobs: dict[str, int] = {}  # job id -> global code, in order of appearance
+        self.jobs = JobIds()  # job id -> global code, in order of appearance
         self.ords = Ordinals()
         self.batch: EventBatch = empty_batch()
         self.assembler = assembler
@@ -95,7 +95,7 @@ class LogScan:
         kept whole, read in slices (it stays whole: a followed log appends to it)."""
         job_ids = job_names(self.jobs)
         if self.assembler is not None:
-            self.jobs = {}  # spent: the ids live on in ``job_ids``, not twice
+            self.jobs = JobIds()  # spent: the ids live on in ``job_ids``, not twice
             self.assembler.workers_per_gpu = workers_per_gpu
             return self.assembler.finish(job_ids)
         if not len(self.batch.seq):

@@ -10,10 +10,14 @@ line in Python.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from viewer.io.grammar import CZ, CZ_TEXT, MARKERS, TL
+from viewer.io.index import Index
+from viewer.model.keys import TEXT, text_array, unique
 
 #: One regex for both kinds of records (grammar.TL, grammar.CZ): the literal prefix keeps the
 #: C search fast.  A line ends at LF, CR (old Mac files) or CRLF.  A match runs from the
@@ -52,24 +56,170 @@ def last_line_end(buf: bytes, pos: int, end: int) -> int:
     return max(lf, buf.rfind(b"\r", max(lf + 1, pos), end))
 
 
-def job_codes(ids: Iterable[bytes], jobs: dict[str, int]) -> list[int]:
-    """The global codes of job ids (as read), numbering new ones in order of appearance.
+def job_codes(ids: Iterable[bytes], jobs: Jobs) -> list[int]:
+    """The global codes of job ids (as read), numbering new ones in order of appearance
+    (``jobs``: a ``JobIds``, or a dict of the ids as text, which the tests compare it with).
 
-    ``jobs`` is keyed by the ids as text (undecodable bytes kept apart by
-    ``surrogateescape``, so distinct ids stay distinct): the tables' ``job_id`` column
-    shares those strings (``job_names``), and no bytes copy of 1.5 M job ids is held
-    beside them (issue 27, item 9)."""
+    The ids are kept as text (undecodable bytes kept apart by ``surrogateescape``, so
+    distinct ids stay distinct), and no bytes copy of 1.5 M job ids is held beside them
+    (issue 27, item 9)."""
+    if isinstance(jobs, JobIds):
+        return jobs.codes(ids)
     return [jobs.setdefault(j.decode("utf-8", "surrogateescape"), len(jobs)) for j in ids]
 
 
-def job_names(jobs: dict[str, int]) -> list[str]:
-    """The job ids of ``jobs`` in code order, as shown (undecodable bytes as U+FFFD):
-    the keys themselves but for those that hold undecodable bytes."""
+def job_names(jobs: Jobs) -> np.ndarray | list[str]:
+    """The job ids of ``jobs`` in code order, as shown (undecodable bytes as U+FFFD)."""
+    if isinstance(jobs, JobIds):
+        return jobs.names()
     return [j if j.isascii() else _shown(j) for j in jobs]
 
 
 def _shown(job: str) -> str:
     return job.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+
+
+#: The hash a job id's text is indexed by (a test swaps in one that collides).
+_hash = hash
+
+
+class JobIds:
+    """Job ids -> global codes in order of first appearance, and the ids in code order:
+    what a dict of the ids as text held, in numpy arrays.  The codes are found by the hash
+    of an id's text (``index.Index``), each found one checked against the id held under
+    its code; ids whose hash another id has are looked up by text (``_clash``).  The ids
+    are held as one text array a piece (``keys.text_array``).
+
+    A dict held each id as a str and a dict entry (~135 bytes) through the whole read:
+    1.5 M one-call jobs' were ~190 MB of the read's peak, and once let go they left ~55 MB
+    of the interpreter's small-object arenas half empty and resident for the rest of the
+    run (a window's peak).  Here ~64 bytes an id, in arrays."""
+
+    def __init__(self) -> None:
+        self._index = Index()  # hash -> code
+        self._chunks: list[np.ndarray] = []  # the ids' text in code order, a piece each
+        self._starts: list[int] = []  # the first code of each chunk
+        self._clash: dict[str, int] = {}  # ids whose hash another id has, by text
+        self._clashing: set[int] = set()  # those hashes
+        self._n = 0
+
+    def __len__(self) -> int:
+        return self._n
+
+    def __iter__(self) -> Iterator[str]:
+        """The ids' text in code order (as a dict's keys)."""
+        for chunk in self._chunks:
+            yield from chunk.tolist()
+
+    def codes(self, ids: Iterable[bytes]) -> list[int]:
+        """The codes of ``ids``, numbering new ones in order of appearance."""
+        texts = [j.decode("utf-8", "surrogateescape") for j in ids]
+        if not texts:
+            return []
+        keys = np.fromiter(map(_hash, texts), np.int64, len(texts))
+        out = np.full(len(texts), -1, np.int64)
+        slow = np.isin(keys, list(self._clashing)) if self._clashing else None
+        at, code = self._index.find(keys)
+        if slow is not None:
+            keep = ~slow[at]
+            at, code = at[keep], code[keep]
+        if len(at):
+            held = self._texts(code)
+            same = np.fromiter(
+                (texts[i] == t for i, t in zip(at.tolist(), held, strict=True)), bool, len(at)
+            )
+            out[at[same]] = code[same]
+            if not same.all():  # another id holds the hash: by text from now on
+                slow = np.zeros(len(texts), bool) if slow is None else slow
+                for i, c, t in zip(
+                    at[~same].tolist(),
+                    code[~same].tolist(),
+                    np.asarray(held, object)[~same].tolist(),
+                    strict=True,
+                ):
+                    self._clash.setdefault(t, c)
+                    self._clashing.add(int(keys[i]))
+                    slow[i] = True
+        if slow is not None and slow.any():
+            self._one_by_one(texts, keys, out)
+        else:
+            self._number_new(texts, keys, out)
+        return out.tolist()
+
+    def _number_new(self, texts: list[str], keys: np.ndarray, out: np.ndarray) -> None:
+        """Number the ids not found (``out`` -1), in order of first appearance."""
+        rest = np.flatnonzero(out < 0)
+        if not len(rest):
+            return
+        uniq, first, inverse = unique(keys[rest], return_index=True, return_inverse=True)
+        if len(uniq) < len(rest):  # an id twice, or two ids of one hash: their texts tell
+            lead = rest[first[inverse]]
+            if any(texts[a] != texts[b] for a, b in zip(lead.tolist(), rest.tolist(), strict=True)):
+                self._one_by_one(texts, keys, out)
+                return
+        order = np.argsort(first, kind="stable")  # the new ids by first appearance
+        rank = np.empty(len(order), np.int64)
+        rank[order] = np.arange(len(order))
+        codes = self._n + rank
+        out[rest] = codes[inverse]
+        self._index.add(uniq, codes)
+        self._append([texts[i] for i in rest[first[order]].tolist()])
+
+    def _one_by_one(self, texts: list[str], keys: np.ndarray, out: np.ndarray) -> None:
+        """Number the ids not found (``out`` -1) one at a time: a piece where two ids share
+        a hash (never seen but with a hash made to collide)."""
+        for i in np.flatnonzero(out < 0).tolist():
+            t, k = texts[i], int(keys[i])
+            if k in self._clashing:
+                code = self._clash.get(t)
+            else:
+                at, got = self._index.find(keys[i : i + 1])
+                code = None
+                if len(at):
+                    held = self._texts(got)[0]
+                    if held == t:
+                        code = int(got[0])
+                    else:  # the hash is another id's: both by text from now on
+                        self._clash.setdefault(held, int(got[0]))
+                        self._clashing.add(k)
+            if code is None:
+                code = self._n
+                if k in self._clashing:
+                    self._clash[t] = code
+                else:
+                    self._index.add(keys[i : i + 1], np.array([code]))
+                self._append([t])
+            out[i] = code
+
+    def _append(self, texts: list[str]) -> None:
+        self._starts.append(self._n)
+        self._chunks.append(text_array(texts))
+        self._n += len(texts)
+
+    def _texts(self, codes: np.ndarray) -> list[str]:
+        """The ids' text of ``codes``."""
+        chunk = np.searchsorted(np.asarray(self._starts), codes, side="right") - 1
+        out: list[str] = [""] * len(codes)
+        for c in np.unique(chunk).tolist():
+            mine = np.flatnonzero(chunk == c)
+            got = self._chunks[c][codes[mine] - self._starts[c]].tolist()
+            for i, t in zip(mine.tolist(), got, strict=True):
+                out[i] = t
+        return out
+
+    def names(self) -> np.ndarray:
+        """The ids in code order as shown (undecodable bytes as U+FFFD): one text array."""
+        shown = [
+            c if c.dtype == TEXT else text_array([_shown(t) for t in c.tolist()])
+            for c in self._chunks
+        ]
+        if not shown:
+            return np.empty(0, TEXT)
+        return shown[0] if len(shown) == 1 else np.concatenate(shown)
+
+
+#: Where job ids are numbered: a ``JobIds`` (the reader's), or a dict of them as text.
+Jobs = JobIds | dict[str, int]
 
 
 class Ordinals:
