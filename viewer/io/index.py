@@ -19,10 +19,15 @@ class Index:
     def find(self, keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(positions of the ``keys`` found, their rows)."""
         rows = np.full(len(keys), -1, np.int64)
-        for k, r in self.runs:
-            at = np.minimum(np.searchsorted(k, keys), len(k) - 1)
-            hit = np.flatnonzero(k[at] == keys)
-            rows[hit] = r[at[hit]]
+        if self.runs and len(keys):
+            # Searched in order: each search starts where the one before ended (a piece's
+            # keys in their own order, hashes of job ids, were 3x slower to look up).
+            order = np.argsort(keys, kind="stable")
+            ordered = keys[order]
+            for k, r in self.runs:
+                at = np.minimum(np.searchsorted(k, ordered), len(k) - 1)
+                hit = np.flatnonzero(k[at] == ordered)
+                rows[order[hit]] = r[at[hit]]
         found = np.flatnonzero(rows >= 0)
         return found, rows[found]
 
