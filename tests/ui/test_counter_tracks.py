@@ -107,3 +107,24 @@ def test_kernels_show_inside_the_cuda_region_when_zoomed_in(qtbot, view) -> None
     image = view.plot.grab().toImage()
     at = scene_point(view, k0 + ntt[2] / 2, ntt[1] + ntt[3] / 2)
     near(image.pixelColor(at), view.theme.kernel_part(0))
+
+
+def test_no_count_is_drawn_past_the_logs_end(qtbot, view: TimelineView) -> None:  # noqa: F811
+    """The memory estimate never falls back to 0: its last level ran on past the log's last
+    event to the view's edge (and into an exported image's margin)."""
+    steps = counters(view.session())["memory"]
+    end = view.lanes().x_max
+    assert steps.at(end) > 0  # still held at the log's end
+    view.set_x_range(end - 20_000, end + 20_000)
+    qtbot.wait(20)
+    track = next(t for t in view.counter_item().tracks() if t.key == "memory")
+    columns = track.start + np.arange(len(track.lo)) * track.px
+    assert track.hi[columns + track.px <= end].max() > 0  # drawn up to the end
+    assert not track.hi[columns >= end].any() and not track.lo[columns >= end].any()
+    lane = counter_lane(view, "memory")
+    image = view.plot.grab().toImage()
+    after = scene_point(view, end + 10_000, lane.top + lane.height - 2)
+    near(image.pixelColor(after), view.theme.background)
+    assert view.tooltip_text_at(end + 10_000, lane.top + lane.height / 2).startswith(
+        "memory, GiB (est.) 0"
+    )

@@ -76,8 +76,20 @@ class CounterTrackItem(GroupItem):
 
     def column_range(self, key: str, x: float, px: float) -> tuple[int, int]:
         """(min, max) of counter ``key`` over the pixel column at ``x`` ms (hover text)."""
-        lo, hi = self.envelopes[key].columns(math.floor(x / px) * px, px, 1)
+        lo, hi = self._columns(self.envelopes[key], math.floor(x / px) * px, px, 1)
         return int(lo[0]), int(hi[0])
+
+    def _columns(
+        self, envelope: Envelope, start: float, px: float, n: int
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """``envelope.columns``, none past the log's end: what a count was after its last
+        event is not known (the memory estimate's last level, never back to 0, ran on to
+        the view's edge, past the other lanes and, in an export, into the margin)."""
+        lo, hi = envelope.columns(start, px, n)
+        past = start + np.arange(n) * px >= self._x_max
+        if past.any():
+            lo, hi = np.where(past, 0, lo), np.where(past, 0, hi)
+        return lo, hi
 
     def tracks(self) -> list[Track]:
         return list(self._tracks)
@@ -103,7 +115,7 @@ class CounterTrackItem(GroupItem):
                 height = int(round(lane.height))
                 if envelope is None or height <= 0:
                     continue
-                lo, hi = envelope.columns(start, px, n)
+                lo, hi = self._columns(envelope, start, px, n)
                 scale = height / max(envelope.steps.peak, 1)
                 # Pixel row r (0 at the top) is filled when its centre lies under the value.
                 row = height - 0.5 - np.arange(height, dtype=np.float64)[:, None]
