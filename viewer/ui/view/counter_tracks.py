@@ -74,9 +74,13 @@ class CounterTrackItem(GroupItem):
         if self._view is not None:
             self.prepare(*self._view)
 
-    def column_range(self, key: str, x: float, px: float) -> tuple[int, int]:
-        """(min, max) of counter ``key`` over the pixel column at ``x`` ms (hover text)."""
-        lo, hi = self._columns(self.envelopes[key], math.floor(x / px) * px, px, 1)
+    def column_range(self, key: str, x: float, px: float) -> tuple[int, int] | None:
+        """(min, max) of counter ``key`` over the pixel column at ``x`` ms (hover text);
+        None past the log's end, where it is not known."""
+        start = math.floor(x / px) * px
+        if start >= self._x_max:
+            return None
+        lo, hi = self._columns(self.envelopes[key], start, px, 1)
         return int(lo[0]), int(hi[0])
 
     def _columns(

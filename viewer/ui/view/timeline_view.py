@@ -661,8 +661,10 @@ class TimelineView(QtWidgets.QWidget):
         """The plain-text tooltip for view point (x ms, y px); empty over nothing."""
         lane = self._lanes.lane_at(y) if self._lanes is not None else None
         if lane is not None and lane.kind == "counter" and self._counters is not None:
-            lo, hi = self._counters.column_range(lane.counter, x_ms, self.ms_per_px())
-            return describe_counter(lane.counter, lo, hi, self.format_time(x_ms))
+            got = self._counters.column_range(lane.counter, x_ms, self.ms_per_px())
+            return (
+                "" if got is None else describe_counter(lane.counter, *got, self.format_time(x_ms))
+            )
         kind, index = self.pick(x_ms, y)
         if kind == "partition":
             return describe_partition(self._lanes.session, index, self.clock())
