@@ -81,6 +81,9 @@ def _shown(job: str) -> str:
 
 #: The hash a job id's text is indexed by (a test swaps in one that collides).
 _hash = hash
+#: New ids gathered as str before they are made one text array: a piece brings ~2400 new
+#: ids on a dense log, a followed log's poll one (an array each was 470 bytes an id).
+CHUNK = 4096
 
 
 class JobIds:
@@ -88,7 +91,8 @@ class JobIds:
     what a dict of the ids as text held, in numpy arrays.  The codes are found by the hash
     of an id's text (``index.Index``), each found one checked against the id held under
     its code; ids whose hash another id has are looked up by text (``_clash``).  The ids
-    are held as one text array a piece (``keys.text_array``).
+    are held as text arrays of CHUNK ids or more (``keys.text_array``), the newest few as
+    str until there are CHUNK of them.
 
     A dict held each id as a str and a dict entry (~135 bytes) through the whole read:
     1.5 M one-call jobs' were ~190 MB of the read's peak, and once let go they left ~55 MB
@@ -97,8 +101,9 @@ class JobIds:
 
     def __init__(self) -> None:
         self._index = Index()  # hash -> code
-        self._chunks: list[np.ndarray] = []  # the ids' text in code order, a piece each
+        self._chunks: list[np.ndarray] = []  # the ids' text in code order
         self._starts: list[int] = []  # the first code of each chunk
+        self._pending: list[str] = []  # the last ids, not in a chunk yet
         self._clash: dict[str, int] = {}  # ids whose hash another id has, by text
         self._clashing: set[int] = set()  # those hashes
         self._n = 0
@@ -110,6 +115,7 @@ class JobIds:
         """The ids' text in code order (as a dict's keys)."""
         for chunk in self._chunks:
             yield from chunk.tolist()
+        yield from list(self._pending)
 
     def codes(self, ids: Iterable[bytes]) -> list[int]:
         """The codes of ``ids``, numbering new ones in order of appearance."""
@@ -118,9 +124,9 @@ class JobIds:
             return []
         keys = np.fromiter(map(_hash, texts), np.int64, len(texts))
         out = np.full(len(texts), -1, np.int64)
-        slow = np.isin(keys, list(self._clashing)) if self._clashing else None
+        slow = np.isin(keys, list(self._clashing)) if self._clashing else np.zeros(0, bool)
         at, code = self._index.find(keys)
-        if slow is not None:
+        if len(slow):
             keep = ~slow[at]
             at, code = at[keep], code[keep]
         if len(at):
@@ -129,18 +135,14 @@ class JobIds:
                 (texts[i] == t for i, t in zip(at.tolist(), held, strict=True)), bool, len(at)
             )
             out[at[same]] = code[same]
-            if not same.all():  # another id holds the hash: by text from now on
-                slow = np.zeros(len(texts), bool) if slow is None else slow
-                for i, c, t in zip(
-                    at[~same].tolist(),
-                    code[~same].tolist(),
-                    np.asarray(held, object)[~same].tolist(),
-                    strict=True,
-                ):
-                    self._clash.setdefault(t, c)
-                    self._clashing.add(int(keys[i]))
-                    slow[i] = True
-        if slow is not None and slow.any():
+            if not same.all():  # another id holds the hash: both by text from now on
+                slow = slow if len(slow) else np.zeros(len(texts), bool)
+                for i, c, t in zip(at.tolist(), code.tolist(), held, strict=True):
+                    if texts[i] != t:
+                        self._clash.setdefault(t, c)
+                        self._clashing.add(int(keys[i]))
+                        slow[i] = True
+        if len(slow) and slow.any():
             self._one_by_one(texts, keys, out)
         else:
             self._number_new(texts, keys, out)
@@ -154,7 +156,8 @@ class JobIds:
         uniq, first, inverse = unique(keys[rest], return_index=True, return_inverse=True)
         if len(uniq) < len(rest):  # an id twice, or two ids of one hash: their texts tell
             lead = rest[first[inverse]]
-            if any(texts[a] != texts[b] for a, b in zip(lead.tolist(), rest.tolist(), strict=True)):
+            pairs = zip(lead.tolist(), rest.tolist(), strict=True)
+            if any(texts[a] != texts[b] for a, b in pairs):
                 self._one_by_one(texts, keys, out)
                 return
         order = np.argsort(first, kind="stable")  # the new ids by first appearance
@@ -166,52 +169,61 @@ class JobIds:
         self._append([texts[i] for i in rest[first[order]].tolist()])
 
     def _one_by_one(self, texts: list[str], keys: np.ndarray, out: np.ndarray) -> None:
-        """Number the ids not found (``out`` -1) one at a time: a piece where two ids share
-        a hash (never seen but with a hash made to collide)."""
+        """Number the ids not found (``out`` -1) one at a time, in order: a piece that holds
+        ids of a hash another id has (never seen but with a hash made to collide).  Those
+        not found by their hash were not in the index when the piece was looked up; the
+        ones numbered here go to it at once at the end."""
+        fresh: dict[int, int] = {}  # hashes first numbered in this piece -> their code
         for i in np.flatnonzero(out < 0).tolist():
             t, k = texts[i], int(keys[i])
+            code = None
+            if k in fresh and k not in self._clashing:
+                held = self._texts(np.array([fresh[k]]))[0]
+                if held == t:
+                    code = fresh[k]
+                else:  # a second id of this hash in this piece
+                    self._clash.setdefault(held, fresh[k])
+                    self._clashing.add(k)
             if k in self._clashing:
                 code = self._clash.get(t)
-            else:
-                at, got = self._index.find(keys[i : i + 1])
-                code = None
-                if len(at):
-                    held = self._texts(got)[0]
-                    if held == t:
-                        code = int(got[0])
-                    else:  # the hash is another id's: both by text from now on
-                        self._clash.setdefault(held, int(got[0]))
-                        self._clashing.add(k)
             if code is None:
                 code = self._n
+                self._append([t])
                 if k in self._clashing:
                     self._clash[t] = code
                 else:
-                    self._index.add(keys[i : i + 1], np.array([code]))
-                self._append([t])
+                    fresh[k] = code
             out[i] = code
+        if fresh:
+            self._index.add(np.fromiter(fresh, np.int64), np.fromiter(fresh.values(), np.int64))
 
     def _append(self, texts: list[str]) -> None:
-        self._starts.append(self._n)
-        self._chunks.append(text_array(texts))
+        self._pending += texts
         self._n += len(texts)
+        if len(self._pending) >= CHUNK:
+            self._starts.append(self._n - len(self._pending))
+            self._chunks.append(text_array(self._pending))
+            self._pending = []
 
     def _texts(self, codes: np.ndarray) -> list[str]:
         """The ids' text of ``codes``."""
-        chunk = np.searchsorted(np.asarray(self._starts), codes, side="right") - 1
+        sealed = self._n - len(self._pending)
         out: list[str] = [""] * len(codes)
-        for c in np.unique(chunk).tolist():
-            mine = np.flatnonzero(chunk == c)
+        chunk = np.searchsorted(np.asarray(self._starts, np.int64), codes, side="right") - 1
+        for c in np.unique(chunk[codes < sealed]).tolist():
+            mine = np.flatnonzero((chunk == c) & (codes < sealed))
             got = self._chunks[c][codes[mine] - self._starts[c]].tolist()
             for i, t in zip(mine.tolist(), got, strict=True):
                 out[i] = t
+        for i in np.flatnonzero(codes >= sealed).tolist():
+            out[i] = self._pending[int(codes[i]) - sealed]
         return out
 
     def names(self) -> np.ndarray:
         """The ids in code order as shown (undecodable bytes as U+FFFD): one text array."""
+        parts = [*self._chunks, text_array(self._pending)] if self._pending else self._chunks
         shown = [
-            c if c.dtype == TEXT else text_array([_shown(t) for t in c.tolist()])
-            for c in self._chunks
+            c if c.dtype == TEXT else text_array([_shown(t) for t in c.tolist()]) for c in parts
         ]
         if not shown:
             return np.empty(0, TEXT)
