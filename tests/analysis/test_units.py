@@ -80,3 +80,35 @@ def test_fixed_and_percent_are_the_one_way_figures_are_written() -> None:
         # the report's plain-text cells are the same functions with "-" for unknown
         assert ms(unknown) == sec(unknown) == pct(unknown) == "-"
     assert (ms(3746.2), sec(37.45, "s/proof"), pct(0.995)) == ("3746 ms", "37.5 s/proof", "99.5 %")
+
+
+@pytest.mark.parametrize(
+    ("s", "text"),
+    [
+        (0.09, "0.090 s/proof"),  # a PoSt daemon's pace: one decimal wrote "0.1"
+        (0.1, "0.10 s/proof"),
+        (0.0123, "0.012 s/proof"),
+        (0.95, "0.95 s/proof"),
+        (1.5, "1.5 s/proof"),
+        (37.45, "37.5 s/proof"),
+        (0.0, "0.0 s/proof"),
+        (0.00018, "0.000 s/proof"),  # no finer than the log's milliseconds
+    ],
+)
+def test_seconds_below_one_keep_two_significant_digits(s: float, text: str) -> None:
+    from viewer.export.format import sec
+
+    assert seconds(s, unit="s/proof") == sec(s, "s/proof") == text
+
+
+def test_a_post_daemons_verdict_tells_its_floor_from_its_pace(tmp_path) -> None:  # noqa: ANN001
+    """Jobs every 100 ms, kernels of 90: the report read "0.1 s/proof" for both, beside a
+    ratio of 0.90."""
+    from tests.hostile.dense import dense_jobs
+    from viewer.analysis import summarize
+    from viewer.io import open_log
+
+    log = dense_jobs(tmp_path / "post.log", 2000)
+    s = summarize(open_log(log).sessions[0])
+    text = s.verdict.sentence
+    assert "0.10 s/proof" in text and "0.1 s/proof" not in text

@@ -17,7 +17,7 @@ import numpy as np
 from viewer.analysis.intervals import Range, check_range
 from viewer.analysis.jobs import job_table
 from viewer.analysis.summary import SessionSummary, summarize
-from viewer.analysis.units import counted, percent
+from viewer.analysis.units import counted, per_proof, percent
 from viewer.model import Session, Timeline
 
 ALIGN_MODES = ("first-gpu", "session", "completion")
@@ -262,5 +262,7 @@ def headline(whole: Comparison, label_a: str, label_b: str) -> str:
                 how = "no change"
             else:
                 how = f"{percent(abs(change))} {'faster' if change < 0 else 'slower'}"
-            return f"{label_a} vs {label_b}: {r.a:.1f} -> {r.b:.1f} s/proof{what}, {how}"
+            return (
+                f"{label_a} vs {label_b}: {per_proof(r.a)} -> {per_proof(r.b)} s/proof{what}, {how}"
+            )
     return f"{label_a} vs {label_b}: s/proof not measurable (fewer than two completed jobs)"

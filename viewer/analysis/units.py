@@ -41,6 +41,22 @@ def ungroup(text: str) -> str:
 UNKNOWN = "\u2014"
 
 
+def decimals(value: float, digits: int) -> int:
+    """``digits``, or more below 1 where that keeps two significant digits: a daemon serving
+    PoSt proofs finishes one every 0.09 s, which one decimal wrote "0.1 s/proof" beside a
+    measured 0.10 (ratio 0.90 read as 1.00)."""
+    v = abs(float(value))
+    if not 0 < v < 1 or not math.isfinite(v):
+        return digits
+    return max(digits, min(3, 1 - math.floor(math.log10(v))))  # (3: the log's ms)
+
+
+def per_proof(value: float) -> str:
+    """A figure in seconds (s/proof, a floor) as the verdict and the panels write it: one
+    decimal, more below 1 (``decimals``)."""
+    return f"{value:.{decimals(value, 1)}f}"
+
+
 def fixed(value: float | None, digits: int = 1, unit: str = "s", unknown: str = UNKNOWN) -> str:
     """``value`` with ``digits`` decimals and its unit: "37.5 s", "3746 ms", "43.7 s/proof"."""
     if _unknown(value):
@@ -96,7 +112,7 @@ def seconds(s: float | None, digits: int = 1, unit: str = "s") -> str:
     if _unknown(s):
         return "—"
     if abs(s) * 1000 < SECONDS_BELOW:
-        return f"{s:.{digits}f} {unit}"
+        return f"{s:.{decimals(s, digits)}f} {unit}"
     text = duration(s * 1000)
     return text + unit.removeprefix("s")  # "10 min/proof"
 

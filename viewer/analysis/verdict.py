@@ -25,7 +25,7 @@ from viewer.analysis.gpus import GpuStats, overall_efficiency
 from viewer.analysis.headroom import Headroom, words
 from viewer.analysis.jobs import Throughput, no_spacing_reason
 from viewer.analysis.kernels import KernelStats
-from viewer.analysis.units import counted, duration, fixed, percent
+from viewer.analysis.units import counted, duration, fixed, per_proof, percent
 from viewer.model import Session
 from viewer.model.frame import Frame
 
@@ -151,7 +151,7 @@ def floors_line(f: Floors) -> str:
     parts = []
     for name, v in f.values().items():
         mark = " (binding)" if name == f.bound else ""
-        parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{v:.1f} s'}{mark}")
+        parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{per_proof(v)} s'}{mark}")
     arrivals = f"{counted(f.jobs, 'job')}, {counted(f.inferred_arrivals, 'arrival')} inferred"
     at_once = "1 synthesis" if f.pw == 1 else f"{f.pw} syntheses"
     return (
@@ -195,17 +195,17 @@ def decide(
     floor = tp.theoretical_s_per_proof
     what = "GPU-call time (no CUZK_TIMING lines)" if kernel.upper_bound else "kernel time"
     if tp.gpus > 1:
-        floor_txt = f"the {floor:.1f} s of {what} per proof on {tp.gpus} GPUs"
+        floor_txt = f"the {per_proof(floor)} s of {what} per proof on {tp.gpus} GPUs"
     else:
-        floor_txt = f"the {floor:.1f} s of serial {what}"
+        floor_txt = f"the {per_proof(floor)} s of serial {what}"
     eff = overall_efficiency(gpus)
     if kernel.upper_bound and eff >= BUSY_EFFICIENCY and not never_warm:
         return Verdict(
             "gpu-bound",
             f"GPU-bound as far as this log tells: GPU calls cover {percent(eff)} of the time "
-            f"at {measured:.1f} s/proof, but without CUZK_TIMING lines the CPU work inside the "
-            "calls cannot be told from kernel time, so CPU pre/post-processing is not ruled out."
-            + _runner_up(floors, headroom),
+            f"at {per_proof(measured)} s/proof, but without CUZK_TIMING lines the CPU work "
+            "inside the calls cannot be told from kernel time, so CPU pre/post-processing is "
+            "not ruled out." + _runner_up(floors, headroom),
             evidence,
         )
     bound = floors.bound
@@ -220,10 +220,10 @@ def decide(
             evidence,
         )
 
-    head = f"measured {measured:.1f} s/proof against {floor_txt} (ratio {ratio:.2f})"
+    head = f"measured {per_proof(measured)} s/proof against {floor_txt} (ratio {ratio:.2f})"
     if bound:
         head += f", {percent(share, 0)} of the highest floor "
-        head += f"({LABEL[bound]}, {values[bound]:.1f} s)"
+        head += f"({LABEL[bound]}, {per_proof(values[bound])} s)"
     warm = warm_idle(gaps, cold)
     warm_ms = warm["ms"].astype(np.float64, copy=False)
     starved_ms = float(warm_ms[warm["starved"].astype(bool, copy=False)].sum())
@@ -287,8 +287,9 @@ def _bound_sentence(
     if bound == "kernel":
         rel = "equals" if abs(ratio - 1) <= 0.03 else "is close to" if ratio < 1 else "is under"
         return (
-            f"GPU-bound: measured {measured:.1f} s/proof {rel} {floor_txt} (ratio {ratio:.2f}), "
-            f"the binding floor; {REMEDY['kernel']} help, more synthesis concurrency cannot."
+            f"GPU-bound: measured {per_proof(measured)} s/proof {rel} {floor_txt} "
+            f"(ratio {ratio:.2f}), the binding floor; {REMEDY['kernel']} help, more synthesis "
+            "concurrency cannot."
         )
     if bound == "worker":
         per_call = (
@@ -297,24 +298,24 @@ def _bound_sentence(
             else f"{_s(m['call'])} per GPU call"
         )
         return (
-            f"GPU-worker-bound: the GPU worker floor, {value:.1f} s/proof ({per_call}, "
+            f"GPU-worker-bound: the GPU worker floor, {per_proof(value)} s/proof ({per_call}, "
             f"{f.partitions_per_proof} calls per proof on {counted(f.workers, 'worker')}), is "
-            f"{share} of the measured {measured:.1f} s/proof; CUDA kernels fill only "
+            f"{share} of the measured {per_proof(measured)} s/proof; CUDA kernels fill only "
             f"{_fill(kernel, gpus):.0f} % of the GPU calls, so {REMEDY['worker']} helps, "
             "faster kernels alone barely."
         )
     if bound == "synthesis":
         return (
-            f"Synthesis-bound: the synthesis floor, {value:.1f} s/proof (mean synthesis "
+            f"Synthesis-bound: the synthesis floor, {per_proof(value)} s/proof (mean synthesis "
             f"{_s(m['synth'])} x {f.partitions_per_proof} partitions / {f.pw} running at once), "
-            f"is {share} of the measured {measured:.1f} s/proof; "
+            f"is {share} of the measured {per_proof(measured)} s/proof; "
             f"{REMEDY['synthesis'] if headroom is None else 'faster synthesis'} helps, "
             "faster kernels do not."
         )
     return (
-        f"Not saturated: jobs arrived every {value:.1f} s ({counted(f.jobs, 'job')}, the arrival "
-        f"floor), {share} of the measured {measured:.1f} s/proof; nothing in the pipeline "
-        "helps, more work would."
+        f"Not saturated: jobs arrived every {per_proof(value)} s ({counted(f.jobs, 'job')}, "
+        f"the arrival floor), {share} of the measured {per_proof(measured)} s/proof; nothing in "
+        "the pipeline helps, more work would."
     )
 
 
@@ -329,7 +330,7 @@ def _runner_up(f: Floors, headroom: Headroom | None = None) -> str:
     if f.runner_up == "synthesis" and headroom is not None:
         then = "faster synthesis"
     return (
-        f" Next is the {LABEL[f.runner_up]} floor, {second:.1f} s/proof "
+        f" Next is the {LABEL[f.runner_up]} floor, {per_proof(second)} s/proof "
         f"({percent(f.margin)} behind), so relieving the {LABEL[f.bound]} floor alone "
         f"gains at most {percent(f.margin)}; beyond that, it takes {then} as well."
         + (_concurrency(f, headroom, False) if f.runner_up == "synthesis" else "")

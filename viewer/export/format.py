@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 import numpy as np
 import orjson
 
-from viewer.analysis.units import fixed, percent, plain_duration
+from viewer.analysis.units import decimals, fixed, percent, plain_duration
 from viewer.model.timeline import display_path  # noqa: F401  (re-exported: one definition)
 
 Row = Sequence[str]
@@ -268,7 +268,7 @@ def ms(x: float | None) -> str:
 
 def sec(x: float | None, unit: str = "s") -> str:
     """``37.5 s`` (or another unit such as ``s/proof``); ``-`` when unknown."""
-    return fixed(x, 1, unit, unknown="-")
+    return fixed(x, 1 if x is None else decimals(x, 1), unit, unknown="-")
 
 
 def pct(x: float | None) -> str:

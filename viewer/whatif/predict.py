@@ -17,7 +17,7 @@ from viewer.analysis.jobs import completions, no_spacing_reason, seconds_per_pro
 from viewer.analysis.kernels import kernel_stats
 from viewer.analysis.memory import DEFAULT as DEFAULT_MEMORY
 from viewer.analysis.memory import MemoryModel, memory_peak
-from viewer.analysis.units import counted, percent
+from viewer.analysis.units import counted, per_proof, percent
 from viewer.model import Session
 from viewer.model.facts import Facts
 from viewer.sim.contention import Contention
@@ -671,7 +671,7 @@ def _queue_note(pl: Plan, scen: Schedule, scenario: Outcome, bounded: Throughput
     return (
         f"the prediction queues up to {queue_depth(scen)} partitions at once, and the log never "
         f"shows more than {pl.queue_seen} queued nor a full queue: the daemon's bound is not "
-        f"in it (at most {UPSTREAM_QUEUE_MAX}); bounded at {pl.queue_seen}, {t:.1f} s/proof"
+        f"in it (at most {UPSTREAM_QUEUE_MAX}); bounded at {pl.queue_seen}, {per_proof(t)} s/proof"
     )
 
 
@@ -685,7 +685,7 @@ def _ties_note(pl: Plan, scenario: Outcome, swapped: Throughput | None) -> str:
     return (
         f"{tied} jobs started synthesis in one millisecond and nothing in the log says which "
         f"came first (the queue never took one ahead of another): the prediction keeps the "
-        f"log's order; the other way round, {t:.1f} s/proof"
+        f"log's order; the other way round, {per_proof(t)} s/proof"
     )
 
 
@@ -705,7 +705,7 @@ def _hidden_arrivals_note(pl: Plan, scenario: Outcome, late: Throughput | None) 
     return (
         f"the log hides when {pl.hidden} of the {jobs} jobs arrived (each waited for a "
         f"synthesis slot): the prediction takes them as a backlog; had each arrived only as it "
-        f"started, {t:.1f} s/proof"
+        f"started, {per_proof(t)} s/proof"
     )
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.floors import FLOORS, LABEL, REMEDY, Floors
-from viewer.analysis.units import counted
+from viewer.analysis.units import counted, per_proof
 from viewer.ui.palette import mix
 
 Qt = QtCore.Qt
@@ -64,7 +64,7 @@ def floor_formula(name: str, f: Floors) -> str:
         v = m.get(key, math.nan)
         return "?" if v is None or math.isnan(v) else f"{v:.0f}"
 
-    result = f"= {value:.1f} s/proof"
+    result = f"= {per_proof(value)} s/proof"
     if name == "kernel":
         gpus = counted(f.gpus, "GPU")
         return f"kernel {ms('kernel')} ms × {counted(per, 'partition')} / {gpus} {result}"
@@ -283,7 +283,9 @@ class FloorBars(QtWidgets.QWidget):
             for run, bound in zip(RUNS, binds, strict=True):
                 rect = self.bar_rect(floor, run)
                 v = self.value(floor, run)
-                text = (f"{v:.1f} s" if math.isfinite(v) else "—") + ("  binds" if bound else "")
+                text = (f"{per_proof(v)} s" if math.isfinite(v) else "—") + (
+                    "  binds" if bound else ""
+                )
                 box = QtCore.QRectF(
                     rect.right() + 4,
                     rect.center().y() - fm.height() / 2,
