@@ -112,3 +112,13 @@ def test_a_post_daemons_verdict_tells_its_floor_from_its_pace(tmp_path) -> None:
     s = summarize(open_log(log).sessions[0])
     text = s.verdict.sentence
     assert "0.10 s/proof" in text and "0.1 s/proof" not in text
+
+
+def test_a_post_daemons_job_counts_are_grouped(tmp_path) -> None:  # noqa: ANN001
+    """150 000 jobs read "150000 jobs" in the verdict beside "150 000" partitions."""
+    from tests.hostile.dense import dense_jobs
+    from viewer.analysis import summarize
+    from viewer.io import open_log
+
+    s = summarize(open_log(dense_jobs(tmp_path / "post.log", 2000)).sessions[0])
+    assert "(2\u2009000 jobs, the arrival floor)" in s.verdict.sentence

@@ -152,7 +152,8 @@ def floors_line(f: Floors) -> str:
     for name, v in f.values().items():
         mark = " (binding)" if name == f.bound else ""
         parts.append(f"{LABEL[name]} {'-' if not np.isfinite(v) else f'{per_proof(v)} s'}{mark}")
-    arrivals = f"{counted(f.jobs, 'job')}, {counted(f.inferred_arrivals, 'arrival')} inferred"
+    jobs, inferred = counted(f.jobs, "job", grouped=True), f.inferred_arrivals
+    arrivals = f"{jobs}, {counted(inferred, 'arrival', grouped=True)} inferred"
     at_once = "1 synthesis" if f.pw == 1 else f"{f.pw} syntheses"
     return (
         f"floors (s/proof): {', '.join(parts)}; {at_once} at once at most, "
@@ -312,8 +313,9 @@ def _bound_sentence(
             f"{REMEDY['synthesis'] if headroom is None else 'faster synthesis'} helps, "
             "faster kernels do not."
         )
+    jobs = counted(f.jobs, "job", grouped=True)
     return (
-        f"Not saturated: jobs arrived every {per_proof(value)} s ({counted(f.jobs, 'job')}, "
+        f"Not saturated: jobs arrived every {per_proof(value)} s ({jobs}, "
         f"the arrival floor), {share} of the measured {per_proof(measured)} s/proof; nothing in "
         "the pipeline helps, more work would."
     )

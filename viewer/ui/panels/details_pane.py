@@ -189,7 +189,7 @@ class DetailsPane(QtWidgets.QScrollArea):
             else "not completed"
         )  # fmt: skip
         self.job.setText(
-            f"sector {lf.job} of the session ({counted(len(session.jobs), 'job')}): "
+            f"sector {lf.job} of the session ({counted(len(session.jobs), 'job', grouped=True)}): "
             f"{counted(int(jobs.sum()), 'GPU call')}, {done}; this one from "
             f"{clock.at(lf.start)} to {clock.stamp(lf.end)} ({duration(lf.end - lf.start)})"
         )

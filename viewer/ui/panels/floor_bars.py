@@ -81,7 +81,7 @@ def floor_formula(name: str, f: Floors) -> str:
         return f"synthesis {ms('synth')} ms × {parts} / {slots} {result}"
     arrivals = counted(f.inferred_arrivals, "arrival")
     inferred = f" ({arrivals} inferred)" if f.inferred_arrivals else ""
-    return f"over {counted(f.jobs, 'job')}{inferred} {result}"
+    return f"over {counted(f.jobs, 'job', grouped=True)}{inferred} {result}"
 
 
 FORMULA = {

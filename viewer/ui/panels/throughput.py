@@ -7,7 +7,7 @@ import math
 from PySide6 import QtCore, QtGui, QtWidgets
 
 from viewer.analysis.idle import IdleSplit, idle_split
-from viewer.analysis.units import counted, duration, seconds
+from viewer.analysis.units import counted, duration, group, seconds
 from viewer.ui.panels.common import (
     FormGrid,
     ScopedPanel,
@@ -177,7 +177,7 @@ class ThroughputPanel(ScopedPanel):
         )
         f.set("ratio", "—" if t.ratio is None else f"{t.ratio:.2f}")
         self.gauge.set_ratio(t.ratio)
-        f.set("jobs", str(t.jobs_completed), f"Jobs completed {where}")
+        f.set("jobs", group(f"{t.jobs_completed:,}"), f"Jobs completed {where}")
         f.set("ppp", f"{t.partitions_per_proof:g}" if t.partitions_per_proof else "—")
         k = summary.kernel
         touching = "touching the range" if in_range else "of the session"

@@ -555,9 +555,8 @@ class MainWindow(QtWidgets.QMainWindow):
         if self._timeline is None:
             return
         for s in self._timeline.sessions:
-            self.session_combo.addItem(
-                f"{s.number}: {counted(len(s.jobs), 'job')}, {duration(s.end_ms - s.start_ms)}"
-            )
+            jobs = counted(len(s.jobs), "job", grouped=True)
+            self.session_combo.addItem(f"{s.number}: {jobs}, {duration(s.end_ms - s.start_ms)}")
             self.session_combo.setItemData(
                 s.index, counted(len(s.partitions), "GPU call"), QtCore.Qt.ItemDataRole.ToolTipRole
             )
