@@ -75,3 +75,18 @@ def test_the_session_notes_stay_readable_under_the_verdict(qtbot) -> None:
     assert panel.notes.text().splitlines() == [f"Note: {n}" for n in session.notes]
     panel.set_summary(summarize(open_log(SAMPLE).sessions[0]))  # a clean log: none
     assert panel.notes.isHidden() and panel.notes.text() == ""
+
+
+def test_a_post_daemons_thousands_of_jobs_are_grouped(qtbot, tmp_path) -> None:  # noqa: ANN001
+    """Jobs every 100 ms, kernels of 90 ms: "2 000 jobs" and "0.090 s/proof" (they read
+    "2000 jobs" beside "2 000" partitions, and "0.1 s/proof" for both the floor and the
+    measured pace beside a ratio of 0.90)."""
+    from tests.hostile.dense import dense_jobs
+
+    panel = ThroughputPanel()
+    qtbot.addWidget(panel)
+    panel.set_summary(summarize(open_log(dense_jobs(tmp_path / "post.log", 2000)).sessions[0]))
+    how = panel.how.text()
+    assert "of the 2\u2009000 jobs completed" in how and "of the 2\u2009000 partitions" in how
+    assert "(2\u2009000 jobs, the arrival floor)" in panel.verdict.text()
+    assert "the kernel floor, 0.090 s/proof" in panel.verdict.text()

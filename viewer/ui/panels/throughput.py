@@ -181,7 +181,8 @@ class ThroughputPanel(ScopedPanel):
         f.set("ppp", f"{t.partitions_per_proof:g}" if t.partitions_per_proof else "—")
         k = summary.kernel
         touching = "touching the range" if in_range else "of the session"
-        jobs, parts = counted(t.jobs_completed, "job"), counted(k.partitions, "partition")
+        jobs = counted(t.jobs_completed, "job", grouped=True)
+        parts = counted(k.partitions, "partition", grouped=True)
         self.how.setText(
             f"Measured: time between the completions of the {jobs} "
             f"completed {where}, per interval. Kernel floor: mean kernel {duration(k.mean_ms)} "
