@@ -18,7 +18,7 @@ from viewer.io import grammar, open_log, pure, scanner
 from viewer.io.batch import EVENT_COLUMNS, fold_copies, merge_batches
 from viewer.io.parse import parse_records
 from viewer.io.reader import scan_log
-from viewer.io.records import Ordinals, RawBatch, find_records
+from viewer.io.records import JobIds, Ordinals, RawBatch, find_records
 from viewer.io.source import MAX_LINE
 
 compiled = pytest.importorskip("viewer.io.compiled", reason="compiled scanner not built")
@@ -87,7 +87,7 @@ LINES = simple_log(jobs=2, parts=3)
 LINES[4:4] = cuzk_block(5, 7)
 
 
-def python_scan(data: bytes, jobs: dict[bytes, int]):
+def python_scan(data: bytes, jobs: JobIds):
     raw = RawBatch()
     find_records(data, 0, len(data), raw)
     return fold_copies(parse_records(raw, jobs)), len(raw.items)
@@ -121,9 +121,9 @@ def test_compiled_scan_matches_python_scan(ops, odd, at):
     data = apply(ops)
     cut = min(at * 37, len(data))
     data = data[:cut] + ("\n".join(odd) + "\n").encode() * bool(odd) + data[cut:]
-    py_jobs: dict[bytes, int] = {}
+    py_jobs = JobIds()
     want, found = python_scan(data, py_jobs)
-    c_jobs: dict[bytes, int] = {}
+    c_jobs = JobIds()
     ords = Ordinals()
     got = list(compiled.iter_chunks([(data, 0, len(data))], ords, c_jobs))
     assert ords.base == found
@@ -136,10 +136,10 @@ def test_pieces_of_a_file_give_the_same_events(tmp_path, monkeypatch, piece):
     data = ("\n".join(lines)).encode()  # the last line has no newline
     path = tmp_path / "run.log"
     path.write_bytes(data)
-    want_jobs: dict[bytes, int] = {}
+    want_jobs = JobIds()
     want, found = python_scan(data, want_jobs)
     monkeypatch.setattr(compiled, "PIECE_BYTES", piece)
-    jobs: dict[bytes, int] = {}
+    jobs = JobIds()
     ords = Ordinals()
     steps: list[int] = []
     with open(path, "rb") as f:
@@ -182,9 +182,9 @@ def test_lines_are_cut_and_skipped_alike(ops, odd, max_line, piece, shrunk, bloc
         path = Path(tmp) / "run.log"
         path.write_bytes(data)
         with open(path, "rb") as f, mock.patch.object(compiled, "PIECE_BYTES", piece):
-            ords, jobs = Ordinals(), {}
+            ords, jobs = Ordinals(), JobIds()
             got = merged(list(compiled.iter_range(f.fileno(), 0, hi, ords, jobs)))
-            py_ords, py_jobs = Ordinals(), {}
+            py_ords, py_jobs = Ordinals(), JobIds()
             want = merged(list(pure.iter_range(f.fileno(), 0, hi, py_ords, py_jobs)))
     assert ords.base == py_ords.base
     assert_same(got, jobs, want, py_jobs)
@@ -287,13 +287,15 @@ def test_a_file_that_shrinks_while_read_loses_only_its_cut_line(tmp_path, either
     whole = ("\n".join(LINES) + "\n").encode()
     path = tmp_path / "run.log"
     path.write_bytes(whole + tail)
-    want, found = python_scan(whole, {})
+    want, found = python_scan(whole, JobIds())
     with open(path, "rb") as f:
         ords = Ordinals()
-        shrunk = merged(list(scanner.iter_range(f.fileno(), 0, len(whole + tail) + 100, ords, {})))
+        shrunk = merged(
+            list(scanner.iter_range(f.fileno(), 0, len(whole + tail) + 100, ords, JobIds()))
+        )
         assert ords.base == found and shrunk.seq.tolist() == want.seq.tolist()
         ords = Ordinals()
-        ended = merged(list(scanner.iter_range(f.fileno(), 0, len(whole + tail), ords, {})))
+        ended = merged(list(scanner.iter_range(f.fileno(), 0, len(whole + tail), ords, JobIds())))
     assert len(ended.seq) == len(want.seq) + (1 if tail else 0)
     if tail:
         assert ended.synth_ms[-1] == 12
@@ -312,9 +314,9 @@ def test_a_file_without_newlines_is_scanned_once(tmp_path):
 
 def test_every_odd_line_at_once_matches_python():
     data = ("\n".join([*LINES, *ODD]) + "\n").encode()
-    py_jobs: dict[bytes, int] = {}
+    py_jobs = JobIds()
     want, found = python_scan(data, py_jobs)
-    c_jobs: dict[bytes, int] = {}
+    c_jobs = JobIds()
     ords = Ordinals()
     got = merged(list(compiled.iter_chunks([(data, 0, len(data))], ords, c_jobs)))
     assert ords.base == found
@@ -326,7 +328,7 @@ def test_an_empty_range_scans_nothing(tmp_path, either):
     path.write_text("\n".join(LINES) + "\n")
     with open(path, "rb") as f:
         ords = Ordinals(7)
-        got = list(scanner.iter_range(f.fileno(), 50, 50, ords, {}))
+        got = list(scanner.iter_range(f.fileno(), 50, 50, ords, JobIds()))
     assert ords.base == 7 and sum(len(b.seq) for b in got) == 0
 
 

@@ -22,6 +22,7 @@ from io_logs import (
 
 from viewer.io import batch, open_log, pure, scanner
 from viewer.io.reader import scan_log
+from viewer.io.records import JobIds
 
 #: One small run of two jobs whose offsets start again halfway (a restart without a
 #: daemon line), with CUZK_TIMING blocks and tracing lines between.
@@ -109,7 +110,9 @@ def test_a_copy_is_one_row_with_a_count(tmp_path):
     path = tmp_path / "run.log"
     path.write_text("\n".join(lines) + "\n")
     with open(path, "rb") as f:
-        got = list(scanner.iter_range(f.fileno(), 0, path.stat().st_size, scanner.Ordinals(), {}))
+        got = list(
+            scanner.iter_range(f.fileno(), 0, path.stat().st_size, scanner.Ordinals(), JobIds())
+        )
     merged = batch.merge_batches(got)
     assert len(merged.seq) == 6 and merged.copy_n.tolist() == [1000]
     assert np.array_equal(merged.copy_seq, merged.seq[5:])

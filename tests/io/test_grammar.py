@@ -13,7 +13,7 @@ import pytest
 
 from viewer.io import exact, grammar, strict
 from viewer.io.parse import TL_SKIP
-from viewer.io.records import RawBatch, find_records
+from viewer.io.records import JobIds, RawBatch, find_records
 
 
 def test_the_c_header_is_generated_from_the_table():
@@ -46,7 +46,7 @@ def test_every_event_of_the_table_is_read_by_both_parsers(name, code):
     f = strict.flatten(raw.items)
     fast = strict.parse_events(f, np.arange(2), TL_SKIP)
     assert fast.ok.tolist() == [True, False] and fast.event[0] == code
-    slow = exact.parse_exact([it[TL_SKIP:] for it in raw.items], [0, 1], {})
+    slow = exact.parse_exact([it[TL_SKIP:] for it in raw.items], [0, 1], JobIds())
     assert slow.event.tolist() == [code] and slow.skipped_reason == ["unknown_event"]
 
 
@@ -57,7 +57,7 @@ def test_detail_keys_in_the_table_order_are_strict_and_any_other_order_exact():
     items = [line(b"GPU_END", ordered), line(b"GPU_END", shuffled)]
     fast = strict.parse_events(strict.flatten(items), np.arange(2), TL_SKIP)
     assert fast.ok.tolist() == [True, False]
-    slow = exact.parse_exact([it[TL_SKIP:] for it in items], [0, 1], {})
+    slow = exact.parse_exact([it[TL_SKIP:] for it in items], [0, 1], JobIds())
     assert slow.worker.tolist() == slow.partition.tolist() == [7, 7]
     assert slow.gpu_ms.tolist() == [7.0, 7.0]
 

@@ -12,7 +12,7 @@ from viewer.io import strict
 from viewer.io.exact import parse_cuzk, parse_exact
 from viewer.io.grammar import CUZK_FORMS
 from viewer.io.parse import CZ_SKIP, TL_SKIP, parse_records
-from viewer.io.records import SCAN_RE, SEQ_SHIFT, RawBatch, find_records
+from viewer.io.records import SCAN_RE, SEQ_SHIFT, JobIds, RawBatch, find_records
 
 #: CUZK_TIMING lines upstream writes that carry none of a call's figures.
 UPSTREAM_IGNORED = [
@@ -55,11 +55,11 @@ EXTRA = [
 def both(data: bytes):
     raw = RawBatch()
     find_records(data, 0, len(data), raw)
-    fast = parse_records(raw, {})
+    fast = parse_records(raw, JobIds())
     seq = [i << SEQ_SHIFT for i in range(len(raw.items))]
     tl = [i for i, it in enumerate(raw.items) if it.startswith(b"TIMELINE,")]
     cz = [i for i, it in enumerate(raw.items) if not it.startswith(b"TIMELINE,")]
-    slow = parse_exact([raw.items[i][TL_SKIP:] for i in tl], [seq[i] for i in tl], {})
+    slow = parse_exact([raw.items[i][TL_SKIP:] for i in tl], [seq[i] for i in tl], JobIds())
     order = np.argsort(slow.seq, kind="stable")
     for col in ("seq", "offset", "event", "partition", "worker", "mono", "synth_ms", "gpu_ms"):
         setattr(slow, col, getattr(slow, col)[order])

@@ -24,7 +24,7 @@ from viewer.io.batch import skipped_batch as _skipped_batch
 from viewer.io.exact import trust
 from viewer.io.grammar import DETAIL_KEYS, SYNTH_START
 from viewer.io.parse import parse_records
-from viewer.io.records import SEQ_SHIFT, Jobs, Ordinals, RawBatch, job_codes, line_end
+from viewer.io.records import SEQ_SHIFT, JobIds, Ordinals, RawBatch, job_codes, line_end
 from viewer.io.source import Chunk, Skip
 
 NAME = "compiled"
@@ -44,7 +44,9 @@ NUMBER_COLUMNS = {k.name.decode(): f"tl_{k.name.decode()}" for k in DETAIL_KEYS 
 I64, I32 = np.dtype("<i8"), np.dtype("<i4")
 
 
-def iter_chunks(chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: Jobs) -> Iterator[EventBatch]:
+def iter_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: JobIds
+) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
     lines the chunks' cutter skipped, each as soon as it is scanned."""
     for chunk in chunks:
@@ -59,7 +61,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: Jobs,
+    jobs: JobIds,
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:
@@ -152,7 +154,7 @@ class _Pieces:
         return a, self.hi
 
 
-def _to_batch(res: dict, ords: Ordinals, jobs: Jobs) -> EventBatch:
+def _to_batch(res: dict, ords: Ordinals, jobs: JobIds) -> EventBatch:
     """An ``EventBatch`` from one result of the compiled scanner (ordinals from ``ords``)."""
     base = ords.base
     ords.base += res["matches"]

@@ -28,7 +28,7 @@ from viewer.io.grammar import (
     SYNTH_END,
     SYNTH_START,
 )
-from viewer.io.records import Jobs, job_codes
+from viewer.io.records import JobIds, job_codes
 from viewer.model.keys import factorize
 
 EVENT_CODES = dict(EVENTS)
@@ -101,7 +101,7 @@ def parse_cuzk(texts: list[bytes], positions: list[int]) -> CuzkLines:
     return CuzkLines(seq[keep], kinds[keep], a[keep], b[keep])
 
 
-def parse_exact(payloads: list[bytes], positions: list[int], jobs: Jobs) -> EventBatch:
+def parse_exact(payloads: list[bytes], positions: list[int], jobs: JobIds) -> EventBatch:
     """Parse TIMELINE payloads (after ``TIMELINE,``) into columns, whatever their damage."""
     joined = b"\n".join(payloads)
     if b"\x1b" in joined:
@@ -253,7 +253,7 @@ def _to_float(col: tuple[bytes, ...]) -> np.ndarray:
     return np.where(a == b"", b"nan", a).astype(np.float64)
 
 
-def _job_codes(jids: tuple[bytes, ...], jobs: Jobs) -> np.ndarray:
+def _job_codes(jids: tuple[bytes, ...], jobs: JobIds) -> np.ndarray:
     """Global job codes, numbering new job ids in order of appearance."""
     codes, uniques = factorize(np.array(jids, dtype=object))
     lut = np.array([*job_codes(uniques, jobs), -1], dtype=np.int32)

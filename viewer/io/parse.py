@@ -10,13 +10,13 @@ from viewer.io import strict
 from viewer.io.batch import CuzkLines, EventBatch, merge_cuzk, merge_exact
 from viewer.io.exact import parse_cuzk, parse_exact, trust
 from viewer.io.grammar import CUZK_KEYS, CZ_TEXT, SYNTH_START, TL
-from viewer.io.records import SEQ_SHIFT, Jobs, RawBatch, job_codes
+from viewer.io.records import SEQ_SHIFT, JobIds, RawBatch, job_codes
 
 TL_SKIP = len(TL)
 CZ_SKIP = len(CZ_TEXT)
 
 
-def parse_records(raw: RawBatch, jobs: Jobs, seq: np.ndarray | None = None) -> EventBatch:
+def parse_records(raw: RawBatch, jobs: JobIds, seq: np.ndarray | None = None) -> EventBatch:
     """Columns of the TIMELINE events and CUZK_TIMING lines of ``raw``, in file order.
 
     ``seq``: the lines' record positions when they are not consecutive from ``raw.base``
@@ -39,7 +39,7 @@ def _events(
     seq: np.ndarray,
     tl: np.ndarray,
     f: strict.Flat,
-    jobs: Jobs,
+    jobs: JobIds,
 ) -> EventBatch:
     fe = strict.parse_events(f, tl, TL_SKIP)
     acc = np.flatnonzero(fe.ok)

@@ -13,7 +13,7 @@ import numpy as np
 
 from viewer.io.batch import EventBatch, fold_copies, skipped_batch
 from viewer.io.parse import parse_records
-from viewer.io.records import FLUSH_RECORDS, SEQ_SHIFT, Jobs, Ordinals, RawBatch, find_records
+from viewer.io.records import FLUSH_RECORDS, SEQ_SHIFT, JobIds, Ordinals, RawBatch, find_records
 from viewer.io.source import Chunk, Skip, whole_lines
 
 NAME = "python"
@@ -21,7 +21,9 @@ READ_BYTES = 1 << 20  # bytes of a plain file read at once (see source.CHUNK_BYT
 BATCH_RECORDS = 1 << 15  # records parsed at once
 
 
-def iter_chunks(chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: Jobs) -> Iterator[EventBatch]:
+def iter_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: JobIds
+) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines, in order, and the
     lines the chunks' cutter skipped, each batch once its chunk is parsed."""
     raw = RawBatch(base=ords.base)
@@ -43,7 +45,9 @@ def iter_chunks(chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: Jobs) -> I
     yield from batches
 
 
-def _parse_all(raw: RawBatch, jobs: Jobs, out: list[EventBatch], *, whole: bool = True) -> RawBatch:
+def _parse_all(
+    raw: RawBatch, jobs: JobIds, out: list[EventBatch], *, whole: bool = True
+) -> RawBatch:
     """Parse ``raw`` into ``out`` at most BATCH_RECORDS records at a time (a line of glued
     records holds any number of them), freeing the records as they are parsed; the empty
     batch that follows it.  ``whole`` False (a long line is being cut): batches of
@@ -70,7 +74,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: Jobs,
+    jobs: JobIds,
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:

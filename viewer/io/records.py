@@ -56,23 +56,18 @@ def last_line_end(buf: bytes, pos: int, end: int) -> int:
     return max(lf, buf.rfind(b"\r", max(lf + 1, pos), end))
 
 
-def job_codes(ids: Iterable[bytes], jobs: Jobs) -> list[int]:
-    """The global codes of job ids (as read), numbering new ones in order of appearance
-    (``jobs``: a ``JobIds``, or a dict of the ids as text, which the tests compare it with).
+def job_codes(ids: Iterable[bytes], jobs: JobIds) -> list[int]:
+    """The global codes of job ids (as read), numbering new ones in order of appearance.
 
     The ids are kept as text (undecodable bytes kept apart by ``surrogateescape``, so
     distinct ids stay distinct), and no bytes copy of 1.5 M job ids is held beside them
     (issue 27, item 9)."""
-    if isinstance(jobs, JobIds):
-        return jobs.codes(ids)
-    return [jobs.setdefault(j.decode("utf-8", "surrogateescape"), len(jobs)) for j in ids]
+    return jobs.codes(ids)
 
 
-def job_names(jobs: Jobs) -> np.ndarray | list[str]:
+def job_names(jobs: JobIds) -> np.ndarray:
     """The job ids of ``jobs`` in code order, as shown (undecodable bytes as U+FFFD)."""
-    if isinstance(jobs, JobIds):
-        return jobs.names()
-    return [j if j.isascii() else _shown(j) for j in jobs]
+    return jobs.names()
 
 
 def _shown(job: str) -> str:
@@ -124,11 +119,12 @@ class JobIds:
             return []
         keys = np.fromiter(map(_hash, texts), np.int64, len(texts))
         out = np.full(len(texts), -1, np.int64)
-        slow = np.isin(keys, list(self._clashing)) if self._clashing else np.zeros(0, bool)
+        slow = np.zeros(len(texts), bool)  # looked up by text (``_clash``)
+        if self._clashing:
+            slow = np.isin(keys, list(self._clashing))
         at, code = self._index.find(keys)
-        if len(slow):
-            keep = ~slow[at]
-            at, code = at[keep], code[keep]
+        keep = ~slow[at]
+        at, code = at[keep], code[keep]
         if len(at):
             held = self._texts(code)
             same = np.fromiter(
@@ -136,13 +132,12 @@ class JobIds:
             )
             out[at[same]] = code[same]
             if not same.all():  # another id holds the hash: both by text from now on
-                slow = slow if len(slow) else np.zeros(len(texts), bool)
                 for i, c, t in zip(at.tolist(), code.tolist(), held, strict=True):
                     if texts[i] != t:
                         self._clash.setdefault(t, c)
                         self._clashing.add(int(keys[i]))
                         slow[i] = True
-        if len(slow) and slow.any():
+        if slow.any():
             self._one_by_one(texts, keys, out)
         else:
             self._number_new(texts, keys, out)
@@ -228,10 +223,6 @@ class JobIds:
         if not shown:
             return np.empty(0, TEXT)
         return shown[0] if len(shown) == 1 else np.concatenate(shown)
-
-
-#: Where job ids are numbered: a ``JobIds`` (the reader's), or a dict of them as text.
-Jobs = JobIds | dict[str, int]
 
 
 class Ordinals:

@@ -14,7 +14,7 @@ import numpy as np
 
 from viewer.io import pure
 from viewer.io.batch import EventBatch
-from viewer.io.records import Jobs, Ordinals
+from viewer.io.records import JobIds, Ordinals
 from viewer.io.source import Chunk, Skip
 
 __all__ = [
@@ -47,7 +47,9 @@ def compiled() -> bool:
     return BACKEND.NAME == "compiled"
 
 
-def iter_chunks(chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: Jobs) -> Iterator[EventBatch]:
+def iter_chunks(
+    chunks: Iterable[Chunk | Skip], ords: Ordinals, jobs: JobIds
+) -> Iterator[EventBatch]:
     """The events of ``(buffer, start, end)`` chunks of whole lines (a decompressed
     stream), in order, and the lines the chunks' cutter skipped, each batch as soon as it
     is scanned."""
@@ -59,7 +61,7 @@ def iter_range(
     lo: int,
     hi: int,
     ords: Ordinals,
-    jobs: Jobs,
+    jobs: JobIds,
     progress: Callable[[int], None] | None = None,
     cancel: Callable[[], bool] | None = None,
 ) -> Iterator[EventBatch]:

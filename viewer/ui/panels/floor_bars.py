@@ -79,7 +79,7 @@ def floor_formula(name: str, f: Floors) -> str:
     if name == "synthesis":
         parts, slots = counted(per, "partition"), counted(f.pw, "slot")
         return f"synthesis {ms('synth')} ms × {parts} / {slots} {result}"
-    arrivals = counted(f.inferred_arrivals, "arrival")
+    arrivals = counted(f.inferred_arrivals, "arrival", grouped=True)
     inferred = f" ({arrivals} inferred)" if f.inferred_arrivals else ""
     return f"over {counted(f.jobs, 'job', grouped=True)}{inferred} {result}"
 

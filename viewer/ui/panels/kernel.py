@@ -108,10 +108,11 @@ class KernelPanel(ScopedPanel):
         )
         notes = []
         if in_range:
+            parts = counted(k.partitions, "partition", grouped=True)
             notes.append(
                 "Totals count the part of each kernel inside the range; the mean is over the "
-                f"whole kernels of the {counted(k.partitions, 'partition')} touching it, so "
-                "total / partitions need not equal it."
+                f"whole kernels of the {parts} touching it, so total / partitions need not "
+                "equal it."
             )
         if parts_note(k):
             notes.append(parts_note(k))

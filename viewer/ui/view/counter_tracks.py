@@ -80,7 +80,7 @@ class CounterTrackItem(GroupItem):
         start = math.floor(x / px) * px
         if start >= self._x_max:
             return None
-        lo, hi = self._columns(self.envelopes[key], start, px, 1)
+        lo, hi = self.envelopes[key].columns(start, px, 1)
         return int(lo[0]), int(hi[0])
 
     def _columns(
